@@ -1,0 +1,65 @@
+/* shard_fdw--0.1.sql */
+
+-- complain if script is sourced in psql, rather than via CREATE EXTENSION
+\echo Use "CREATE EXTENSION shard_fdw" to load this file. \quit
+
+CREATE FUNCTION shard_fdw_handler()
+RETURNS fdw_handler
+AS 'MODULE_PATHNAME'
+LANGUAGE C STRICT;
+
+CREATE FUNCTION shard_fdw_validator(text[], oid)
+RETURNS void
+AS 'MODULE_PATHNAME'
+LANGUAGE C STRICT;
+
+CREATE FOREIGN DATA WRAPPER shard_fdw
+  HANDLER shard_fdw_handler
+  VALIDATOR shard_fdw_validator;
+
+-- Checks what the validator cannot see: the columns a foreign table's
+-- options refer to.  Run by the event trigger below.
+CREATE FUNCTION shard_fdw_check_table(regclass)
+RETURNS void
+AS 'MODULE_PATHNAME'
+LANGUAGE C STRICT;
+
+CREATE FUNCTION shard_fdw_check_ddl()
+RETURNS event_trigger
+LANGUAGE plpgsql AS
+$$
+DECLARE
+  cmd record;
+BEGIN
+  FOR cmd IN SELECT DISTINCT objid FROM pg_event_trigger_ddl_commands()
+             WHERE classid = 'pg_class'::regclass
+               AND object_type = 'foreign table'
+  LOOP
+    PERFORM @extschema@.shard_fdw_check_table(cmd.objid::regclass);
+  END LOOP;
+END
+$$;
+
+CREATE EVENT TRIGGER shard_fdw_check_ddl ON ddl_command_end
+  WHEN TAG IN ('CREATE FOREIGN TABLE', 'ALTER FOREIGN TABLE')
+  EXECUTE FUNCTION shard_fdw_check_ddl();
+
+-- One DynamoDB API call through a server, with the caller's user mapping.
+CREATE FUNCTION shard_fdw_request(server name, operation text, body jsonb)
+RETURNS jsonb
+AS 'MODULE_PATHNAME'
+LANGUAGE C STRICT;
+
+-- Close the cached connections of this backend.
+CREATE FUNCTION shard_fdw_disconnect_all()
+RETURNS bool
+AS 'MODULE_PATHNAME'
+LANGUAGE C STRICT;
+
+-- This backend's cumulative DynamoDB counters.
+CREATE FUNCTION shard_fdw_stats(
+  OUT requests bigint, OUT attempts bigint, OUT retries bigint,
+  OUT throttles bigint, OUT consumed_capacity double precision)
+RETURNS record
+AS 'MODULE_PATHNAME'
+LANGUAGE C STRICT;

@@ -1,0 +1,601 @@
+/*-------------------------------------------------------------------------
+ *
+ * keyfmt.c
+ *		Key templates: parsing, rendering keys, base keys and prefixes, and
+ *		decoding stored keys back into column values.
+ *
+ * Decoding is a backtracking match of the key against the template's parts.
+ * Each field tries its spans shortest first, so the earliest field gets the
+ * shortest span that lets the rest match; a (part, position) pair that has
+ * failed once is remembered, which keeps the search polynomial however many
+ * times the separators recur in the key.
+ *
+ *-------------------------------------------------------------------------
+ */
+#include <stdarg.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "keyfmt.h"
+
+/* {shard} spans are limited to this many digits, so that they fit a long. */
+#define SHARD_MAX_DIGITS 18
+
+static void set_err(char *err, size_t errlen, const char *fmt,...)
+			__attribute__((format(printf, 3, 4)));
+
+/*
+ * Write a formatted message into err.  When the message does not fit, it is
+ * cut at a UTF-8 character boundary, so that the caller can hand it on as
+ * text.
+ */
+static void
+set_err(char *err, size_t errlen, const char *fmt,...)
+{
+	va_list		args;
+	int			n;
+	size_t		end;
+
+	if (err == NULL || errlen == 0)
+		return;
+	va_start(args, fmt);
+	n = vsnprintf(err, errlen, fmt, args);
+	va_end(args);
+	if (n < 0 || (size_t) n < errlen)
+		return;
+
+	/* Drop a multibyte character that lost its tail to the truncation. */
+	end = errlen - 1;
+	while (end > 0 && ((unsigned char) err[end - 1] & 0xC0) == 0x80)
+		end--;
+	if (end > 0 && ((unsigned char) err[end - 1] & 0x80) != 0)
+	{
+		unsigned char lead = (unsigned char) err[end - 1];
+		size_t		seqlen = lead >= 0xF0 ? 4 : lead >= 0xE0 ? 3 : 2;
+
+		if ((errlen - 1) - (end - 1) < seqlen)
+			err[end - 1] = '\0';
+	}
+}
+
+/* True when c is an ASCII digit (isdigit would depend on the locale). */
+static bool
+is_digit(char c)
+{
+	return c >= '0' && c <= '9';
+}
+
+/* Append a part to t, whose parts array has room for *cap parts. */
+static void
+add_part(KeyTemplate *t, int *cap, KeyPartKind kind,
+		 const char *text, size_t len, int width)
+{
+	KeyPart    *p;
+
+	if (t->nparts == *cap)
+	{
+		*cap *= 2;
+		t->parts = sfdw_realloc(t->parts, *cap * sizeof(KeyPart));
+	}
+	p = &t->parts[t->nparts++];
+	p->kind = kind;
+	p->text = sfdw_strndup(text, len);
+	p->width = width;
+}
+
+/*
+ * Parse the format of a field named name: "0" followed by the width W.
+ * Returns false with a message in err when the format is anything else or
+ * W is out of range.
+ */
+static bool
+parse_width(const char *name, const char *spec, size_t speclen, int *width,
+			char *err, size_t errlen)
+{
+	size_t		i;
+	int			w = 0;
+
+	if (speclen < 2 || spec[0] != '0')
+		goto bad;
+	for (i = 1; i < speclen; i++)
+	{
+		if (!is_digit(spec[i]))
+			goto bad;
+		if (w <= KEYFMT_MAX_WIDTH)
+			w = w * 10 + (spec[i] - '0');
+	}
+	if (w < 1 || w > KEYFMT_MAX_WIDTH)
+	{
+		set_err(err, errlen, "width of field \"%s\" must be between 1 and %d",
+				name, KEYFMT_MAX_WIDTH);
+		return false;
+	}
+	*width = w;
+	return true;
+
+bad:
+	set_err(err, errlen,
+			"field \"%s\" has unsupported format \"%.*s\" (only 0W, zero padding to width W, is supported)",
+			name, (int) speclen, spec);
+	return false;
+}
+
+/*
+ * Parse the field whose "{" is at text[open] and append it to t.  On
+ * success *next is the position just after its "}".
+ */
+static bool
+parse_field(KeyTemplate *t, int *cap, bool *seen_shard, const char *text,
+			size_t open, size_t *next, char *err, size_t errlen)
+{
+	size_t		close;
+	size_t		namelen = 0;
+	bool		has_spec = false;
+	char	   *name;
+	KeyPartKind kind;
+	int			width = 0;
+	bool		ok = true;
+
+	for (close = open + 1; text[close] != '}'; close++)
+	{
+		if (text[close] == '\0')
+		{
+			set_err(err, errlen, "unmatched \"{\" at position %zu", open + 1);
+			return false;
+		}
+		if (text[close] == '{')
+		{
+			set_err(err, errlen, "unexpected \"{\" inside the field at position %zu",
+					open + 1);
+			return false;
+		}
+		if (text[close] == ':' && !has_spec)
+		{
+			has_spec = true;
+			namelen = close - (open + 1);
+		}
+	}
+	if (!has_spec)
+		namelen = close - (open + 1);
+	if (namelen == 0)
+	{
+		set_err(err, errlen, "field at position %zu has an empty name", open + 1);
+		return false;
+	}
+
+	name = sfdw_strndup(text + open + 1, namelen);
+	kind = strcmp(name, "shard") == 0 ? KP_SHARD : KP_COLUMN;
+	if (has_spec)
+	{
+		const char *spec = text + open + 1 + namelen + 1;
+
+		ok = parse_width(name, spec, close - (size_t) (spec - text), &width,
+						 err, errlen);
+	}
+	if (ok && t->nparts > 0 && t->parts[t->nparts - 1].kind != KP_LITERAL)
+	{
+		set_err(err, errlen,
+				"fields \"%s\" and \"%s\" must be separated by literal text",
+				t->parts[t->nparts - 1].text, name);
+		ok = false;
+	}
+	if (ok && kind == KP_SHARD && *seen_shard)
+	{
+		set_err(err, errlen, "field \"shard\" appears more than once");
+		ok = false;
+	}
+	if (ok)
+	{
+		if (kind == KP_SHARD)
+			*seen_shard = true;
+		add_part(t, cap, kind, name, namelen, width);
+	}
+	sfdw_free(name);
+	*next = close + 1;
+	return ok;
+}
+
+/*
+ * Parse a template; see keyfmt.h for the syntax and the errors.
+ */
+KeyTemplate *
+keyfmt_parse(const char *text, char *err, size_t errlen)
+{
+	KeyTemplate *t = sfdw_alloc(sizeof(KeyTemplate));
+	int			cap = 8;
+	bool		seen_shard = false;
+	Buf			lit;
+	size_t		i = 0;
+
+	t->parts = sfdw_alloc(cap * sizeof(KeyPart));
+	buf_init(&lit);
+	while (text[i] != '\0')
+	{
+		if ((text[i] == '{' && text[i + 1] == '{') ||
+			(text[i] == '}' && text[i + 1] == '}'))
+		{
+			buf_putc(&lit, text[i]);
+			i += 2;
+		}
+		else if (text[i] == '}')
+		{
+			set_err(err, errlen, "unmatched \"}\" at position %zu", i + 1);
+			goto fail;
+		}
+		else if (text[i] == '{')
+		{
+			if (lit.len > 0)
+			{
+				add_part(t, &cap, KP_LITERAL, lit.data, lit.len, 0);
+				buf_reset(&lit);
+			}
+			if (!parse_field(t, &cap, &seen_shard, text, i, &i, err, errlen))
+				goto fail;
+		}
+		else
+			buf_putc(&lit, text[i++]);
+	}
+	if (lit.len > 0)
+		add_part(t, &cap, KP_LITERAL, lit.data, lit.len, 0);
+	sfdw_free(lit.data);
+	if (t->nparts == 0)
+	{
+		set_err(err, errlen, "template is empty");
+		keyfmt_free(t);
+		return NULL;
+	}
+	return t;
+
+fail:
+	sfdw_free(lit.data);
+	keyfmt_free(t);
+	return NULL;
+}
+
+/*
+ * Release a template.
+ */
+void
+keyfmt_free(KeyTemplate *t)
+{
+	int			i;
+
+	if (t == NULL)
+		return;
+	for (i = 0; i < t->nparts; i++)
+		sfdw_free(t->parts[i].text);
+	sfdw_free(t->parts);
+	sfdw_free(t);
+}
+
+/*
+ * Check that value is a non-negative integer: digits, optionally followed
+ * by "." and zeros.  On success *digits and *ndigits give its digits
+ * without leading zeros ("0" for zero).
+ */
+static bool
+integer_digits(const char *value, const char **digits, size_t *ndigits)
+{
+	size_t		n = 0;
+	size_t		k;
+
+	while (is_digit(value[n]))
+		n++;
+	if (n == 0)
+		return false;
+	if (value[n] == '.')
+	{
+		k = n + 1;
+		if (value[k] != '0')
+			return false;
+		while (value[k] == '0')
+			k++;
+		if (value[k] != '\0')
+			return false;
+	}
+	else if (value[n] != '\0')
+		return false;
+
+	while (n > 1 && *value == '0')
+	{
+		value++;
+		n--;
+	}
+	*digits = value;
+	*ndigits = n;
+	return true;
+}
+
+/*
+ * Append part p to out, with value the column text of a KP_COLUMN part and
+ * shard the number of a KP_SHARD part.
+ */
+static bool
+render_part(const KeyPart *p, const char *value, long shard, Buf *out,
+			char *err, size_t errlen)
+{
+	char		num[32];
+	const char *digits;
+	size_t		ndigits;
+	size_t		k;
+
+	if (p->kind == KP_LITERAL)
+	{
+		buf_puts(out, p->text);
+		return true;
+	}
+	if (p->kind == KP_SHARD)
+	{
+		if (shard < 0)
+		{
+			set_err(err, errlen, "shard number %ld is negative", shard);
+			return false;
+		}
+		snprintf(num, sizeof(num), "%ld", shard);
+		digits = num;
+		ndigits = strlen(num);
+	}
+	else
+	{
+		if (value == NULL)
+		{
+			set_err(err, errlen, "field \"%s\" has no value", p->text);
+			return false;
+		}
+		if (value[0] == '\0')
+		{
+			set_err(err, errlen, "value of field \"%s\" is empty", p->text);
+			return false;
+		}
+		if (p->width == 0)
+		{
+			buf_puts(out, value);
+			return true;
+		}
+		if (!integer_digits(value, &digits, &ndigits))
+		{
+			set_err(err, errlen,
+					"value \"%s\" of field \"%s\" is not a non-negative integer",
+					value, p->text);
+			return false;
+		}
+	}
+	for (k = ndigits; k < (size_t) p->width; k++)
+		buf_putc(out, '0');
+	buf_append(out, digits, ndigits);
+	return true;
+}
+
+/*
+ * Append parts 0..stop-1 of t to out, leaving out parts skip1 and skip2
+ * (-1 for none).  On failure out is restored to what it was.
+ */
+static bool
+render_parts(const KeyTemplate *t, const char *const *values, long shard,
+			 int stop, int skip1, int skip2, Buf *out, char *err, size_t errlen)
+{
+	size_t		start = out->len;
+	int			i;
+
+	for (i = 0; i < stop; i++)
+	{
+		if (i == skip1 || i == skip2)
+			continue;
+		if (!render_part(&t->parts[i], values ? values[i] : NULL, shard,
+						 out, err, errlen))
+		{
+			out->len = start;
+			out->data[start] = '\0';
+			return false;
+		}
+	}
+	return true;
+}
+
+/* The index of the {shard} part of t, or -1. */
+static int
+shard_part(const KeyTemplate *t)
+{
+	int			i;
+
+	for (i = 0; i < t->nparts; i++)
+		if (t->parts[i].kind == KP_SHARD)
+			return i;
+	return -1;
+}
+
+/*
+ * Render a key; see keyfmt.h.
+ */
+bool
+keyfmt_render(const KeyTemplate *t, const char *const *values, long shard,
+			  Buf *out, char *err, size_t errlen)
+{
+	return render_parts(t, values, shard, t->nparts, -1, -1, out, err, errlen);
+}
+
+/*
+ * Render the base key; see keyfmt.h for which parts are left out.
+ */
+bool
+keyfmt_render_base(const KeyTemplate *t, const char *const *values,
+				   Buf *out, char *err, size_t errlen)
+{
+	int			s = shard_part(t);
+	int			skip2 = -1;
+
+	if (s >= 0 && t->nparts == 1)
+	{
+		set_err(err, errlen,
+				"template has nothing but the field \"shard\", so keys have no base key");
+		return false;
+	}
+	if (s >= 2)
+		skip2 = s - 1;
+	else if (s == 0 && t->nparts > 2)
+		skip2 = 1;
+	return render_parts(t, values, 0, t->nparts, s, skip2, out, err, errlen);
+}
+
+/*
+ * Render the prefix shared by every key whose first nknown fields are
+ * known; see keyfmt.h.
+ */
+bool
+keyfmt_render_prefix(const KeyTemplate *t, const char *const *values,
+					 int nknown, Buf *out, char *err, size_t errlen)
+{
+	int			stop;
+	int			nfields = 0;
+
+	for (stop = 0; stop < t->nparts; stop++)
+	{
+		const KeyPart *p = &t->parts[stop];
+
+		if (p->kind == KP_LITERAL)
+			continue;
+		if (p->kind == KP_SHARD || nfields >= nknown)
+			break;
+		nfields++;
+	}
+	return render_parts(t, values, 0, stop, -1, -1, out, err, errlen);
+}
+
+/* The state of one keyfmt_decode call. */
+typedef struct Matcher
+{
+	const KeyTemplate *t;
+	const char *key;
+	size_t		keylen;
+	KeySpan    *spans;
+	unsigned char *failed;		/* [part * (keylen + 1) + pos]: no match */
+} Matcher;
+
+/*
+ * Match parts part.. of the template against key[pos..], filling their
+ * spans.  Fields try their shortest span first.
+ */
+static bool
+match_from(Matcher *m, int part, size_t pos)
+{
+	const KeyPart *p;
+	size_t		memo;
+
+	if (part == m->t->nparts)
+		return pos == m->keylen;
+	memo = (size_t) part * (m->keylen + 1) + pos;
+	if (m->failed[memo])
+		return false;
+
+	p = &m->t->parts[part];
+	m->spans[part].start = pos;
+	if (p->kind == KP_LITERAL)
+	{
+		size_t		len = strlen(p->text);
+
+		m->spans[part].len = len;
+		if (len <= m->keylen - pos &&
+			memcmp(m->key + pos, p->text, len) == 0 &&
+			match_from(m, part + 1, pos + len))
+			return true;
+	}
+	else
+	{
+		bool		digits_only = p->kind == KP_SHARD || p->width > 0;
+		size_t		maxlen = m->keylen - pos;
+		size_t		len;
+
+		if (p->kind == KP_SHARD && maxlen > SHARD_MAX_DIGITS)
+			maxlen = SHARD_MAX_DIGITS;
+		for (len = 1; len <= maxlen; len++)
+		{
+			if (digits_only && !is_digit(m->key[pos + len - 1]))
+				break;
+			m->spans[part].len = len;
+			if (match_from(m, part + 1, pos + len))
+				return true;
+		}
+	}
+	m->failed[memo] = 1;
+	return false;
+}
+
+/*
+ * Split a stored key into the template's parts; see keyfmt.h.
+ */
+bool
+keyfmt_decode(const KeyTemplate *t, const char *key, size_t keylen,
+			  KeySpan *spans, long *shard)
+{
+	Matcher		m;
+	bool		ok;
+	int			s;
+
+	m.t = t;
+	m.key = key;
+	m.keylen = keylen;
+	m.spans = spans;
+	m.failed = sfdw_alloc((size_t) t->nparts * (keylen + 1));
+	ok = match_from(&m, 0, 0);
+	sfdw_free(m.failed);
+	if (!ok)
+		return false;
+
+	if (shard != NULL)
+	{
+		s = shard_part(t);
+		*shard = -1;
+		if (s >= 0)
+		{
+			size_t		k;
+
+			*shard = 0;
+			for (k = 0; k < spans[s].len; k++)
+				*shard = *shard * 10 + (key[spans[s].start + k] - '0');
+		}
+	}
+	return true;
+}
+
+/*
+ * The text of one part of a decoded key, zero padding removed from 0W
+ * fields; allocated with sfdw_alloc.
+ */
+char *
+keyfmt_field_text(const KeyTemplate *t, int part, const char *key,
+				  const KeySpan *span)
+{
+	const char *text = key + span->start;
+	size_t		len = span->len;
+
+	if (t->parts[part].width > 0)
+	{
+		while (len > 1 && *text == '0')
+		{
+			text++;
+			len--;
+		}
+	}
+	return sfdw_strndup(text, len);
+}
+
+/*
+ * The column leading the template, or NULL.
+ */
+const char *
+keyfmt_leading_column(const KeyTemplate *t)
+{
+	if (t->nparts > 0 && t->parts[0].kind == KP_COLUMN)
+		return t->parts[0].text;
+	return NULL;
+}
+
+/*
+ * Whether the key is one column's text and nothing else.
+ */
+bool
+keyfmt_is_single_column(const KeyTemplate *t)
+{
+	return t->nparts == 1 && t->parts[0].kind == KP_COLUMN &&
+		t->parts[0].width == 0;
+}

@@ -1,0 +1,148 @@
+/*-------------------------------------------------------------------------
+ *
+ * keyfmt.h
+ *		Key templates: how a row's columns and its shard number become the
+ *		text of a DynamoDB key attribute, and how a stored key is taken
+ *		apart again.
+ *
+ * A template is literal text with fields.  {name} inserts the text of the
+ * column "name", {shard} the shard number, and {name:0W} a non-negative
+ * integer zero-padded to at least W digits, so that numbers sort as text
+ * ({score:020}).  {{ and }} stand for literal braces.  Two fields must be
+ * separated by literal text, or a stored key could not be split back into
+ * its fields; {shard} may appear once.  A column literally named "shard"
+ * cannot be referenced.
+ *
+ * Plain C (see pure.h): memory comes from sfdw_alloc, and failures come
+ * back as false or NULL with a one-line message in the caller's err buffer.
+ *
+ *-------------------------------------------------------------------------
+ */
+#ifndef SHARD_FDW_KEYFMT_H
+#define SHARD_FDW_KEYFMT_H
+
+#include "pure.h"
+
+typedef enum KeyPartKind
+{
+	KP_LITERAL,
+	KP_COLUMN,
+	KP_SHARD
+} KeyPartKind;
+
+/*
+ * One piece of a template.  text is the literal text (braces unescaped),
+ * the column name, or "shard".  width is W of a {name:0W} or {shard:0W}
+ * field, 0 when the field is not zero-padded (always 0 for literals).
+ * Consecutive literal text is always one part.
+ */
+typedef struct KeyPart
+{
+	KeyPartKind kind;
+	char	   *text;
+	int			width;
+} KeyPart;
+
+typedef struct KeyTemplate
+{
+	int			nparts;
+	KeyPart    *parts;
+} KeyTemplate;
+
+/* Where one part of a template lies in a stored key: key[start..start+len). */
+typedef struct KeySpan
+{
+	size_t		start;
+	size_t		len;
+} KeySpan;
+
+/* The largest W accepted in a {name:0W} field. */
+#define KEYFMT_MAX_WIDTH 1024
+
+/*
+ * Parse a template.  Returns it allocated with sfdw_alloc (release it with
+ * keyfmt_free), or NULL with a message in err when the template is empty,
+ * has an unmatched or stray brace, a field with an empty name, a format
+ * other than 0W (also on {shard}) or a width outside 1..KEYFMT_MAX_WIDTH,
+ * two fields with no literal text between them, or {shard} more than once.
+ */
+extern KeyTemplate *keyfmt_parse(const char *text, char *err, size_t errlen);
+
+/* Release a template from keyfmt_parse; NULL is allowed. */
+extern void keyfmt_free(KeyTemplate *t);
+
+/*
+ * Render a key and append it to out.  values[i] is the text of part i when
+ * that part is a KP_COLUMN (other entries are ignored and may be NULL;
+ * values itself may be NULL for a template without columns); shard is the
+ * number rendered for KP_SHARD.  Returns false with a message in err,
+ * leaving out as it was, when a column's value is NULL or empty, when the
+ * value of a 0W field is not a non-negative integer (digits, and optionally
+ * a fraction of zeros only: "12.00" renders as 12), or when a {shard} field
+ * is given a negative shard.
+ */
+extern bool keyfmt_render(const KeyTemplate *t, const char *const *values,
+						  long shard, Buf *out, char *err, size_t errlen);
+
+/*
+ * Render the base key, the key a row would have without sharding, and
+ * append it to out: the {shard} field and the literal part just before it
+ * are left out (game_X#3 -> game_X; /shared/f.txt_2 -> /shared/f.txt;
+ * {base}#_{shard} -> base).  When that literal is the template's first
+ * part it is kept (album#{shard} -> "album#"); when {shard} itself comes
+ * first, the literal just after it is left out instead ({shard}#{g} -> g),
+ * unless it is the last part.  Without a {shard} field the base key is the
+ * whole key.  A base key is never empty: for a template that is only
+ * {shard}, returns false.  Otherwise the same errors as keyfmt_render.
+ */
+extern bool keyfmt_render_base(const KeyTemplate *t, const char *const *values,
+							   Buf *out, char *err, size_t errlen);
+
+/*
+ * Render the longest prefix that every key whose first nknown fields have
+ * the given values starts with, and append it to out (for begins_with and
+ * for the bounds of key conditions).  values is indexed by part, as for
+ * keyfmt_render.  Rendering stops at the first field that is not among the
+ * first nknown fields, and at {shard}, whose value is never known here; the
+ * literal text up to that field is included.  nknown = 0 gives the fixed
+ * literal prefix ("album#" for album#{shard}, "" for {game_id}#{shard});
+ * nknown = 1 on {score:020}#{player_id} gives "00000000000000000042#".
+ * Same errors as keyfmt_render for the values used.
+ */
+extern bool keyfmt_render_prefix(const KeyTemplate *t, const char *const *values,
+								 int nknown, Buf *out, char *err, size_t errlen);
+
+/*
+ * Split a stored key of keylen bytes (no NUL needed) into the template's
+ * parts.  Returns true and fills spans[i] (spans has t->nparts entries) for
+ * every part when the key matches; then *shard, when shard is not NULL,
+ * gets the shard number, or -1 when the template has no {shard}.  Returns
+ * false when the key does not match, leaving *shard alone and spans
+ * undefined.
+ *
+ * Literals must match exactly; {shard} and 0W fields match one or more
+ * ASCII digits ({shard} at most 18), other fields one or more bytes.  When
+ * several splits match, the earliest field takes the shortest span that
+ * lets the rest match: "a#b#3" on {g}#{shard} gives g = "a#b", shard = 3.
+ */
+extern bool keyfmt_decode(const KeyTemplate *t, const char *key, size_t keylen,
+						  KeySpan *spans, long *shard);
+
+/*
+ * The text of part number "part" of a decoded key, as a new NUL-terminated
+ * string from sfdw_alloc.  A 0W field loses its zero padding ("0042" -> "42",
+ * "0000" -> "0").
+ */
+extern char *keyfmt_field_text(const KeyTemplate *t, int part, const char *key,
+							   const KeySpan *span);
+
+/* The column the template starts with, or NULL when it starts otherwise. */
+extern const char *keyfmt_leading_column(const KeyTemplate *t);
+
+/*
+ * True when the template is one column with nothing else and no zero
+ * padding, so that the key is the column's text itself.
+ */
+extern bool keyfmt_is_single_column(const KeyTemplate *t);
+
+#endif							/* SHARD_FDW_KEYFMT_H */

@@ -1,0 +1,1032 @@
+/*-------------------------------------------------------------------------
+ *
+ * option.c
+ *		The options of shard_fdw's servers, user mappings, foreign tables and
+ *		columns: the validator, the checks that need the table's columns,
+ *		and loading them into ShardServer / ShardTable with defaults applied.
+ *
+ *-------------------------------------------------------------------------
+ */
+#include "shard_fdw.h"
+
+#include <limits.h>
+
+#include "access/htup_details.h"
+#include "access/reloptions.h"
+#include "access/table.h"
+#include "catalog/pg_attribute.h"
+#include "catalog/pg_foreign_data_wrapper.h"
+#include "catalog/pg_foreign_server.h"
+#include "catalog/pg_foreign_table.h"
+#include "catalog/pg_type.h"
+#include "catalog/pg_user_mapping.h"
+#include "commands/defrem.h"
+#include "funcapi.h"
+#include "miscadmin.h"
+#include "utils/acl.h"
+#include "utils/builtins.h"
+#include "utils/varlena.h"
+#include "utils/lsyscache.h"
+#include "utils/memutils.h"
+#include "utils/rel.h"
+#include "utils/syscache.h"
+
+/* What kind of value an option takes. */
+typedef enum OptionKind
+{
+	OPT_STRING,					/* any non-empty text */
+	OPT_INT,					/* integer within [min, max] */
+	OPT_BOOL,
+	OPT_CHOICE,					/* one of choices */
+	OPT_TEMPLATE,				/* a key template */
+	OPT_BOUNDARIES,				/* JSON array of strings */
+	OPT_DDB_TYPE
+} OptionKind;
+
+typedef struct ShardOption
+{
+	const char *name;
+	Oid			context;
+	OptionKind	kind;
+	long		min;
+	long		max;
+	const char *choices;		/* comma-separated, for OPT_CHOICE */
+} ShardOption;
+
+#define OPT(n, c, k) {.name = (n), .context = (c), .kind = (k)}
+#define OPT_RANGE(n, c, lo, hi) \
+	{.name = (n), .context = (c), .kind = OPT_INT, .min = (lo), .max = (hi)}
+#define OPT_ONE_OF(n, c, list) \
+	{.name = (n), .context = (c), .kind = OPT_CHOICE, .choices = (list)}
+
+static const ShardOption shard_options[] = {
+	/* server */
+	OPT("region", ForeignServerRelationId, OPT_STRING),
+	OPT("endpoint", ForeignServerRelationId, OPT_STRING),
+	OPT_RANGE("connect_timeout_ms", ForeignServerRelationId, 1, INT_MAX),
+	OPT_RANGE("request_timeout_ms", ForeignServerRelationId, 1, INT_MAX),
+	OPT_RANGE("max_retries", ForeignServerRelationId, 0, 100),
+	OPT_RANGE("max_concurrency", ForeignServerRelationId, 1, 1024),
+	OPT("consistent_read", ForeignServerRelationId, OPT_BOOL),
+	OPT("ca_file", ForeignServerRelationId, OPT_STRING),
+	/* user mapping */
+	OPT("access_key_id", UserMappingRelationId, OPT_STRING),
+	OPT("secret_access_key", UserMappingRelationId, OPT_STRING),
+	OPT("session_token", UserMappingRelationId, OPT_STRING),
+	/* foreign table */
+	OPT("table", ForeignTableRelationId, OPT_STRING),
+	OPT("index", ForeignTableRelationId, OPT_STRING),
+	OPT("partition_key", ForeignTableRelationId, OPT_STRING),
+	OPT("sort_key", ForeignTableRelationId, OPT_STRING),
+	OPT("partition_key_format", ForeignTableRelationId, OPT_TEMPLATE),
+	OPT("sort_key_format", ForeignTableRelationId, OPT_TEMPLATE),
+	OPT_RANGE("shards", ForeignTableRelationId, 1, 100000),
+	OPT_ONE_OF("shard_strategy", ForeignTableRelationId, "none,random,calculated,range,dynamic"),
+	OPT("shard_by", ForeignTableRelationId, OPT_STRING),
+	OPT_ONE_OF("shard_hash", ForeignTableRelationId, "sha256,sha256_32,md5,fnv1a_32,fnv1a_64"),
+	OPT_RANGE("shard_base", ForeignTableRelationId, 0, 1),
+	OPT("range_boundaries", ForeignTableRelationId, OPT_BOUNDARIES),
+	OPT_ONE_OF("range_normalize", ForeignTableRelationId, "nfkd_lower,none"),
+	OPT("metadata_table", ForeignTableRelationId, OPT_STRING),
+	OPT("metadata_key", ForeignTableRelationId, OPT_STRING),
+	OPT_RANGE("cooldown_s", ForeignTableRelationId, 0, INT_MAX),
+	OPT_RANGE("max_shards", ForeignTableRelationId, 1, 100000),
+	OPT_RANGE("metadata_cache_ms", ForeignTableRelationId, 0, INT_MAX),
+	OPT("legacy_unsharded", ForeignTableRelationId, OPT_BOOL),
+	OPT_ONE_OF("insert_mode", ForeignTableRelationId, "insert,upsert"),
+	OPT_RANGE("batch_size", ForeignTableRelationId, 1, 10000),
+	OPT("consistent_read", ForeignTableRelationId, OPT_BOOL),
+	/* column */
+	OPT("attribute", AttributeRelationId, OPT_STRING),
+	OPT("ddb_type", AttributeRelationId, OPT_DDB_TYPE),
+	{.name = NULL}
+};
+
+static const char *const ddb_type_names[] = {
+	[DDB_TYPE_S] = "S",
+	[DDB_TYPE_N] = "N",
+	[DDB_TYPE_B] = "B",
+	[DDB_TYPE_BOOL] = "BOOL",
+	[DDB_TYPE_M] = "M",
+	[DDB_TYPE_L] = "L",
+	[DDB_TYPE_SS] = "SS",
+	[DDB_TYPE_NS] = "NS",
+	[DDB_TYPE_BS] = "BS",
+	[DDB_TYPE_ITEM] = "*",
+};
+
+PG_FUNCTION_INFO_V1(shard_fdw_validator);
+PG_FUNCTION_INFO_V1(shard_fdw_check_table);
+
+/* The name of the object kind an option context stands for. */
+static const char *
+context_name(Oid context)
+{
+	switch (context)
+	{
+		case ForeignServerRelationId:
+			return "server";
+		case UserMappingRelationId:
+			return "user mapping";
+		case ForeignTableRelationId:
+			return "foreign table";
+		case AttributeRelationId:
+			return "column";
+	}
+	return "object";
+}
+
+/* The option named name valid in context, or NULL. */
+static const ShardOption *
+find_option(const char *name, Oid context)
+{
+	for (const ShardOption *opt = shard_options; opt->name; opt++)
+		if (opt->context == context && strcmp(opt->name, name) == 0)
+			return opt;
+	return NULL;
+}
+
+/* The comma-separated names of the options valid in context. */
+static char *
+valid_option_names(Oid context)
+{
+	StringInfoData buf;
+
+	initStringInfo(&buf);
+	for (const ShardOption *opt = shard_options; opt->name; opt++)
+	{
+		if (opt->context != context)
+			continue;
+		if (buf.len > 0)
+			appendStringInfoString(&buf, ", ");
+		appendStringInfoString(&buf, opt->name);
+	}
+	return buf.data;
+}
+
+/* The position of value in a comma-separated list of choices, or -1. */
+static int
+choice_index(const char *choices, const char *value)
+{
+	int			index = 0;
+	size_t		len = strlen(value);
+
+	for (const char *p = choices; *p;)
+	{
+		const char *end = strchr(p, ',');
+		size_t		n = end ? (size_t) (end - p) : strlen(p);
+
+		if (n == len && strncmp(p, value, n) == 0)
+			return index;
+		index++;
+		p += n + (end ? 1 : 0);
+	}
+	return -1;
+}
+
+/* Parse an integer option value; errors name the option. */
+static long
+parse_int_option(const char *name, const char *value, long min, long max)
+{
+	char	   *end;
+	long		v;
+
+	errno = 0;
+	v = strtol(value, &end, 10);
+	if (errno != 0 || end == value || *end != '\0')
+		ereport(ERROR,
+				(errcode(ERRCODE_FDW_INVALID_OPTION_NAME),
+				 errmsg("invalid value for option \"%s\": \"%s\"", name, value),
+				 errhint("The value must be an integer.")));
+	if (v < min || v > max)
+		ereport(ERROR,
+				(errcode(ERRCODE_FDW_INVALID_OPTION_NAME),
+				 errmsg("value %ld for option \"%s\" is out of range", v, name),
+				 errhint("Valid values are from %ld to %ld.", min, max)));
+	return v;
+}
+
+/* Parse a boolean option value; errors name the option. */
+static bool
+parse_bool_option(const char *name, const char *value)
+{
+	bool		result;
+
+	if (!parse_bool(value, &result))
+		ereport(ERROR,
+				(errcode(ERRCODE_FDW_INVALID_OPTION_NAME),
+				 errmsg("invalid value for option \"%s\": \"%s\"", name, value),
+				 errhint("The value must be a boolean.")));
+	return result;
+}
+
+/* Parse a key template option; errors name the option. */
+static KeyTemplate *
+parse_template_option(const char *name, const char *value)
+{
+	char		err[256];
+	KeyTemplate *t = keyfmt_parse(value, err, sizeof(err));
+
+	if (t == NULL)
+		ereport(ERROR,
+				(errcode(ERRCODE_FDW_INVALID_OPTION_NAME),
+				 errmsg("invalid value for option \"%s\": %s", name, err)));
+	return t;
+}
+
+/*
+ * Parse range_boundaries: a JSON array of strings, strictly increasing by
+ * byte order.  Returns the count; *bounds and *lens receive the strings.
+ */
+static int
+parse_boundaries(const char *value, char ***bounds, size_t **lens)
+{
+	char		err[256];
+	DdbJson    *j = ddbjson_parse(value, strlen(value), err, sizeof(err));
+
+	if (j == NULL)
+		ereport(ERROR,
+				(errcode(ERRCODE_FDW_INVALID_OPTION_NAME),
+				 errmsg("invalid value for option \"range_boundaries\": %s", err)));
+	if (j->kind != DJ_ARRAY || j->n == 0)
+		ereport(ERROR,
+				(errcode(ERRCODE_FDW_INVALID_OPTION_NAME),
+				 errmsg("invalid value for option \"range_boundaries\""),
+				 errhint("The value must be a non-empty JSON array of strings, the first one \"\".")));
+	*bounds = palloc(sizeof(char *) * j->n);
+	*lens = palloc(sizeof(size_t) * j->n);
+	for (int i = 0; i < j->n; i++)
+	{
+		if (j->elems[i].kind != DJ_STRING)
+			ereport(ERROR,
+					(errcode(ERRCODE_FDW_INVALID_OPTION_NAME),
+					 errmsg("invalid value for option \"range_boundaries\": element %d is not a string", i + 1)));
+		(*bounds)[i] = j->elems[i].str;
+		(*lens)[i] = j->elems[i].len;
+	}
+	if (!shardrange_sorted((const char *const *) *bounds, *lens, j->n))
+		ereport(ERROR,
+				(errcode(ERRCODE_FDW_INVALID_OPTION_NAME),
+				 errmsg("invalid value for option \"range_boundaries\": the boundaries are not in strictly increasing order")));
+	return j->n;
+}
+
+/* Check one option's value by its kind. */
+static void
+check_option_value(const ShardOption *opt, const char *value)
+{
+	switch (opt->kind)
+	{
+		case OPT_STRING:
+			if (value[0] == '\0')
+				ereport(ERROR,
+						(errcode(ERRCODE_FDW_INVALID_OPTION_NAME),
+						 errmsg("option \"%s\" must not be empty", opt->name)));
+			break;
+		case OPT_INT:
+			(void) parse_int_option(opt->name, value, opt->min, opt->max);
+			break;
+		case OPT_BOOL:
+			(void) parse_bool_option(opt->name, value);
+			break;
+		case OPT_CHOICE:
+			if (choice_index(opt->choices, value) < 0)
+				ereport(ERROR,
+						(errcode(ERRCODE_FDW_INVALID_OPTION_NAME),
+						 errmsg("invalid value for option \"%s\": \"%s\"", opt->name, value),
+						 errhint("Valid values are: %s.", opt->choices)));
+			break;
+		case OPT_TEMPLATE:
+			(void) parse_template_option(opt->name, value);
+			break;
+		case OPT_BOUNDARIES:
+			{
+				char	  **bounds;
+				size_t	   *lens;
+
+				(void) parse_boundaries(value, &bounds, &lens);
+			}
+			break;
+		case OPT_DDB_TYPE:
+			{
+				bool		found = false;
+
+				for (int i = 0; i < DDB_TYPE_ITEM; i++)
+					if (strcmp(ddb_type_names[i], value) == 0)
+						found = true;
+				if (!found)
+					ereport(ERROR,
+							(errcode(ERRCODE_FDW_INVALID_OPTION_NAME),
+							 errmsg("invalid value for option \"ddb_type\": \"%s\"", value),
+							 errhint("Valid values are: S, N, B, BOOL, M, L, SS, NS, BS.")));
+			}
+			break;
+	}
+}
+
+/* The value of option name in a DefElem list, or NULL. */
+static const char *
+option_value(List *options, const char *name)
+{
+	ListCell   *lc;
+
+	foreach(lc, options)
+	{
+		DefElem    *def = lfirst_node(DefElem, lc);
+
+		if (strcmp(def->defname, name) == 0)
+			return defGetString(def);
+	}
+	return NULL;
+}
+
+/*
+ * The checks of a foreign table's options that involve several of them
+ * but not its columns.
+ */
+static void
+check_table_options(List *options)
+{
+	const char *strategy = option_value(options, "shard_strategy");
+	const char *shards_text = option_value(options, "shards");
+	const char *pk_format = option_value(options, "partition_key_format");
+	const char *sk_format = option_value(options, "sort_key_format");
+	const char *bounds = option_value(options, "range_boundaries");
+	int			shards = shards_text ? atoi(shards_text) : 1;
+	bool		sharded = strategy != NULL && strcmp(strategy, "none") != 0;
+	bool		has_shard_field = false;
+
+	if (option_value(options, "table") == NULL)
+		ereport(ERROR,
+				(errcode(ERRCODE_FDW_OPTION_NAME_NOT_FOUND),
+				 errmsg("option \"table\" is required"),
+				 errhint("Name the DynamoDB table with OPTIONS (table '...').")));
+
+	if (pk_format)
+	{
+		KeyTemplate *t = parse_template_option("partition_key_format", pk_format);
+
+		for (int i = 0; i < t->nparts; i++)
+			if (t->parts[i].kind == KP_SHARD)
+				has_shard_field = true;
+	}
+	if (sk_format)
+	{
+		KeyTemplate *t = parse_template_option("sort_key_format", sk_format);
+
+		for (int i = 0; i < t->nparts; i++)
+			if (t->parts[i].kind == KP_SHARD)
+				ereport(ERROR,
+						(errcode(ERRCODE_FDW_INVALID_OPTION_NAME),
+						 errmsg("invalid value for option \"sort_key_format\": {shard} may appear only in \"partition_key_format\"")));
+	}
+	if (sharded && !has_shard_field)
+		ereport(ERROR,
+				(errcode(ERRCODE_FDW_INVALID_OPTION_NAME),
+				 errmsg("shard_strategy \"%s\" needs a {shard} field in option \"partition_key_format\"", strategy)));
+	if (!sharded && has_shard_field)
+		ereport(ERROR,
+				(errcode(ERRCODE_FDW_INVALID_OPTION_NAME),
+				 errmsg("option \"partition_key_format\" has a {shard} field but option \"shard_strategy\" is not set"),
+				 errhint("Set shard_strategy to random, calculated, range or dynamic.")));
+	if (!sharded && shards_text && shards != 1)
+		ereport(ERROR,
+				(errcode(ERRCODE_FDW_INVALID_OPTION_NAME),
+				 errmsg("option \"shards\" must be 1 without a shard_strategy")));
+
+	if (strategy && strcmp(strategy, "calculated") == 0 &&
+		option_value(options, "shard_by") == NULL)
+		ereport(ERROR,
+				(errcode(ERRCODE_FDW_OPTION_NAME_NOT_FOUND),
+				 errmsg("shard_strategy \"calculated\" needs option \"shard_by\"")));
+	if (strategy && strcmp(strategy, "range") == 0)
+	{
+		char	  **b;
+		size_t	   *lens;
+		int			n;
+
+		if (option_value(options, "shard_by") == NULL)
+			ereport(ERROR,
+					(errcode(ERRCODE_FDW_OPTION_NAME_NOT_FOUND),
+					 errmsg("shard_strategy \"range\" needs option \"shard_by\"")));
+		if (bounds == NULL)
+			ereport(ERROR,
+					(errcode(ERRCODE_FDW_OPTION_NAME_NOT_FOUND),
+					 errmsg("shard_strategy \"range\" needs option \"range_boundaries\"")));
+		n = parse_boundaries(bounds, &b, &lens);
+		if (shards_text && n != shards)
+			ereport(ERROR,
+					(errcode(ERRCODE_FDW_INVALID_OPTION_NAME),
+					 errmsg("option \"range_boundaries\" has %d boundaries but option \"shards\" is %d", n, shards),
+					 errhint("Give one lower bound per shard, the first one \"\".")));
+	}
+	else if (bounds)
+		ereport(ERROR,
+				(errcode(ERRCODE_FDW_INVALID_OPTION_NAME),
+				 errmsg("option \"range_boundaries\" needs shard_strategy \"range\"")));
+	if (strategy && strcmp(strategy, "dynamic") == 0 &&
+		option_value(options, "metadata_table") == NULL)
+		ereport(ERROR,
+				(errcode(ERRCODE_FDW_OPTION_NAME_NOT_FOUND),
+				 errmsg("shard_strategy \"dynamic\" needs option \"metadata_table\"")));
+	if (option_value(options, "index") && option_value(options, "insert_mode"))
+		ereport(ERROR,
+				(errcode(ERRCODE_FDW_INVALID_OPTION_NAME),
+				 errmsg("option \"insert_mode\" cannot be used with option \"index\""),
+				 errhint("A foreign table that reads through an index is read-only.")));
+}
+
+/*
+ * Validate the options of a shard_fdw object: every name known for its
+ * kind of object, every value well-formed, and the combinations sound.
+ */
+Datum
+shard_fdw_validator(PG_FUNCTION_ARGS)
+{
+	List	   *options = untransformRelOptions(PG_GETARG_DATUM(0));
+	Oid			context = PG_GETARG_OID(1);
+	ListCell   *lc;
+
+	foreach(lc, options)
+	{
+		DefElem    *def = lfirst_node(DefElem, lc);
+		const ShardOption *opt = find_option(def->defname, context);
+
+		if (opt == NULL)
+			ereport(ERROR,
+					(errcode(ERRCODE_FDW_INVALID_OPTION_NAME),
+					 errmsg("invalid option \"%s\" for a shard_fdw %s",
+							def->defname, context_name(context)),
+					 context == ForeignDataWrapperRelationId ?
+					 errhint("The foreign data wrapper itself takes no options.") :
+					 errhint("Valid options in this context are: %s.",
+							 valid_option_names(context))));
+		check_option_value(opt, defGetString(def));
+	}
+	if (context == ForeignTableRelationId)
+		check_table_options(options);
+
+	PG_RETURN_VOID();
+}
+
+/* ---------------------------------------------------------------------
+ * Loading options
+ * ---------------------------------------------------------------------
+ */
+
+/*
+ * The server's options with defaults applied.  Allocated in the current
+ * memory context.
+ */
+ShardServer *
+shard_get_server(Oid serverid)
+{
+	ForeignServer *server = GetForeignServer(serverid);
+	ShardServer *s = palloc0(sizeof(ShardServer));
+	ListCell   *lc;
+
+	s->serverid = serverid;
+	s->region = "us-east-1";
+	s->connect_timeout_ms = 5000;
+	s->request_timeout_ms = 30000;
+	s->max_retries = 10;
+	s->max_concurrency = 16;
+	foreach(lc, server->options)
+	{
+		DefElem    *def = lfirst_node(DefElem, lc);
+		const char *v = defGetString(def);
+
+		if (strcmp(def->defname, "region") == 0)
+			s->region = pstrdup(v);
+		else if (strcmp(def->defname, "endpoint") == 0)
+			s->endpoint = pstrdup(v);
+		else if (strcmp(def->defname, "connect_timeout_ms") == 0)
+			s->connect_timeout_ms = atol(v);
+		else if (strcmp(def->defname, "request_timeout_ms") == 0)
+			s->request_timeout_ms = atol(v);
+		else if (strcmp(def->defname, "max_retries") == 0)
+			s->max_retries = atoi(v);
+		else if (strcmp(def->defname, "max_concurrency") == 0)
+			s->max_concurrency = atoi(v);
+		else if (strcmp(def->defname, "consistent_read") == 0)
+			s->consistent_read = parse_bool_option(def->defname, v);
+		else if (strcmp(def->defname, "ca_file") == 0)
+			s->ca_file = pstrdup(v);
+	}
+	if (s->endpoint == NULL)
+		s->endpoint = psprintf("https://dynamodb.%s.amazonaws.com", s->region);
+	return s;
+}
+
+/* getenv, but NULL for an empty variable. */
+static char *
+env_or_null(const char *name)
+{
+	char	   *v = getenv(name);
+
+	return (v && v[0]) ? pstrdup(v) : NULL;
+}
+
+/*
+ * The credentials userid uses on serverid: its user mapping's, or the
+ * public mapping's; without one, a superuser falls back to the server
+ * process environment and anyone else gets an error.
+ */
+ShardCredentials *
+shard_get_credentials(Oid serverid, Oid userid)
+{
+	ShardCredentials *c = palloc0(sizeof(ShardCredentials));
+	HeapTuple	tp;
+
+	tp = SearchSysCache2(USERMAPPINGUSERSERVER, ObjectIdGetDatum(userid),
+						 ObjectIdGetDatum(serverid));
+	if (!HeapTupleIsValid(tp))
+		tp = SearchSysCache2(USERMAPPINGUSERSERVER, ObjectIdGetDatum(InvalidOid),
+							 ObjectIdGetDatum(serverid));
+	if (HeapTupleIsValid(tp))
+	{
+		UserMapping *um = GetUserMapping(userid, serverid);
+		ListCell   *lc;
+
+		ReleaseSysCache(tp);
+		foreach(lc, um->options)
+		{
+			DefElem    *def = lfirst_node(DefElem, lc);
+
+			if (strcmp(def->defname, "access_key_id") == 0)
+				c->access_key_id = pstrdup(defGetString(def));
+			else if (strcmp(def->defname, "secret_access_key") == 0)
+				c->secret_access_key = pstrdup(defGetString(def));
+			else if (strcmp(def->defname, "session_token") == 0)
+				c->session_token = pstrdup(defGetString(def));
+		}
+		if (c->access_key_id == NULL || c->secret_access_key == NULL)
+			ereport(ERROR,
+					(errcode(ERRCODE_FDW_OPTION_NAME_NOT_FOUND),
+					 errmsg("user mapping for server \"%s\" lacks option \"%s\"",
+							GetForeignServer(serverid)->servername,
+							c->access_key_id == NULL ? "access_key_id" : "secret_access_key")));
+		return c;
+	}
+
+	if (!superuser_arg(userid))
+		ereport(ERROR,
+				(errcode(ERRCODE_FDW_UNABLE_TO_ESTABLISH_CONNECTION),
+				 errmsg("user \"%s\" has no user mapping for server \"%s\"",
+						GetUserNameFromId(userid, false),
+						GetForeignServer(serverid)->servername),
+				 errhint("Create one with CREATE USER MAPPING ... OPTIONS (access_key_id '...', secret_access_key '...').")));
+	c->access_key_id = env_or_null("AWS_ACCESS_KEY_ID");
+	c->secret_access_key = env_or_null("AWS_SECRET_ACCESS_KEY");
+	c->session_token = env_or_null("AWS_SESSION_TOKEN");
+	if (c->access_key_id == NULL || c->secret_access_key == NULL)
+		ereport(ERROR,
+				(errcode(ERRCODE_FDW_UNABLE_TO_ESTABLISH_CONNECTION),
+				 errmsg("no credentials for server \"%s\"",
+						GetForeignServer(serverid)->servername),
+				 errdetail("There is no user mapping, and AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY are not set in the server's environment.")));
+	return c;
+}
+
+/* The printable name of a DynamoDB type. */
+const char *
+ddb_type_name(DdbType type)
+{
+	return ddb_type_names[type];
+}
+
+/* The DdbType named by a ddb_type option value. */
+static DdbType
+ddb_type_from_name(const char *name)
+{
+	for (int i = 0; i < DDB_TYPE_ITEM; i++)
+		if (strcmp(ddb_type_names[i], name) == 0)
+			return (DdbType) i;
+	elog(ERROR, "unknown ddb_type \"%s\"", name);
+}
+
+/* A table's (or index's) key schema, as learnt from DescribeTable. */
+typedef struct DescribedKeys
+{
+	Oid			serverid;
+	char	   *table;
+	char	   *index;
+	char	   *pk;
+	char	   *sk;
+} DescribedKeys;
+
+/* Key schemas learnt so far by this backend. */
+static List *described_keys = NIL;
+
+/* The key schema of a KeySchema array: its HASH and RANGE attributes. */
+static void
+read_key_schema(const DdbJson *schema, char **pk, char **sk)
+{
+	for (int i = 0; schema && schema->kind == DJ_ARRAY && i < schema->n; i++)
+	{
+		const char *name = ddbjson_get_string(&schema->elems[i], "AttributeName");
+		const char *type = ddbjson_get_string(&schema->elems[i], "KeyType");
+
+		if (name && type && strcmp(type, "HASH") == 0)
+			*pk = MemoryContextStrdup(TopMemoryContext, name);
+		else if (name && type && strcmp(type, "RANGE") == 0)
+			*sk = MemoryContextStrdup(TopMemoryContext, name);
+	}
+}
+
+/*
+ * The partition and sort key attributes of a DynamoDB table, or of one of
+ * its indexes, from DescribeTable; cached for the life of the backend.
+ * *sk is NULL when there is no sort key.
+ */
+void
+shard_describe_keys(Oid serverid, const char *table, const char *index,
+					const char **pk, const char **sk)
+{
+	ListCell   *lc;
+	DescribedKeys *dk;
+	DdbGroup   *group;
+	Buf			body;
+	JsonWriter	w;
+	const DdbJson *desc;
+	const DdbJson *schema = NULL;
+	MemoryContext old;
+
+	foreach(lc, described_keys)
+	{
+		dk = lfirst(lc);
+		if (dk->serverid == serverid && strcmp(dk->table, table) == 0 &&
+			((dk->index == NULL && index == NULL) ||
+			 (dk->index && index && strcmp(dk->index, index) == 0)))
+		{
+			*pk = dk->pk;
+			*sk = dk->sk;
+			return;
+		}
+	}
+
+	buf_init(&body);
+	jw_init(&w, &body);
+	jw_begin_object(&w);
+	jw_key(&w, "TableName");
+	jw_cstring(&w, table);
+	jw_end_object(&w);
+	group = ddb_group_create(shard_get_connection(serverid, GetUserId()), 1);
+	desc = ddbjson_get(ddb_call(group, "DescribeTable", body.data, body.len), "Table");
+	if (index == NULL)
+		schema = ddbjson_get(desc, "KeySchema");
+	else
+	{
+		const char *lists[] = {"GlobalSecondaryIndexes", "LocalSecondaryIndexes"};
+
+		for (int l = 0; l < 2; l++)
+		{
+			const DdbJson *idx = ddbjson_get(desc, lists[l]);
+
+			for (int i = 0; idx && idx->kind == DJ_ARRAY && i < idx->n; i++)
+			{
+				const char *name = ddbjson_get_string(&idx->elems[i], "IndexName");
+
+				if (name && strcmp(name, index) == 0)
+					schema = ddbjson_get(&idx->elems[i], "KeySchema");
+			}
+		}
+		if (schema == NULL)
+			ereport(ERROR,
+					(errcode(ERRCODE_FDW_TABLE_NOT_FOUND),
+					 errmsg("DynamoDB table \"%s\" has no index \"%s\"", table, index)));
+	}
+	old = MemoryContextSwitchTo(TopMemoryContext);
+	dk = palloc0(sizeof(DescribedKeys));
+	dk->serverid = serverid;
+	dk->table = pstrdup(table);
+	dk->index = index ? pstrdup(index) : NULL;
+	read_key_schema(schema, &dk->pk, &dk->sk);
+	MemoryContextSwitchTo(old);
+	ddb_group_free(group);
+	if (dk->pk == NULL)
+		ereport(ERROR,
+				(errcode(ERRCODE_FDW_ERROR),
+				 errmsg("DescribeTable of \"%s\" gave no partition key", table)));
+	old = MemoryContextSwitchTo(TopMemoryContext);
+	described_keys = lappend(described_keys, dk);
+	MemoryContextSwitchTo(old);
+	*pk = dk->pk;
+	*sk = dk->sk;
+}
+
+/* The column named name, or NULL. */
+ShardColumn *
+shard_find_column(ShardTable *t, const char *name)
+{
+	for (int i = 0; i < t->ncolumns; i++)
+		if (strcmp(t->columns[i].name, name) == 0)
+			return &t->columns[i];
+	return NULL;
+}
+
+/* The index into t->columns of the column with attnum, or -1. */
+int
+shard_column_index(ShardTable *t, AttrNumber attnum)
+{
+	for (int i = 0; i < t->ncolumns; i++)
+		if (t->columns[i].attnum == attnum)
+			return i;
+	return -1;
+}
+
+/* Load the columns of rel and their options. */
+static void
+load_columns(ShardTable *t, Relation rel)
+{
+	TupleDesc	desc = RelationGetDescr(rel);
+
+	t->columns = palloc0(sizeof(ShardColumn) * desc->natts);
+	for (int i = 0; i < desc->natts; i++)
+	{
+		Form_pg_attribute att = TupleDescAttr(desc, i);
+		ShardColumn *col;
+		ListCell   *lc;
+
+		if (att->attisdropped)
+			continue;
+		col = &t->columns[t->ncolumns++];
+		col->attnum = att->attnum;
+		col->name = pstrdup(NameStr(att->attname));
+		col->attribute = col->name;
+		col->typid = att->atttypid;
+		col->typmod = att->atttypmod;
+		col->collation = att->attcollation;
+		col->ddb_type = ddb_type_for_column(col->typid, &col->elemtype);
+		foreach(lc, GetForeignColumnOptions(t->relid, att->attnum))
+		{
+			DefElem    *def = lfirst_node(DefElem, lc);
+
+			if (strcmp(def->defname, "attribute") == 0)
+				col->attribute = pstrdup(defGetString(def));
+			else if (strcmp(def->defname, "ddb_type") == 0)
+			{
+				col->ddb_type = ddb_type_from_name(defGetString(def));
+				col->explicit_type = true;
+			}
+		}
+		if (strcmp(col->attribute, "*") == 0)
+		{
+			if (col->typid != JSONOID && col->typid != JSONBOID)
+				ereport(ERROR,
+						(errcode(ERRCODE_FDW_INVALID_DATA_TYPE),
+						 errmsg("column \"%s\" of foreign table \"%s\" has attribute '*' but is not of type json or jsonb",
+								col->name, t->relname)));
+			col->ddb_type = DDB_TYPE_ITEM;
+		}
+		else if (!ddb_type_fits_column(col->ddb_type, col->typid))
+			ereport(ERROR,
+					(errcode(ERRCODE_FDW_INVALID_DATA_TYPE),
+					 errmsg("column \"%s\" of foreign table \"%s\" cannot be stored as DynamoDB type %s",
+							col->name, t->relname, ddb_type_name(col->ddb_type)),
+					 errhint("Change option \"ddb_type\" or the column's type.")));
+	}
+}
+
+/* Check that every field of a template names a column. */
+static void
+check_template_columns(ShardTable *t, KeyTemplate *tmpl, const char *option)
+{
+	for (int i = 0; i < tmpl->nparts; i++)
+		if (tmpl->parts[i].kind == KP_COLUMN &&
+			shard_find_column(t, tmpl->parts[i].text) == NULL)
+			ereport(ERROR,
+					(errcode(ERRCODE_FDW_INVALID_OPTION_NAME),
+					 errmsg("option \"%s\" of foreign table \"%s\" names column \"%s\", which does not exist",
+							option, t->relname, tmpl->parts[i].text)));
+}
+
+/*
+ * Resolve one key: its attribute name and how its value is built.  The
+ * attribute comes from the option, else from the DynamoDB table's key
+ * schema; with no template, the key is the column holding that attribute.
+ */
+static void
+resolve_key(ShardTable *t, ShardKey *key, const char *name_option,
+			const char *format_option, const char *attribute,
+			const char *format, bool required)
+{
+	key->attribute = attribute ? pstrdup(attribute) : NULL;
+	key->format = format ? pstrdup(format) : NULL;
+	key->column = -1;
+	key->type = DDB_TYPE_S;
+	if (format)
+	{
+		key->template = parse_template_option(format_option, format);
+		check_template_columns(t, key->template, format_option);
+		if (key->attribute == NULL)
+			ereport(ERROR,
+					(errcode(ERRCODE_FDW_OPTION_NAME_NOT_FOUND),
+					 errmsg("option \"%s\" of foreign table \"%s\" needs option \"%s\"",
+							format_option, t->relname, name_option)));
+		return;
+	}
+	if (key->attribute == NULL)
+	{
+		if (required)
+			ereport(ERROR,
+					(errcode(ERRCODE_FDW_OPTION_NAME_NOT_FOUND),
+					 errmsg("foreign table \"%s\" needs option \"%s\"",
+							t->relname, name_option)));
+		return;
+	}
+	for (int i = 0; i < t->ncolumns; i++)
+		if (strcmp(t->columns[i].attribute, key->attribute) == 0)
+			key->column = i;
+	if (key->column < 0)
+		ereport(ERROR,
+				(errcode(ERRCODE_FDW_INVALID_OPTION_NAME),
+				 errmsg("foreign table \"%s\" has no column for key attribute \"%s\"",
+						t->relname, key->attribute),
+				 errhint("Add a column for it, or set option \"%s\".", format_option)));
+	key->type = t->columns[key->column].ddb_type;
+	if (key->type != DDB_TYPE_S && key->type != DDB_TYPE_N && key->type != DDB_TYPE_B)
+		ereport(ERROR,
+				(errcode(ERRCODE_FDW_INVALID_DATA_TYPE),
+				 errmsg("column \"%s\" of foreign table \"%s\" holds key attribute \"%s\" but is stored as %s",
+						t->columns[key->column].name, t->relname, key->attribute,
+						ddb_type_name(key->type)),
+				 errhint("Key attributes are S, N or B.")));
+}
+
+/* Parse shard_by into column indexes. */
+static List *
+parse_shard_by(ShardTable *t, const char *value)
+{
+	List	   *names;
+	List	   *result = NIL;
+	ListCell   *lc;
+	char	   *copy = pstrdup(value);
+
+	if (!SplitIdentifierString(copy, ',', &names))
+		ereport(ERROR,
+				(errcode(ERRCODE_FDW_INVALID_OPTION_NAME),
+				 errmsg("invalid value for option \"shard_by\": \"%s\"", value),
+				 errhint("List column names separated by commas.")));
+	foreach(lc, names)
+	{
+		ShardColumn *col = shard_find_column(t, lfirst(lc));
+
+		if (col == NULL)
+			ereport(ERROR,
+					(errcode(ERRCODE_FDW_INVALID_OPTION_NAME),
+					 errmsg("option \"shard_by\" of foreign table \"%s\" names column \"%s\", which does not exist",
+							t->relname, (char *) lfirst(lc))));
+		result = lappend_int(result, col - t->columns);
+	}
+	return result;
+}
+
+/*
+ * Everything about foreign table relid, with defaults applied and checked
+ * against its columns.  Allocated in the current memory context.
+ *
+ * When the table has no partition_key option, its key schema is learnt
+ * from DynamoDB (DescribeTable, cached per backend) if remote_ok; if not,
+ * the keys are left unresolved (pk.attribute NULL).
+ */
+ShardTable *
+shard_get_table(Oid relid, bool remote_ok)
+{
+	ForeignTable *ft = GetForeignTable(relid);
+	ShardTable *t = palloc0(sizeof(ShardTable));
+	Relation	rel;
+	const char *pk_attr = NULL,
+			   *sk_attr = NULL,
+			   *pk_format = NULL,
+			   *sk_format = NULL,
+			   *shard_by = NULL,
+			   *bounds = NULL;
+	bool		shards_given = false;
+	bool		base_given = false;
+	ListCell   *lc;
+
+	t->relid = relid;
+	t->relname = get_rel_name(relid);
+	t->shards = 1;
+	t->strategy = SHARD_NONE;
+	t->hash = SHARD_HASH_SHA256;
+	t->range_normalize = true;
+	t->cooldown_s = 60;
+	t->max_shards = 100;
+	t->metadata_cache_ms = 1000;
+	t->insert_mode = INSERT_MODE_INSERT;
+	t->batch_size = 100;
+	t->consistent_read = shard_get_server(ft->serverid)->consistent_read;
+
+	rel = table_open(relid, NoLock);
+	load_columns(t, rel);
+	table_close(rel, NoLock);
+
+	foreach(lc, ft->options)
+	{
+		DefElem    *def = lfirst_node(DefElem, lc);
+		const char *name = def->defname;
+		const char *v = defGetString(def);
+
+		if (strcmp(name, "table") == 0)
+			t->table = pstrdup(v);
+		else if (strcmp(name, "index") == 0)
+			t->index = pstrdup(v);
+		else if (strcmp(name, "partition_key") == 0)
+			pk_attr = v;
+		else if (strcmp(name, "sort_key") == 0)
+			sk_attr = v;
+		else if (strcmp(name, "partition_key_format") == 0)
+			pk_format = v;
+		else if (strcmp(name, "sort_key_format") == 0)
+			sk_format = v;
+		else if (strcmp(name, "shards") == 0)
+		{
+			t->shards = atoi(v);
+			shards_given = true;
+		}
+		else if (strcmp(name, "shard_strategy") == 0)
+			t->strategy = (ShardStrategy) choice_index("none,random,calculated,range,dynamic", v);
+		else if (strcmp(name, "shard_by") == 0)
+			shard_by = v;
+		else if (strcmp(name, "shard_hash") == 0)
+			(void) shardhash_from_name(v, &t->hash);
+		else if (strcmp(name, "shard_base") == 0)
+		{
+			t->shard_base = atoi(v);
+			base_given = true;
+		}
+		else if (strcmp(name, "range_boundaries") == 0)
+			bounds = v;
+		else if (strcmp(name, "range_normalize") == 0)
+			t->range_normalize = strcmp(v, "nfkd_lower") == 0;
+		else if (strcmp(name, "metadata_table") == 0)
+			t->metadata_table = pstrdup(v);
+		else if (strcmp(name, "metadata_key") == 0)
+			t->metadata_key = pstrdup(v);
+		else if (strcmp(name, "cooldown_s") == 0)
+			t->cooldown_s = atoi(v);
+		else if (strcmp(name, "max_shards") == 0)
+			t->max_shards = atoi(v);
+		else if (strcmp(name, "metadata_cache_ms") == 0)
+			t->metadata_cache_ms = atoi(v);
+		else if (strcmp(name, "legacy_unsharded") == 0)
+			t->legacy_unsharded = parse_bool_option(name, v);
+		else if (strcmp(name, "insert_mode") == 0)
+			t->insert_mode = strcmp(v, "upsert") == 0 ? INSERT_MODE_UPSERT : INSERT_MODE_INSERT;
+		else if (strcmp(name, "batch_size") == 0)
+			t->batch_size = atoi(v);
+		else if (strcmp(name, "consistent_read") == 0)
+			t->consistent_read = parse_bool_option(name, v);
+	}
+
+	if (t->strategy == SHARD_DYNAMIC && !base_given)
+		t->shard_base = 1;
+	if (bounds)
+	{
+		t->nboundaries = parse_boundaries(bounds, &t->boundaries, &t->boundary_lens);
+		if (!shards_given)
+			t->shards = t->nboundaries;
+	}
+	if (shard_by)
+		t->shard_by = parse_shard_by(t, shard_by);
+	if (pk_attr == NULL)
+	{
+		if (!remote_ok)
+			return t;
+		shard_describe_keys(ft->serverid, t->table, t->index, &pk_attr, &sk_attr);
+	}
+	if (t->metadata_key == NULL)
+		t->metadata_key = pstrdup(pk_attr);
+	resolve_key(t, &t->pk, "partition_key", "partition_key_format",
+				pk_attr, pk_format, true);
+	resolve_key(t, &t->sk, "sort_key", "sort_key_format",
+				sk_attr, sk_format, false);
+	return t;
+}
+
+/*
+ * shard_fdw_check_table(regclass): load a foreign table's options, which
+ * checks what the validator cannot see (the columns that templates,
+ * shard_by and column options refer to).  The extension's event trigger
+ * calls it at the end of CREATE and ALTER FOREIGN TABLE, so that a bad
+ * table is rejected when it is declared, not when it is first read.
+ */
+Datum
+shard_fdw_check_table(PG_FUNCTION_ARGS)
+{
+	Oid			relid = PG_GETARG_OID(0);
+	Oid			fdwid = get_foreign_data_wrapper_oid("shard_fdw", false);
+	HeapTuple	tp;
+	Oid			serverid;
+
+	tp = SearchSysCache1(FOREIGNTABLEREL, ObjectIdGetDatum(relid));
+	if (!HeapTupleIsValid(tp))
+		PG_RETURN_VOID();
+	serverid = ((Form_pg_foreign_table) GETSTRUCT(tp))->ftserver;
+	ReleaseSysCache(tp);
+	if (GetForeignServer(serverid)->fdwid == fdwid)
+		(void) shard_get_table(relid, false);
+	PG_RETURN_VOID();
+}

@@ -1,0 +1,102 @@
+/*-------------------------------------------------------------------------
+ *
+ * pure.c
+ *		The byte buffer shared by the plain-C modules.
+ *
+ *-------------------------------------------------------------------------
+ */
+#include <stdarg.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "pure.h"
+
+/* Start an empty buffer. */
+void
+buf_init(Buf *buf)
+{
+	buf->cap = 64;
+	buf->len = 0;
+	buf->data = sfdw_alloc(buf->cap);
+	buf->data[0] = '\0';
+}
+
+/* Empty the buffer, keeping its storage. */
+void
+buf_reset(Buf *buf)
+{
+	buf->len = 0;
+	buf->data[0] = '\0';
+}
+
+/* Make room for "more" further bytes plus the terminating NUL. */
+static void
+buf_reserve(Buf *buf, size_t more)
+{
+	size_t		need = buf->len + more + 1;
+
+	if (need <= buf->cap)
+		return;
+	while (buf->cap < need)
+		buf->cap *= 2;
+	buf->data = sfdw_realloc(buf->data, buf->cap);
+}
+
+/* Append len bytes, which may contain NULs. */
+void
+buf_append(Buf *buf, const char *data, size_t len)
+{
+	buf_reserve(buf, len);
+	memcpy(buf->data + buf->len, data, len);
+	buf->len += len;
+	buf->data[buf->len] = '\0';
+}
+
+/* Append a NUL-terminated string. */
+void
+buf_puts(Buf *buf, const char *str)
+{
+	buf_append(buf, str, strlen(str));
+}
+
+/* Append one byte. */
+void
+buf_putc(Buf *buf, char c)
+{
+	buf_append(buf, &c, 1);
+}
+
+/* Append printf-style formatted text. */
+void
+buf_printf(Buf *buf, const char *fmt,...)
+{
+	for (;;)
+	{
+		va_list		args;
+		size_t		avail = buf->cap - buf->len;
+		int			n;
+
+		va_start(args, fmt);
+		n = vsnprintf(buf->data + buf->len, avail, fmt, args);
+		va_end(args);
+		if (n < 0)
+			return;
+		if ((size_t) n < avail)
+		{
+			buf->len += n;
+			return;
+		}
+		buf_reserve(buf, n);
+	}
+}
+
+/* Copy len bytes into a new NUL-terminated string. */
+char *
+sfdw_strndup(const char *str, size_t len)
+{
+	char	   *copy = sfdw_alloc(len + 1);
+
+	memcpy(copy, str, len);
+	copy[len] = '\0';
+	return copy;
+}

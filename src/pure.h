@@ -1,0 +1,47 @@
+/*-------------------------------------------------------------------------
+ *
+ * pure.h
+ *		What the plain-C modules (SigV4, JSON, key templates, shard hashes)
+ *		share: an allocator and a growable byte buffer.
+ *
+ * These modules never include postgres.h, so that they can be unit tested
+ * on their own and so that PostgreSQL's headers never meet libcurl's,
+ * OpenSSL's or json-c's.  They report failure through return values and
+ * never jump out of a call, which is what lets them release third-party
+ * objects on every path.
+ *
+ * The allocator is provided by the host: palloc in the extension (shim.c),
+ * malloc in the unit tests.  sfdw_alloc returns zeroed memory and never
+ * returns NULL.
+ *
+ *-------------------------------------------------------------------------
+ */
+#ifndef SHARD_FDW_PURE_H
+#define SHARD_FDW_PURE_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+extern void *sfdw_alloc(size_t size);
+extern void *sfdw_realloc(void *ptr, size_t size);
+extern void sfdw_free(void *ptr);
+
+/* A growable, always NUL-terminated byte buffer. */
+typedef struct Buf
+{
+	char	   *data;
+	size_t		len;
+	size_t		cap;
+} Buf;
+
+extern void buf_init(Buf *buf);
+extern void buf_reset(Buf *buf);
+extern void buf_append(Buf *buf, const char *data, size_t len);
+extern void buf_puts(Buf *buf, const char *str);
+extern void buf_putc(Buf *buf, char c);
+extern void buf_printf(Buf *buf, const char *fmt,...)
+			__attribute__((format(printf, 2, 3)));
+extern char *sfdw_strndup(const char *str, size_t len);
+
+#endif							/* SHARD_FDW_PURE_H */

@@ -1,0 +1,40 @@
+/*-------------------------------------------------------------------------
+ *
+ * scan.h
+ *		The executor callbacks of a foreign scan (scan.c) and of a foreign
+ *		modify (modify.c).
+ *
+ *-------------------------------------------------------------------------
+ */
+#ifndef SHARD_FDW_SCAN_H
+#define SHARD_FDW_SCAN_H
+
+#include "shard_fdw.h"
+
+#include "commands/explain.h"
+#include "nodes/execnodes.h"
+
+/* in scan.c */
+extern void shard_begin_scan(ForeignScanState *node, int eflags);
+extern TupleTableSlot *shard_iterate_scan(ForeignScanState *node);
+extern void shard_rescan(ForeignScanState *node);
+extern void shard_end_scan(ForeignScanState *node);
+extern void shard_explain_scan(ForeignScanState *node, ExplainState *es);
+
+/* in modify.c */
+extern List *shard_plan_modify(PlannerInfo *root, ModifyTable *plan,
+							   Index resultRelation, int subplan_index);
+extern void shard_begin_modify(ModifyTableState *mtstate, ResultRelInfo *rinfo,
+							   List *fdw_private, int subplan_index, int eflags);
+extern TupleTableSlot *shard_exec_insert(EState *estate, ResultRelInfo *rinfo,
+										 TupleTableSlot *slot,
+										 TupleTableSlot *planSlot);
+extern void shard_end_modify(EState *estate, ResultRelInfo *rinfo);
+extern void shard_begin_insert(ModifyTableState *mtstate, ResultRelInfo *rinfo);
+extern void shard_end_insert(EState *estate, ResultRelInfo *rinfo);
+extern int	shard_is_updatable(Relation rel);
+extern void shard_explain_modify(ModifyTableState *mtstate, ResultRelInfo *rinfo,
+								 List *fdw_private, int subplan_index,
+								 ExplainState *es);
+
+#endif							/* SHARD_FDW_SCAN_H */

@@ -1,0 +1,47 @@
+/*-------------------------------------------------------------------------
+ *
+ * shard_fdw.c
+ *		The foreign data wrapper handler: wires PostgreSQL's FDW callbacks
+ *		to the planner (plan.c), the scan executor (scan.c) and the writer
+ *		(modify.c).
+ *
+ *-------------------------------------------------------------------------
+ */
+#include "shard_fdw.h"
+
+#include "fmgr.h"
+#include "foreign/fdwapi.h"
+
+#include "plan.h"
+#include "scan.h"
+
+PG_MODULE_MAGIC;
+
+PG_FUNCTION_INFO_V1(shard_fdw_handler);
+
+/* The FdwRoutine of shard_fdw. */
+Datum
+shard_fdw_handler(PG_FUNCTION_ARGS)
+{
+	FdwRoutine *routine = makeNode(FdwRoutine);
+
+	routine->GetForeignRelSize = shard_get_rel_size;
+	routine->GetForeignPaths = shard_get_paths;
+	routine->GetForeignPlan = shard_get_plan;
+	routine->BeginForeignScan = shard_begin_scan;
+	routine->IterateForeignScan = shard_iterate_scan;
+	routine->ReScanForeignScan = shard_rescan;
+	routine->EndForeignScan = shard_end_scan;
+	routine->ExplainForeignScan = shard_explain_scan;
+
+	routine->PlanForeignModify = shard_plan_modify;
+	routine->BeginForeignModify = shard_begin_modify;
+	routine->ExecForeignInsert = shard_exec_insert;
+	routine->EndForeignModify = shard_end_modify;
+	routine->BeginForeignInsert = shard_begin_insert;
+	routine->EndForeignInsert = shard_end_insert;
+	routine->IsForeignRelUpdatable = shard_is_updatable;
+	routine->ExplainForeignModify = shard_explain_modify;
+
+	PG_RETURN_POINTER(routine);
+}

@@ -1,0 +1,276 @@
+/*-------------------------------------------------------------------------
+ *
+ * shard_fdw.h
+ *		Declarations shared by the PostgreSQL side of shard_fdw.
+ *
+ * The plain-C modules (sigv4, ddbjson, keyfmt, shardhash) have headers of
+ * their own and never include this one.  This header is grouped by the file
+ * that defines each symbol.
+ *
+ *-------------------------------------------------------------------------
+ */
+#ifndef SHARD_FDW_H
+#define SHARD_FDW_H
+
+#include "postgres.h"
+
+#include "foreign/foreign.h"
+#include "lib/ilist.h"
+#include "lib/stringinfo.h"
+#include "nodes/pathnodes.h"
+#include "utils/timestamp.h"
+
+#include "compat.h"
+#include "ddbjson.h"
+#include "keyfmt.h"
+#include "shardhash.h"
+
+/* ---------------------------------------------------------------------
+ * in option.c
+ * ---------------------------------------------------------------------
+ */
+
+typedef enum ShardStrategy
+{
+	SHARD_NONE,
+	SHARD_RANDOM,
+	SHARD_CALCULATED,
+	SHARD_RANGE,
+	SHARD_DYNAMIC
+} ShardStrategy;
+
+typedef enum InsertMode
+{
+	INSERT_MODE_INSERT,
+	INSERT_MODE_UPSERT
+} InsertMode;
+
+/* How a column's values are stored: the DynamoDB type of its attribute. */
+typedef enum DdbType
+{
+	DDB_TYPE_S,
+	DDB_TYPE_N,
+	DDB_TYPE_B,
+	DDB_TYPE_BOOL,
+	DDB_TYPE_M,
+	DDB_TYPE_L,
+	DDB_TYPE_SS,
+	DDB_TYPE_NS,
+	DDB_TYPE_BS,
+	DDB_TYPE_ITEM				/* attribute '*': the whole item as json */
+} DdbType;
+
+/* Server options, with defaults applied. */
+typedef struct ShardServer
+{
+	Oid			serverid;
+	char	   *region;
+	char	   *endpoint;
+	long		connect_timeout_ms;
+	long		request_timeout_ms;
+	int			max_retries;
+	int			max_concurrency;
+	bool		consistent_read;
+	char	   *ca_file;
+} ShardServer;
+
+/* Credentials from the user mapping (or, for a superuser, the environment). */
+typedef struct ShardCredentials
+{
+	char	   *access_key_id;
+	char	   *secret_access_key;
+	char	   *session_token;	/* NULL when none */
+} ShardCredentials;
+
+/* One column of a foreign table and how it maps to an attribute. */
+typedef struct ShardColumn
+{
+	AttrNumber	attnum;
+	char	   *name;			/* column name */
+	char	   *attribute;		/* attribute name; "*" for the whole item */
+	Oid			typid;
+	int32		typmod;
+	Oid			collation;
+	DdbType		ddb_type;		/* stored type */
+	bool		explicit_type;	/* ddb_type was given as an option */
+	Oid			elemtype;		/* element type for arrays, else InvalidOid */
+} ShardColumn;
+
+/*
+ * A key attribute (partition or sort key) and how its value is built from
+ * the row: either straight from one column (template NULL, column set) or
+ * from a template.
+ */
+typedef struct ShardKey
+{
+	char	   *attribute;		/* DynamoDB attribute name; NULL: no such key */
+	char	   *format;			/* template text, or NULL */
+	KeyTemplate *template;		/* parsed format, or NULL */
+	int			column;			/* index into columns[] when no template */
+	DdbType		type;			/* S, N or B */
+} ShardKey;
+
+/* Everything about one foreign table, with defaults applied. */
+typedef struct ShardTable
+{
+	Oid			relid;
+	char	   *relname;
+	char	   *table;
+	char	   *index;
+	ShardKey	pk;
+	ShardKey	sk;
+	int			shards;
+	ShardStrategy strategy;
+	List	   *shard_by;		/* column indexes (int) into columns[] */
+	ShardHash	hash;
+	int			shard_base;
+	int			nboundaries;
+	char	  **boundaries;
+	size_t	   *boundary_lens;
+	bool		range_normalize;
+	char	   *metadata_table;
+	char	   *metadata_key;
+	int			cooldown_s;
+	int			max_shards;
+	int			metadata_cache_ms;
+	bool		legacy_unsharded;
+	InsertMode	insert_mode;
+	int			batch_size;
+	bool		consistent_read;
+	int			ncolumns;
+	ShardColumn *columns;		/* non-dropped columns, in attnum order */
+} ShardTable;
+
+extern ShardServer *shard_get_server(Oid serverid);
+extern ShardCredentials *shard_get_credentials(Oid serverid, Oid userid);
+extern ShardTable *shard_get_table(Oid relid, bool remote_ok);
+extern void shard_describe_keys(Oid serverid, const char *table,
+								const char *index, const char **pk,
+								const char **sk);
+extern ShardColumn *shard_find_column(ShardTable *t, const char *name);
+extern int	shard_column_index(ShardTable *t, AttrNumber attnum);
+extern const char *ddb_type_name(DdbType type);
+
+/* ---------------------------------------------------------------------
+ * in connection.c
+ * ---------------------------------------------------------------------
+ */
+
+typedef struct DdbTransport DdbTransport;
+
+/*
+ * A connection to DynamoDB for one user on one server: its options, its
+ * credentials and the transport (libcurl multi handle and its connection
+ * cache).  Cached per backend for as long as the options stay the same.
+ */
+typedef struct DdbConn
+{
+	Oid			serverid;
+	Oid			userid;
+	MemoryContext cxt;
+	ShardServer *server;
+	ShardCredentials *creds;
+	DdbTransport *transport;
+	bool		invalid;		/* options changed: rebuild when idle */
+} DdbConn;
+
+extern DdbConn *shard_get_connection(Oid serverid, Oid userid);
+extern void shard_connection_init(void);
+
+/* ---------------------------------------------------------------------
+ * in transport.c
+ * ---------------------------------------------------------------------
+ */
+
+/* Counters of requests; kept per scan or modify and per backend. */
+typedef struct DdbStats
+{
+	int64		requests;		/* requests that completed successfully */
+	int64		attempts;		/* HTTP attempts, retries included */
+	int64		retries;
+	int64		throttles;
+	int64		items;			/* items returned (reads) or written */
+	int64		scanned;		/* ScannedCount */
+	double		capacity;		/* consumed capacity units */
+} DdbStats;
+
+typedef enum DdbStatus
+{
+	DDB_QUEUED,					/* waiting for a free slot or its retry time */
+	DDB_RUNNING,				/* an attempt is in flight */
+	DDB_OK,
+	DDB_FAILED
+} DdbStatus;
+
+typedef struct DdbGroup DdbGroup;
+typedef struct DdbAttempt DdbAttempt;
+
+/*
+ * One DynamoDB API call, with its retries.  Lives in its own memory
+ * context, which holds the body, the response and its parse tree;
+ * ddb_request_free releases all of it.
+ */
+typedef struct DdbRequest
+{
+	DdbGroup   *group;
+	MemoryContext cxt;
+	const char *action;			/* "Query", "PutItem", ... */
+	char	   *body;
+	size_t		body_len;
+	void	   *owner;			/* the caller's back-pointer */
+	bool		idempotent;		/* false for conditional writes */
+
+	DdbStatus	status;
+	DdbJson    *response;		/* parsed body once DDB_OK */
+	long		http_status;	/* of the last attempt; 0 when none answered */
+	char	   *error_type;		/* short DynamoDB error type, or a transport
+								 * error name */
+	char	   *error_message;
+	bool		key_throttled;	/* a KeyRangeThroughputExceeded reason came */
+	bool		maybe_applied;	/* a failed attempt may have taken effect */
+	int			attempts;
+
+	/* private to transport.c */
+	DdbAttempt *attempt;
+	TimestampTz retry_at;
+	dlist_node	node;
+} DdbRequest;
+
+extern DdbTransport *transport_create(DdbConn *conn);
+extern void transport_destroy(DdbTransport *t);
+extern bool transport_idle(DdbTransport *t);
+extern void transport_abort(DdbTransport *t, int nest_level);
+extern void transport_subcommit(DdbTransport *t, int nest_level);
+extern DdbGroup *ddb_group_create(DdbConn *conn, int max_inflight);
+extern void ddb_group_free(DdbGroup *group);
+extern DdbStats *ddb_group_stats(DdbGroup *group);
+extern DdbRequest *ddb_request_create(DdbGroup *group, const char *action,
+									  const char *body, size_t len);
+extern void ddb_request_free(DdbRequest *req);
+extern void ddb_submit(DdbRequest *req);
+extern DdbRequest *ddb_wait_any(DdbGroup *group);
+extern void ddb_wait_for(DdbRequest *req);
+extern DdbJson *ddb_call(DdbGroup *group, const char *action,
+						 const char *body, size_t len);
+extern void ddb_report_error(DdbRequest *req) pg_attribute_noreturn();
+extern const DdbStats *ddb_backend_stats(void);
+
+/* ---------------------------------------------------------------------
+ * in codec.c
+ * ---------------------------------------------------------------------
+ */
+
+extern DdbType ddb_type_for_column(Oid typid, Oid *elemtype);
+extern bool ddb_type_fits_column(DdbType type, Oid typid);
+extern void codec_write_value(JsonWriter *w, ShardColumn *col, Datum value);
+extern char *codec_key_text(ShardColumn *col, Datum value);
+extern Datum codec_read_value(const DdbJson *av, ShardColumn *col,
+							  const DdbJson *item, ShardTable *t,
+							  bool *isnull);
+extern Datum codec_text_to_datum(const char *text, ShardColumn *col,
+								 const DdbJson *item, ShardTable *t);
+extern void codec_check_number(const char *text, const char *column);
+extern char *codec_item_key_text(const DdbJson *item, ShardTable *t);
+extern char *codec_av_text(const DdbJson *av);
+
+#endif							/* SHARD_FDW_H */

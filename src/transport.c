@@ -1,0 +1,948 @@
+/*-------------------------------------------------------------------------
+ *
+ * transport.c
+ *		DynamoDB requests over HTTP: libcurl's multi interface keeps many
+ *		requests in flight inside one backend, each attempt signed afresh
+ *		with SigV4, answers checked (x-amz-crc32, JSON), errors classified,
+ *		and retries scheduled with exponential backoff and full jitter.
+ *
+ * Requests belong to a group (one scan or one modify), which bounds how
+ * many of them run at once and collects their counters.  Groups and their
+ * requests live in memory of the connection, so that a transaction abort
+ * can stop every transfer before anything it points to is freed.
+ *
+ * Waits poll libcurl with a short timeout and check for interrupts between
+ * polls, so a cancel or statement_timeout stops a scan promptly.
+ *
+ *-------------------------------------------------------------------------
+ */
+#include "shard_fdw.h"
+
+#include <curl/curl.h>
+#include <math.h>
+#include <zlib.h>
+
+#include "access/xact.h"
+#include "common/pg_prng.h"
+#include "miscadmin.h"
+#include "utils/memutils.h"
+
+#include "sigv4.h"
+
+#define DDB_TARGET_PREFIX "DynamoDB_20120810."
+#define DDB_CONTENT_TYPE "application/x-amz-json-1.0"
+
+/* Backoff: delay = random[0,1) * min(BASE * 2^attempt, CAP). */
+#define RETRY_BASE_MS 25.0
+#define RETRY_CAP_MS 5000.0
+
+/* The retry budget of a connection, as in the AWS SDKs' standard mode. */
+#define RETRY_BUDGET 500
+#define RETRY_COST 5
+#define RETRY_TIMEOUT_COST 10
+
+/* The longest a wait sleeps before checking for interrupts. */
+#define POLL_MS 20
+
+struct DdbTransport
+{
+	DdbConn    *conn;
+	CURLM	   *multi;
+	char	   *url;
+	char	   *host;			/* the Host header, as signed */
+	dlist_head	queue;			/* queued requests of every group */
+	dlist_head	attempts;		/* attempts in flight */
+	dlist_head	groups;
+	int			budget;
+};
+
+struct DdbGroup
+{
+	DdbConn    *conn;
+	MemoryContext cxt;
+	int			nest_level;		/* transaction nesting level that made it */
+	int			max_inflight;
+	int			running;		/* requests with an attempt in flight */
+	int			unfinished;		/* requests queued or running */
+	dlist_head	done;			/* finished, not yet handed out */
+	DdbStats	stats;
+	dlist_node	node;
+};
+
+struct DdbAttempt
+{
+	CURL	   *easy;
+	struct curl_slist *headers;
+	DdbRequest *req;
+	StringInfoData response;
+	char		crc[16];		/* x-amz-crc32 as received, "" if none */
+	char		errbuf[CURL_ERROR_SIZE];
+	dlist_node	node;
+};
+
+/* Cumulative counters of this backend. */
+static DdbStats backend_stats;
+
+static bool curl_ready = false;
+
+/* ---------------------------------------------------------------------
+ * Transport lifetime
+ * ---------------------------------------------------------------------
+ */
+
+/*
+ * Make the transport of conn: the multi handle and the endpoint's URL and
+ * Host header.  Allocated in conn->cxt.
+ */
+DdbTransport *
+transport_create(DdbConn *conn)
+{
+	DdbTransport *t = palloc0(sizeof(DdbTransport));
+	const char *endpoint = conn->server->endpoint;
+	const char *hoststart;
+	const char *hostend;
+
+	if (!curl_ready)
+	{
+		if (curl_global_init(CURL_GLOBAL_ALL) != CURLE_OK)
+			ereport(ERROR,
+					(errcode(ERRCODE_FDW_UNABLE_TO_ESTABLISH_CONNECTION),
+					 errmsg("could not initialize libcurl")));
+		curl_ready = true;
+	}
+	hoststart = strstr(endpoint, "://");
+	if (hoststart == NULL ||
+		(strncmp(endpoint, "http://", 7) != 0 && strncmp(endpoint, "https://", 8) != 0))
+		ereport(ERROR,
+				(errcode(ERRCODE_FDW_INVALID_OPTION_NAME),
+				 errmsg("invalid value for option \"endpoint\": \"%s\"", endpoint),
+				 errhint("The endpoint is a URL such as https://dynamodb.us-east-1.amazonaws.com or http://127.0.0.1:8000.")));
+	hoststart += 3;
+	hostend = strchr(hoststart, '/');
+	if (hostend == NULL)
+		hostend = hoststart + strlen(hoststart);
+	t->conn = conn;
+	t->host = pnstrdup(hoststart, hostend - hoststart);
+	t->url = psprintf("%.*s/", (int) (hostend - endpoint), endpoint);
+	t->budget = RETRY_BUDGET;
+	dlist_init(&t->queue);
+	dlist_init(&t->attempts);
+	dlist_init(&t->groups);
+	t->multi = curl_multi_init();
+	if (t->multi == NULL)
+		ereport(ERROR,
+				(errcode(ERRCODE_FDW_OUT_OF_MEMORY),
+				 errmsg("could not create a libcurl multi handle")));
+	return t;
+}
+
+/* Stop the transfer of one attempt and free it. */
+static void
+attempt_free(DdbTransport *t, DdbAttempt *a)
+{
+	curl_multi_remove_handle(t->multi, a->easy);
+	curl_easy_cleanup(a->easy);
+	curl_slist_free_all(a->headers);
+	dlist_delete(&a->node);
+	pfree(a);
+}
+
+/*
+ * Forget every group made at nest_level or deeper: stop their transfers
+ * and free their memory.  Called at the end of a (sub)transaction.
+ */
+void
+transport_abort(DdbTransport *t, int nest_level)
+{
+	dlist_mutable_iter it;
+
+	dlist_foreach_modify(it, &t->attempts)
+	{
+		DdbAttempt *a = dlist_container(DdbAttempt, node, it.cur);
+
+		if (a->req->group->nest_level >= nest_level)
+			attempt_free(t, a);
+	}
+	dlist_foreach_modify(it, &t->queue)
+	{
+		DdbRequest *req = dlist_container(DdbRequest, node, it.cur);
+
+		if (req->group->nest_level >= nest_level)
+			dlist_delete(&req->node);
+	}
+	dlist_foreach_modify(it, &t->groups)
+	{
+		DdbGroup   *g = dlist_container(DdbGroup, node, it.cur);
+
+		if (g->nest_level >= nest_level)
+		{
+			dlist_delete(&g->node);
+			MemoryContextDelete(g->cxt);
+		}
+	}
+}
+
+/*
+ * Hand the groups of a committed subtransaction at nest_level to its
+ * parent, so that they live on until the parent ends.
+ */
+void
+transport_subcommit(DdbTransport *t, int nest_level)
+{
+	dlist_iter	it;
+
+	dlist_foreach(it, &t->groups)
+	{
+		DdbGroup   *g = dlist_container(DdbGroup, node, it.cur);
+
+		if (g->nest_level >= nest_level)
+			g->nest_level = nest_level - 1;
+	}
+}
+
+/* Free the transport and everything in flight on it. */
+void
+transport_destroy(DdbTransport *t)
+{
+	transport_abort(t, 0);
+	curl_multi_cleanup(t->multi);
+}
+
+/* True when no request of any group is queued or in flight. */
+bool
+transport_idle(DdbTransport *t)
+{
+	return dlist_is_empty(&t->queue) && dlist_is_empty(&t->attempts);
+}
+
+/* ---------------------------------------------------------------------
+ * Groups and requests
+ * ---------------------------------------------------------------------
+ */
+
+/*
+ * A new group of requests on conn, at most max_inflight of them in flight
+ * at once.  It lives until ddb_group_free or the end of the
+ * (sub)transaction.
+ */
+DdbGroup *
+ddb_group_create(DdbConn *conn, int max_inflight)
+{
+	MemoryContext cxt = AllocSetContextCreate(conn->cxt, "shard_fdw requests",
+											  ALLOCSET_DEFAULT_SIZES);
+	DdbGroup   *g = MemoryContextAllocZero(cxt, sizeof(DdbGroup));
+
+	g->conn = conn;
+	g->cxt = cxt;
+	g->nest_level = GetCurrentTransactionNestLevel();
+	g->max_inflight = Max(1, max_inflight);
+	dlist_init(&g->done);
+	dlist_push_tail(&conn->transport->groups, &g->node);
+	return g;
+}
+
+/* Stop every request of the group and free it. */
+void
+ddb_group_free(DdbGroup *g)
+{
+	DdbTransport *t = g->conn->transport;
+	dlist_mutable_iter it;
+
+	dlist_foreach_modify(it, &t->attempts)
+	{
+		DdbAttempt *a = dlist_container(DdbAttempt, node, it.cur);
+
+		if (a->req->group == g)
+			attempt_free(t, a);
+	}
+	dlist_foreach_modify(it, &t->queue)
+	{
+		DdbRequest *req = dlist_container(DdbRequest, node, it.cur);
+
+		if (req->group == g)
+			dlist_delete(&req->node);
+	}
+	dlist_delete(&g->node);
+	MemoryContextDelete(g->cxt);
+}
+
+/* The counters of a group. */
+DdbStats *
+ddb_group_stats(DdbGroup *g)
+{
+	return &g->stats;
+}
+
+/* The cumulative counters of this backend. */
+const DdbStats *
+ddb_backend_stats(void)
+{
+	return &backend_stats;
+}
+
+/*
+ * A new request of the group for DynamoDB operation action with the given
+ * JSON body (copied).  It is not sent until ddb_submit.
+ */
+DdbRequest *
+ddb_request_create(DdbGroup *group, const char *action,
+				   const char *body, size_t len)
+{
+	MemoryContext cxt = AllocSetContextCreate(group->cxt, "shard_fdw request",
+											  ALLOCSET_SMALL_SIZES);
+	DdbRequest *req = MemoryContextAllocZero(cxt, sizeof(DdbRequest));
+
+	req->group = group;
+	req->cxt = cxt;
+	req->action = action;
+	req->body = MemoryContextAlloc(cxt, len + 1);
+	memcpy(req->body, body, len);
+	req->body[len] = '\0';
+	req->body_len = len;
+	req->idempotent = true;
+	req->status = DDB_QUEUED;
+	return req;
+}
+
+/* Free a finished request, its response included. */
+void
+ddb_request_free(DdbRequest *req)
+{
+	Assert(req->status == DDB_OK || req->status == DDB_FAILED);
+	MemoryContextDelete(req->cxt);
+}
+
+/* Queue the request; it starts as soon as its group has a free slot. */
+void
+ddb_submit(DdbRequest *req)
+{
+	req->status = DDB_QUEUED;
+	req->retry_at = 0;
+	req->group->unfinished++;
+	dlist_push_tail(&req->group->conn->transport->queue, &req->node);
+}
+
+/* ---------------------------------------------------------------------
+ * Attempts
+ * ---------------------------------------------------------------------
+ */
+
+/* libcurl write callback: append the body to the attempt's buffer. */
+static size_t
+on_body(char *data, size_t size, size_t nmemb, void *arg)
+{
+	DdbAttempt *a = arg;
+	size_t		n = size * nmemb;
+
+	if ((size_t) a->response.len + n >= MaxAllocSize)
+		return 0;
+	if (a->response.len + n + 1 > (size_t) a->response.maxlen)
+	{
+		int			newlen = a->response.maxlen;
+		char	   *grown;
+
+		while ((size_t) newlen < a->response.len + n + 1)
+			newlen *= 2;
+		grown = MemoryContextAllocExtended(GetMemoryChunkContext(a->response.data),
+										   newlen, MCXT_ALLOC_NO_OOM);
+		if (grown == NULL)
+			return 0;
+		memcpy(grown, a->response.data, a->response.len);
+		pfree(a->response.data);
+		a->response.data = grown;
+		a->response.maxlen = newlen;
+	}
+	memcpy(a->response.data + a->response.len, data, n);
+	a->response.len += n;
+	a->response.data[a->response.len] = '\0';
+	return n;
+}
+
+/* libcurl header callback: keep x-amz-crc32. */
+static size_t
+on_header(char *data, size_t size, size_t nmemb, void *arg)
+{
+	DdbAttempt *a = arg;
+	size_t		n = size * nmemb;
+	static const char name[] = "x-amz-crc32:";
+
+	if (n > sizeof(name) - 1 && pg_strncasecmp(data, name, sizeof(name) - 1) == 0)
+	{
+		size_t		start = sizeof(name) - 1;
+		size_t		len = 0;
+
+		while (start < n && data[start] == ' ')
+			start++;
+		while (start + len < n && len < sizeof(a->crc) - 1 &&
+			   data[start + len] >= '0' && data[start + len] <= '9')
+			len++;
+		memcpy(a->crc, data + start, len);
+		a->crc[len] = '\0';
+	}
+	return n;
+}
+
+/* Add "name: value" to a header list. */
+static struct curl_slist *
+add_header(struct curl_slist *list, const char *name, const char *value)
+{
+	char	   *line = psprintf("%s: %s", name, value);
+	struct curl_slist *result = curl_slist_append(list, line);
+
+	pfree(line);
+	if (result == NULL)
+	{
+		curl_slist_free_all(list);
+		ereport(ERROR,
+				(errcode(ERRCODE_FDW_OUT_OF_MEMORY),
+				 errmsg("out of memory")));
+	}
+	return result;
+}
+
+/*
+ * Build the signed headers of one attempt.  Every attempt is signed with
+ * the time it is sent.
+ */
+static struct curl_slist *
+signed_headers(DdbTransport *t, DdbRequest *req)
+{
+	ShardCredentials *creds = t->conn->creds;
+	char		amz_date[17];
+	char	   *target = psprintf(DDB_TARGET_PREFIX "%s", req->action);
+	SigV4Header hdrs[5];
+	int			nhdrs = 0;
+	SigV4Input in;
+	SigV4Output out;
+	char		err[256];
+	struct curl_slist *list = NULL;
+
+	sigv4_amz_date(time(NULL), amz_date);
+	hdrs[nhdrs++] = (SigV4Header) {"host", t->host};
+	hdrs[nhdrs++] = (SigV4Header) {"content-type", DDB_CONTENT_TYPE};
+	hdrs[nhdrs++] = (SigV4Header) {"x-amz-date", amz_date};
+	hdrs[nhdrs++] = (SigV4Header) {"x-amz-target", target};
+	if (creds->session_token)
+		hdrs[nhdrs++] = (SigV4Header) {"x-amz-security-token", creds->session_token};
+
+	memset(&in, 0, sizeof(in));
+	in.method = "POST";
+	in.path = "/";
+	in.query = "";
+	in.headers = hdrs;
+	in.nheaders = nhdrs;
+	in.payload = (const unsigned char *) req->body;
+	in.payload_len = req->body_len;
+	in.access_key = creds->access_key_id;
+	in.secret_key = creds->secret_access_key;
+	in.region = t->conn->server->region;
+	in.service = "dynamodb";
+	in.amz_date = amz_date;
+	in.normalize_path = true;
+	if (!sigv4_sign(&in, &out, err, sizeof(err)))
+		ereport(ERROR,
+				(errcode(ERRCODE_FDW_UNABLE_TO_ESTABLISH_CONNECTION),
+				 errmsg("could not sign a DynamoDB request: %s", err)));
+	for (int i = 0; i < nhdrs; i++)
+		list = add_header(list, hdrs[i].name, hdrs[i].value);
+	list = add_header(list, "authorization", out.authorization.data);
+	sigv4_output_free(&out);
+	/* libcurl would otherwise wait for a 100-continue on large bodies */
+	list = add_header(list, "expect", "");
+	pfree(target);
+	return list;
+}
+
+/* Start one attempt of req. */
+static void
+attempt_start(DdbTransport *t, DdbRequest *req)
+{
+	const ShardServer *server = t->conn->server;
+	DdbAttempt *a;
+	MemoryContext old = MemoryContextSwitchTo(t->conn->cxt);
+
+	a = palloc0(sizeof(DdbAttempt));
+	MemoryContextSwitchTo(old);
+	a->req = req;
+	a->easy = curl_easy_init();
+	if (a->easy == NULL)
+	{
+		pfree(a);
+		ereport(ERROR,
+				(errcode(ERRCODE_FDW_OUT_OF_MEMORY),
+				 errmsg("could not create a libcurl handle")));
+	}
+	dlist_push_tail(&t->attempts, &a->node);
+
+	old = MemoryContextSwitchTo(req->cxt);
+	a->headers = signed_headers(t, req);
+	initStringInfo(&a->response);
+	MemoryContextSwitchTo(old);
+
+	curl_easy_setopt(a->easy, CURLOPT_URL, t->url);
+	curl_easy_setopt(a->easy, CURLOPT_POST, 1L);
+	curl_easy_setopt(a->easy, CURLOPT_POSTFIELDS, req->body);
+	curl_easy_setopt(a->easy, CURLOPT_POSTFIELDSIZE_LARGE, (curl_off_t) req->body_len);
+	curl_easy_setopt(a->easy, CURLOPT_HTTPHEADER, a->headers);
+	curl_easy_setopt(a->easy, CURLOPT_WRITEFUNCTION, on_body);
+	curl_easy_setopt(a->easy, CURLOPT_WRITEDATA, a);
+	curl_easy_setopt(a->easy, CURLOPT_HEADERFUNCTION, on_header);
+	curl_easy_setopt(a->easy, CURLOPT_HEADERDATA, a);
+	curl_easy_setopt(a->easy, CURLOPT_PRIVATE, a);
+	curl_easy_setopt(a->easy, CURLOPT_ERRORBUFFER, a->errbuf);
+	curl_easy_setopt(a->easy, CURLOPT_NOSIGNAL, 1L);
+	curl_easy_setopt(a->easy, CURLOPT_CONNECTTIMEOUT_MS, server->connect_timeout_ms);
+	curl_easy_setopt(a->easy, CURLOPT_TIMEOUT_MS, server->request_timeout_ms);
+	curl_easy_setopt(a->easy, CURLOPT_TCP_NODELAY, 1L);
+	curl_easy_setopt(a->easy, CURLOPT_SSL_VERIFYPEER, 1L);
+	curl_easy_setopt(a->easy, CURLOPT_SSL_VERIFYHOST, 2L);
+	if (server->ca_file)
+		curl_easy_setopt(a->easy, CURLOPT_CAINFO, server->ca_file);
+	if (curl_multi_add_handle(t->multi, a->easy) != CURLM_OK)
+	{
+		attempt_free(t, a);
+		ereport(ERROR,
+				(errcode(ERRCODE_FDW_OUT_OF_MEMORY),
+				 errmsg("could not start a DynamoDB request")));
+	}
+	req->status = DDB_RUNNING;
+	req->attempts++;
+	req->attempt = a;
+	req->group->running++;
+	req->group->stats.attempts++;
+	backend_stats.attempts++;
+}
+
+/* Start every queued request that is due and whose group has room. */
+static void
+start_due(DdbTransport *t)
+{
+	dlist_mutable_iter it;
+	TimestampTz now = GetCurrentTimestamp();
+
+	dlist_foreach_modify(it, &t->queue)
+	{
+		DdbRequest *req = dlist_container(DdbRequest, node, it.cur);
+
+		if (req->retry_at > now || req->group->running >= req->group->max_inflight)
+			continue;
+		dlist_delete(&req->node);
+		attempt_start(t, req);
+	}
+}
+
+/* Milliseconds until the next queued retry is due, at most POLL_MS. */
+static int
+poll_timeout(DdbTransport *t)
+{
+	dlist_iter	it;
+	TimestampTz now = GetCurrentTimestamp();
+	long		ms = POLL_MS;
+
+	dlist_foreach(it, &t->queue)
+	{
+		DdbRequest *req = dlist_container(DdbRequest, node, it.cur);
+
+		if (req->retry_at > now)
+			ms = Min(ms, (long) ((req->retry_at - now) / 1000));
+		else if (req->group->running < req->group->max_inflight)
+			ms = 0;
+	}
+	return (int) Max(ms, 0);
+}
+
+/* ---------------------------------------------------------------------
+ * Classifying answers
+ * ---------------------------------------------------------------------
+ */
+
+/* Errors that a later attempt may not meet. */
+static bool
+is_throttle(const char *type)
+{
+	return strcmp(type, "ProvisionedThroughputExceededException") == 0 ||
+		strcmp(type, "ThrottlingException") == 0 ||
+		strcmp(type, "RequestLimitExceeded") == 0 ||
+		strcmp(type, "LimitExceededException") == 0;
+}
+
+/* Record an error on req, the type without its "namespace#" prefix. */
+static void
+set_error(DdbRequest *req, const char *type, const char *message)
+{
+	const char *hash = strrchr(type, '#');
+
+	req->error_type = MemoryContextStrdup(req->cxt, hash ? hash + 1 : type);
+	req->error_message = MemoryContextStrdup(req->cxt, message ? message : "");
+}
+
+/* True when any ThrottlingReasons entry names a key-range reason. */
+static bool
+has_key_range_reason(const DdbJson *body)
+{
+	const DdbJson *reasons = ddbjson_get(body, "ThrottlingReasons");
+
+	if (reasons == NULL || reasons->kind != DJ_ARRAY)
+		return false;
+	for (int i = 0; i < reasons->n; i++)
+	{
+		const char *reason = ddbjson_get_string(&reasons->elems[i], "reason");
+
+		if (reason && strstr(reason, "KeyRangeThroughputExceeded"))
+			return true;
+	}
+	return false;
+}
+
+/* Add a response's ConsumedCapacity (an object or an array) to stats. */
+static double
+consumed_capacity(const DdbJson *body)
+{
+	const DdbJson *cc = ddbjson_get(body, "ConsumedCapacity");
+	double		total = 0;
+
+	if (cc == NULL)
+		return 0;
+	if (cc->kind == DJ_OBJECT)
+		return ddbjson_get_number(cc, "CapacityUnits");
+	if (cc->kind == DJ_ARRAY)
+		for (int i = 0; i < cc->n; i++)
+			total += ddbjson_get_number(&cc->elems[i], "CapacityUnits");
+	return total;
+}
+
+/*
+ * Judge a transfer that ended with an HTTP answer.  Returns true when
+ * another attempt may succeed.
+ */
+static bool
+judge_answer(DdbRequest *req, DdbAttempt *a, long status)
+{
+	char		err[256];
+	DdbJson    *body;
+	MemoryContext old;
+
+	req->http_status = status;
+	if (a->crc[0] != '\0')
+	{
+		unsigned long crc = crc32(0L, (const Bytef *) a->response.data,
+								  (uInt) a->response.len);
+
+		if (strtoul(a->crc, NULL, 10) != crc)
+		{
+			set_error(req, "CRC32CheckFailed",
+					  "the response body does not match its x-amz-crc32 header");
+			req->maybe_applied |= !req->idempotent;
+			return true;
+		}
+	}
+	old = MemoryContextSwitchTo(req->cxt);
+	body = ddbjson_parse(a->response.data, a->response.len, err, sizeof(err));
+	MemoryContextSwitchTo(old);
+	if (body == NULL || body->kind != DJ_OBJECT)
+	{
+		char	   *msg = psprintf("the response (HTTP %ld) is not valid JSON: %s",
+								   status, body ? "not an object" : err);
+
+		set_error(req, "InvalidResponse", msg);
+		req->maybe_applied |= !req->idempotent;
+		return true;
+	}
+	if (status == 200)
+	{
+		req->response = body;
+		return false;
+	}
+	set_error(req, ddbjson_get_string(body, "__type") ? ddbjson_get_string(body, "__type") : "HttpError",
+			  ddbjson_get_string(body, "message") ? ddbjson_get_string(body, "message") :
+			  ddbjson_get_string(body, "Message"));
+	if (is_throttle(req->error_type))
+	{
+		req->key_throttled |= has_key_range_reason(body);
+		req->group->stats.throttles++;
+		backend_stats.throttles++;
+		return true;
+	}
+	if (status >= 500)
+	{
+		req->maybe_applied |= !req->idempotent;
+		return true;
+	}
+	return false;
+}
+
+/*
+ * Judge a transfer that ended without an HTTP answer.  Returns true when
+ * another attempt may succeed.
+ */
+static bool
+judge_transport_error(DdbRequest *req, DdbAttempt *a, CURLcode code)
+{
+	const char *detail = a->errbuf[0] ? a->errbuf : curl_easy_strerror(code);
+
+	req->http_status = 0;
+	set_error(req, code == CURLE_OPERATION_TIMEDOUT ? "Timeout" : "ConnectionError", detail);
+	switch (code)
+	{
+		case CURLE_COULDNT_RESOLVE_HOST:
+		case CURLE_COULDNT_RESOLVE_PROXY:
+		case CURLE_COULDNT_CONNECT:
+			/* nothing was sent */
+			return true;
+		case CURLE_OPERATION_TIMEDOUT:
+		case CURLE_SEND_ERROR:
+		case CURLE_RECV_ERROR:
+		case CURLE_GOT_NOTHING:
+		case CURLE_PARTIAL_FILE:
+		case CURLE_WRITE_ERROR:
+		case CURLE_HTTP2:
+		case CURLE_HTTP2_STREAM:
+		case CURLE_SSL_CONNECT_ERROR:
+			req->maybe_applied |= !req->idempotent;
+			return true;
+		default:
+			return false;
+	}
+}
+
+/*
+ * The delay before attempt number n (1-based) of a retry: full jitter over
+ * an exponentially growing, capped window.
+ */
+static long
+backoff_us(int attempt)
+{
+	double		window = Min(RETRY_CAP_MS, RETRY_BASE_MS * pow(2.0, attempt));
+
+	return (long) (pg_prng_double(&pg_global_prng_state) * window * 1000.0);
+}
+
+/* Hand a finished request to its group. */
+static void
+finish(DdbRequest *req, DdbStatus status)
+{
+	DdbGroup   *g = req->group;
+
+	req->status = status;
+	req->attempt = NULL;
+	g->unfinished--;
+	dlist_push_tail(&g->done, &req->node);
+	if (status == DDB_OK)
+	{
+		double		cc = consumed_capacity(req->response);
+
+		g->stats.requests++;
+		g->stats.capacity += cc;
+		backend_stats.requests++;
+		backend_stats.capacity += cc;
+	}
+}
+
+/*
+ * Deal with a transfer libcurl reports done: judge it, then either finish
+ * the request or queue its retry.
+ */
+static void
+attempt_done(DdbTransport *t, DdbAttempt *a, CURLcode code)
+{
+	DdbRequest *req = a->req;
+	bool		retry;
+	bool		timeout = code == CURLE_OPERATION_TIMEDOUT;
+	long		status = 0;
+
+	req->group->running--;
+	if (code == CURLE_OK)
+	{
+		curl_easy_getinfo(a->easy, CURLINFO_RESPONSE_CODE, &status);
+		retry = judge_answer(req, a, status);
+	}
+	else
+		retry = judge_transport_error(req, a, code);
+	attempt_free(t, a);
+
+	if (!retry)
+	{
+		if (req->response != NULL)
+			t->budget = Min(RETRY_BUDGET, t->budget + 1);
+		finish(req, req->response ? DDB_OK : DDB_FAILED);
+		return;
+	}
+	if (req->attempts > t->conn->server->max_retries)
+	{
+		finish(req, DDB_FAILED);
+		return;
+	}
+	if (req->error_type && !is_throttle(req->error_type))
+	{
+		int			cost = timeout ? RETRY_TIMEOUT_COST : RETRY_COST;
+
+		if (t->budget < cost)
+		{
+			finish(req, DDB_FAILED);
+			return;
+		}
+		t->budget -= cost;
+	}
+	req->group->stats.retries++;
+	backend_stats.retries++;
+	req->status = DDB_QUEUED;
+	req->retry_at = GetCurrentTimestamp() + backoff_us(req->attempts);
+	dlist_push_tail(&t->queue, &req->node);
+}
+
+/*
+ * Move the transport forward once: start what is due, let libcurl work,
+ * collect finished transfers, and if none finished sleep briefly on the
+ * sockets.  Interrupts are checked on every call.
+ */
+static void
+transport_step(DdbTransport *t)
+{
+	int			running;
+	int			left;
+	CURLMsg    *msg;
+	bool		finished = false;
+
+	CHECK_FOR_INTERRUPTS();
+	start_due(t);
+	curl_multi_perform(t->multi, &running);
+	while ((msg = curl_multi_info_read(t->multi, &left)) != NULL)
+	{
+		DdbAttempt *a;
+
+		if (msg->msg != CURLMSG_DONE)
+			continue;
+		curl_easy_getinfo(msg->easy_handle, CURLINFO_PRIVATE, (char **) &a);
+		attempt_done(t, a, msg->data.result);
+		finished = true;
+	}
+	if (!finished)
+		curl_multi_poll(t->multi, NULL, 0, poll_timeout(t), NULL);
+}
+
+/*
+ * The next finished request of the group (succeeded or failed for good),
+ * waiting for one if need be; NULL when the group has nothing left.
+ */
+DdbRequest *
+ddb_wait_any(DdbGroup *group)
+{
+	DdbTransport *t = group->conn->transport;
+
+	for (;;)
+	{
+		if (!dlist_is_empty(&group->done))
+		{
+			DdbRequest *req = dlist_container(DdbRequest, node,
+											  dlist_pop_head_node(&group->done));
+
+			return req;
+		}
+		if (group->unfinished == 0)
+			return NULL;
+		transport_step(t);
+	}
+}
+
+/* Wait until req has finished, and take it out of its group's done list. */
+void
+ddb_wait_for(DdbRequest *req)
+{
+	DdbTransport *t = req->group->conn->transport;
+
+	while (req->status == DDB_QUEUED || req->status == DDB_RUNNING)
+		transport_step(t);
+	dlist_delete(&req->node);
+}
+
+/*
+ * Run one request to completion and return its parsed response, which
+ * lives as long as the group; errors out when it fails.
+ */
+DdbJson *
+ddb_call(DdbGroup *group, const char *action, const char *body, size_t len)
+{
+	DdbRequest *req = ddb_request_create(group, action, body, len);
+
+	ddb_submit(req);
+	ddb_wait_for(req);
+	if (req->status != DDB_OK)
+		ddb_report_error(req);
+	return req->response;
+}
+
+/* ---------------------------------------------------------------------
+ * Reporting errors
+ * ---------------------------------------------------------------------
+ */
+
+typedef struct ErrorMapping
+{
+	const char *type;
+	int			sqlstate;
+	const char *hint;
+} ErrorMapping;
+
+static const ErrorMapping error_map[] = {
+	{"ResourceNotFoundException", ERRCODE_FDW_TABLE_NOT_FOUND,
+	"Check the foreign table's \"table\" and \"index\" options, and the server's region and endpoint."},
+	{"ConditionalCheckFailedException", ERRCODE_FDW_ERROR, NULL},
+	{"ValidationException", ERRCODE_FDW_ERROR, NULL},
+	{"SerializationException", ERRCODE_FDW_ERROR, NULL},
+	{"ProvisionedThroughputExceededException", ERRCODE_INSUFFICIENT_RESOURCES,
+	"DynamoDB kept throttling the request; raise the table's capacity, shard the hot key, or raise the server's max_retries."},
+	{"ThrottlingException", ERRCODE_INSUFFICIENT_RESOURCES,
+	"DynamoDB kept throttling the request; try again later or raise the server's max_retries."},
+	{"RequestLimitExceeded", ERRCODE_INSUFFICIENT_RESOURCES, NULL},
+	{"LimitExceededException", ERRCODE_INSUFFICIENT_RESOURCES, NULL},
+	{"ItemCollectionSizeLimitExceededException", ERRCODE_PROGRAM_LIMIT_EXCEEDED, NULL},
+	{"TransactionConflictException", ERRCODE_T_R_SERIALIZATION_FAILURE, NULL},
+	{"TransactionCanceledException", ERRCODE_T_R_SERIALIZATION_FAILURE, NULL},
+	{"AccessDeniedException", ERRCODE_INSUFFICIENT_PRIVILEGE,
+	"Check the IAM policy of the user mapping's access key."},
+	{"UnrecognizedClientException", ERRCODE_INVALID_AUTHORIZATION_SPECIFICATION,
+	"Check the user mapping's access_key_id."},
+	{"InvalidSignatureException", ERRCODE_INVALID_AUTHORIZATION_SPECIFICATION,
+	"Check the user mapping's secret_access_key and the server's region."},
+	{"IncompleteSignatureException", ERRCODE_INVALID_AUTHORIZATION_SPECIFICATION, NULL},
+	{"MissingAuthenticationTokenException", ERRCODE_INVALID_AUTHORIZATION_SPECIFICATION, NULL},
+	{"ExpiredTokenException", ERRCODE_INVALID_AUTHORIZATION_SPECIFICATION,
+	"The user mapping's session_token has expired."},
+	{"ConnectionError", ERRCODE_FDW_UNABLE_TO_ESTABLISH_CONNECTION,
+	"Check the server's endpoint option and that DynamoDB is reachable."},
+	{"Timeout", ERRCODE_FDW_UNABLE_TO_ESTABLISH_CONNECTION,
+	"Raise the server's request_timeout_ms or connect_timeout_ms."},
+	{NULL}
+};
+
+/*
+ * Raise the error of a failed request: SQLSTATE by DynamoDB error type,
+ * DynamoDB's own type and message in the detail.
+ */
+void
+ddb_report_error(DdbRequest *req)
+{
+	const ErrorMapping *m;
+	int			sqlstate = ERRCODE_FDW_ERROR;
+	const char *hint = NULL;
+
+	for (m = error_map; m->type; m++)
+		if (strcmp(m->type, req->error_type) == 0)
+		{
+			sqlstate = m->sqlstate;
+			hint = m->hint;
+			break;
+		}
+	if (m->type == NULL && req->http_status >= 500)
+		hint = "DynamoDB answered with a server error; raise the server's max_retries to retry longer.";
+
+	ereport(ERROR,
+			(errcode(sqlstate),
+			 errmsg("DynamoDB %s request failed: %s", req->action, req->error_type),
+			 req->http_status ?
+			 errdetail("%s (HTTP %ld, %d attempt%s)", req->error_message,
+					   req->http_status, req->attempts, req->attempts == 1 ? "" : "s") :
+			 errdetail("%s (%d attempt%s)", req->error_message,
+					   req->attempts, req->attempts == 1 ? "" : "s"),
+			 hint ? errhint("%s", hint) : 0));
+}

@@ -1,0 +1,935 @@
+/*-------------------------------------------------------------------------
+ *
+ * test_ddbjson.c
+ *		Unit tests of ddbjson.c: the parser, the writer, JSON string
+ *		escaping and base64.
+ *
+ * Every tree, buffer and base64 result is freed again so that a leak
+ * checker sees nothing.
+ *
+ *-------------------------------------------------------------------------
+ */
+#include <limits.h>
+
+#include "ddbjson.h"
+#include "unit.h"
+
+/* A DynamoDB Query response, compact as the service sends it. */
+static const char query_body[] =
+"{\"ConsumedCapacity\":{\"CapacityUnits\":0.5,\"TableName\":\"orders\"},"
+"\"Count\":2,"
+"\"Items\":["
+"{\"pk\":{\"S\":\"cust#1\"},\"sk\":{\"S\":\"order#2024-01-05\"},"
+"\"total\":{\"N\":\"129.95\"},\"tags\":{\"SS\":[\"gift\",\"rush\"]},"
+"\"blob\":{\"B\":\"AAEC/w==\"},\"paid\":{\"BOOL\":true},"
+"\"note\":{\"NULL\":true},"
+"\"lines\":{\"L\":[{\"M\":{\"sku\":{\"S\":\"A-1\"},\"qty\":{\"N\":\"2\"}}}]}},"
+"{\"pk\":{\"S\":\"cust#1\"},\"sk\":{\"S\":\"order#2024-02-11\"},"
+"\"total\":{\"N\":\"7\"}}],"
+"\"LastEvaluatedKey\":{\"pk\":{\"S\":\"cust#1\"},"
+"\"sk\":{\"S\":\"order#2024-02-11\"}},"
+"\"ScannedCount\":2}";
+
+/* A DynamoDB throttling error body. */
+static const char error_body[] =
+"{\"__type\":\"com.amazonaws.dynamodb.v20120810#"
+"ProvisionedThroughputExceededException\","
+"\"message\":\"The level of configured provisioned throughput for the "
+"table was exceeded. Consider increasing your provisioning level with "
+"the UpdateTable API.\","
+"\"ThrottlingReasons\":[{\"reason\":\"TableWriteKeyRangeThroughputExceeded\","
+"\"resource\":\"arn:aws:dynamodb:us-east-1:123456789012:table/orders\"}]}";
+
+/* Free the contents of a parsed node, but not the node itself. */
+static void
+free_contents(DdbJson *v)
+{
+	int			i;
+
+	for (i = 0; i < v->n; i++)
+	{
+		if (v->keys != NULL)
+			sfdw_free(v->keys[i]);
+		free_contents(&v->elems[i]);
+	}
+	sfdw_free(v->str);
+	sfdw_free(v->keys);
+	sfdw_free(v->elems);
+}
+
+/* Free a tree returned by ddbjson_parse (NULL is allowed). */
+static void
+free_tree(DdbJson *root)
+{
+	if (root == NULL)
+		return;
+	free_contents(root);
+	sfdw_free(root);
+}
+
+/* The text of a string or number node, or NULL for no node. */
+static const char *
+text_of(const DdbJson *v)
+{
+	return v != NULL ? v->str : NULL;
+}
+
+/* The typed value of attribute name in an item: item.name.type. */
+static DdbJson *
+attr(const DdbJson *item, const char *name, const char *type)
+{
+	return ddbjson_get(ddbjson_get(item, name), type);
+}
+
+/* Parse a NUL-terminated text; err receives the reason on failure. */
+static DdbJson *
+parse(const char *text, char *err, size_t errlen)
+{
+	return ddbjson_parse(text, strlen(text), err, errlen);
+}
+
+/* Write a tree with jw_tree and return the text (free with sfdw_free). */
+static char *
+write_tree(const DdbJson *v)
+{
+	Buf			out;
+	JsonWriter	w;
+
+	buf_init(&out);
+	jw_init(&w, &out);
+	jw_tree(&w, v);
+	return out.data;
+}
+
+/*
+ * Does parsing len bytes of text fail with exactly the message want?
+ */
+static int
+rejects_len(const char *text, size_t len, const char *want)
+{
+	char		err[256] = "";
+	DdbJson    *v = ddbjson_parse(text, len, err, sizeof(err));
+
+	if (v != NULL)
+	{
+		free_tree(v);
+		printf("     accepted: %s\n", text);
+		return 0;
+	}
+	if (strcmp(err, want) != 0)
+	{
+		printf("     input: %s\n     err:   %s\n     want:  %s\n",
+			   text, err, want);
+		return 0;
+	}
+	return 1;
+}
+
+/* rejects_len for a NUL-terminated text. */
+static int
+rejects(const char *text, const char *want)
+{
+	return rejects_len(text, strlen(text), want);
+}
+
+/*
+ * Does text parse and come back from jw_tree as expected?
+ */
+static int
+writes_back(const char *text, const char *expected)
+{
+	char		err[256] = "";
+	DdbJson    *v = parse(text, err, sizeof(err));
+	char	   *back;
+	int			ok;
+
+	if (v == NULL)
+	{
+		printf("     input: %s\n     err:   %s\n", text, err);
+		return 0;
+	}
+	back = write_tree(v);
+	ok = strcmp(back, expected) == 0;
+	if (!ok)
+		printf("     got:  %s\n     want: %s\n", back, expected);
+	sfdw_free(back);
+	free_tree(v);
+	return ok;
+}
+
+/* Compact text in the writer's own style survives parse and jw_tree. */
+static int
+round_trips(const char *text)
+{
+	return writes_back(text, text);
+}
+
+static void
+test_kinds(void)
+{
+	char		err[256] = "";
+	DdbJson    *v = parse(" [null, true,false ,0,\"s\",[],{}] ",
+						  err, sizeof(err));
+
+	CHECK(v != NULL && v->kind == DJ_ARRAY && v->n == 7);
+	if (v == NULL || v->n != 7)
+	{
+		free_tree(v);
+		return;
+	}
+	CHECK(v->keys == NULL);
+	CHECK(v->elems[0].kind == DJ_NULL);
+	CHECK(v->elems[1].kind == DJ_BOOL && v->elems[1].boolean);
+	CHECK(v->elems[2].kind == DJ_BOOL && !v->elems[2].boolean);
+	CHECK(v->elems[3].kind == DJ_NUMBER && v->elems[3].len == 1);
+	CHECK_STR(v->elems[3].str, "0");
+	CHECK(v->elems[4].kind == DJ_STRING && v->elems[4].len == 1);
+	CHECK_STR(v->elems[4].str, "s");
+	CHECK(v->elems[5].kind == DJ_ARRAY && v->elems[5].n == 0);
+	CHECK(v->elems[6].kind == DJ_OBJECT && v->elems[6].n == 0);
+	free_tree(v);
+
+	/* Scalars at the top level, the number one ending with the input. */
+	v = parse("null", err, sizeof(err));
+	CHECK(v != NULL && v->kind == DJ_NULL);
+	free_tree(v);
+	v = parse("false", err, sizeof(err));
+	CHECK(v != NULL && v->kind == DJ_BOOL && !v->boolean);
+	free_tree(v);
+	v = parse("\"top\"", err, sizeof(err));
+	CHECK(v != NULL && v->kind == DJ_STRING && strcmp(v->str, "top") == 0);
+	free_tree(v);
+	v = parse("-12", err, sizeof(err));
+	CHECK(v != NULL && v->kind == DJ_NUMBER && strcmp(v->str, "-12") == 0);
+	free_tree(v);
+	v = parse("\t4.5e1\r\n", err, sizeof(err));
+	CHECK(v != NULL && v->kind == DJ_NUMBER && strcmp(v->str, "4.5e1") == 0);
+	free_tree(v);
+}
+
+static void
+test_nesting(void)
+{
+	char		err[256] = "";
+	DdbJson    *v = parse("{\"a\":{\"b\":[1,{\"c\":[[],[true]]}]},\"d\":[]}",
+						  err, sizeof(err));
+	DdbJson    *b;
+	DdbJson    *c;
+
+	CHECK(v != NULL);
+	if (v == NULL)
+		return;
+	b = ddbjson_get(ddbjson_get(v, "a"), "b");
+	CHECK(b != NULL && b->kind == DJ_ARRAY && b->n == 2);
+	if (b == NULL || b->n != 2)
+	{
+		free_tree(v);
+		return;
+	}
+	CHECK_STR(b->elems[0].str, "1");
+	c = ddbjson_get(&b->elems[1], "c");
+	CHECK(c != NULL && c->kind == DJ_ARRAY && c->n == 2);
+	CHECK(c != NULL && c->elems[0].n == 0 && c->elems[1].n == 1);
+	CHECK(c != NULL && c->elems[1].elems[0].kind == DJ_BOOL);
+	CHECK(ddbjson_get(v, "d") != NULL && ddbjson_get(v, "d")->n == 0);
+	free_tree(v);
+}
+
+/* Fill text with levels nested arrays around inner; returns text. */
+static char *
+nested(char *text, int levels, const char *inner)
+{
+	memset(text, '[', levels);
+	strcpy(text + levels, inner);
+	memset(text + levels + strlen(inner), ']', levels);
+	text[2 * levels + strlen(inner)] = '\0';
+	return text;
+}
+
+static void
+test_depth(void)
+{
+	char		text[128];
+	char		err[256] = "";
+	DdbJson    *v;
+
+	/*
+	 * json-c's default depth is 32, counting the values inside the
+	 * innermost container as a level of their own.
+	 */
+	v = parse(nested(text, 32, ""), err, sizeof(err));
+	CHECK(v != NULL);
+	free_tree(v);
+	v = parse(nested(text, 31, "1"), err, sizeof(err));
+	CHECK(v != NULL);
+	free_tree(v);
+	CHECK(rejects(nested(text, 32, "1"), "nesting too deep at byte 32"));
+	CHECK(rejects(nested(text, 33, ""), "nesting too deep at byte 32"));
+	CHECK(rejects(nested(text, 31, "{\"a\":1}"),
+				  "nesting too deep at byte 36"));
+}
+
+static void
+test_member_order(void)
+{
+	char		err[256] = "";
+	DdbJson    *v = parse("{\"z\":1,\"a\":2,\"m\":3}", err, sizeof(err));
+	Buf			text;
+	int			i;
+	int			in_order = 1;
+
+	CHECK(v != NULL && v->n == 3);
+	if (v != NULL)
+	{
+		CHECK_STR(v->keys[0], "z");
+		CHECK_STR(v->keys[1], "a");
+		CHECK_STR(v->keys[2], "m");
+		CHECK_STR(v->elems[1].str, "2");
+	}
+	free_tree(v);
+
+	/* Enough members to make json-c grow its hash table. */
+	buf_init(&text);
+	buf_putc(&text, '{');
+	for (i = 299; i >= 0; i--)
+		buf_printf(&text, "\"k%d\":%d%s", i, i, i > 0 ? "," : "}");
+	v = ddbjson_parse(text.data, text.len, err, sizeof(err));
+	CHECK(v != NULL && v->n == 300);
+	for (i = 0; v != NULL && i < v->n; i++)
+	{
+		char		want[16];
+
+		snprintf(want, sizeof(want), "k%d", 299 - i);
+		if (strcmp(v->keys[i], want) != 0)
+			in_order = 0;
+	}
+	CHECK(in_order);
+	free_tree(v);
+	sfdw_free(text.data);
+}
+
+static void
+test_strings(void)
+{
+	char		err[256] = "";
+	DdbJson    *v = parse("[\"a\\nb\\\"c\\\\d\\/e\\tf\\r\\b\\f\","
+						  "\"\\u00e9\",\"\\ud83d\\ude00\",\"a\\u0000b\","
+						  "\"caf\xc3\xa9 \xf0\x9f\x98\x80\",\"\"]",
+						  err, sizeof(err));
+
+	CHECK(v != NULL && v->n == 6);
+	if (v == NULL || v->n != 6)
+	{
+		free_tree(v);
+		return;
+	}
+	CHECK_STR(v->elems[0].str, "a\nb\"c\\d/e\tf\r\b\f");
+	CHECK(v->elems[0].len == 14);
+	CHECK_STR(v->elems[1].str, "\xc3\xa9");
+	CHECK(v->elems[1].len == 2);
+	CHECK_STR(v->elems[2].str, "\xf0\x9f\x98\x80");
+	CHECK(v->elems[2].len == 4);
+	CHECK(v->elems[3].len == 3);
+	CHECK(memcmp(v->elems[3].str, "a\0b", 4) == 0);
+	CHECK_STR(v->elems[4].str, "caf\xc3\xa9 \xf0\x9f\x98\x80");
+	CHECK(v->elems[5].kind == DJ_STRING && v->elems[5].len == 0);
+	CHECK_STR(v->elems[5].str, "");
+	free_tree(v);
+
+	/* Member names are unescaped too. */
+	v = parse("{\"a\\u00e9\\\"\":1}", err, sizeof(err));
+	CHECK(v != NULL && strcmp(v->keys[0], "a\xc3\xa9\"") == 0);
+	free_tree(v);
+}
+
+static void
+test_numbers(void)
+{
+	static const char *const texts[] = {
+		"1E+2", "-0.000123", "12345678901234567890123456789012345678",
+		"-0", "0", "1.5e-7", "-9223372036854775809", "18446744073709551616",
+		"9223372036854775807", "1.0", "100", "2E2", "-1e-130",
+		"0.1000000000000000000000000001"
+	};
+	char		err[256] = "";
+	Buf			text;
+	DdbJson    *v;
+	size_t		i;
+	int			kept = 1;
+
+	buf_init(&text);
+	buf_putc(&text, '[');
+	for (i = 0; i < sizeof(texts) / sizeof(texts[0]); i++)
+		buf_printf(&text, "%s%s", i > 0 ? " , " : "", texts[i]);
+	buf_putc(&text, ']');
+	v = ddbjson_parse(text.data, text.len, err, sizeof(err));
+	CHECK(v != NULL && v->n == (int) (sizeof(texts) / sizeof(texts[0])));
+	for (i = 0; v != NULL && i < (size_t) v->n; i++)
+	{
+		if (v->elems[i].kind != DJ_NUMBER ||
+			strcmp(v->elems[i].str, texts[i]) != 0 ||
+			v->elems[i].len != strlen(texts[i]))
+		{
+			printf("     number %s came back as %s\n", texts[i],
+				   v->elems[i].str);
+			kept = 0;
+		}
+	}
+	CHECK(kept);
+	free_tree(v);
+	sfdw_free(text.data);
+
+	v = parse("{\"big\":12345678901234567890123456789012345678,\"e\":1E+2,"
+			  "\"s\":\"5\",\"neg\":-0.5}", err, sizeof(err));
+	CHECK(v != NULL);
+	CHECK_STR(text_of(ddbjson_get(v, "big")),
+			  "12345678901234567890123456789012345678");
+	CHECK(ddbjson_get_number(v, "e") == 100.0);
+	CHECK(ddbjson_get_number(v, "neg") == -0.5);
+	CHECK(ddbjson_get_number(v, "s") == 0);
+	CHECK(ddbjson_get_number(v, "missing") == 0);
+	free_tree(v);
+}
+
+static void
+test_lookups(void)
+{
+	char		err[256] = "";
+	DdbJson    *v = parse("{\"s\":\"x\",\"n\":3,\"o\":{},\"a\":[1]}",
+						  err, sizeof(err));
+
+	CHECK(v != NULL);
+	CHECK_STR(ddbjson_get_string(v, "s"), "x");
+	CHECK(ddbjson_get_string(v, "n") == NULL);
+	CHECK(ddbjson_get_string(v, "missing") == NULL);
+	CHECK(ddbjson_get(v, "o") != NULL);
+	CHECK(ddbjson_get(v, "S") == NULL);
+	CHECK(ddbjson_get(ddbjson_get(v, "a"), "0") == NULL);
+	CHECK(ddbjson_get(NULL, "s") == NULL);
+	CHECK(ddbjson_get_string(NULL, "s") == NULL);
+	CHECK(ddbjson_get_number(NULL, "n") == 0);
+	free_tree(v);
+}
+
+static void
+test_query_response(void)
+{
+	char		err[256] = "";
+	DdbJson    *v = ddbjson_parse(query_body, strlen(query_body),
+								  err, sizeof(err));
+	DdbJson    *items;
+	DdbJson    *first;
+	DdbJson    *lek;
+	DdbJson    *cap;
+	DdbJson    *lines;
+	DdbJson    *tags;
+
+	CHECK(v != NULL);
+	if (v == NULL)
+	{
+		printf("     err: %s\n", err);
+		return;
+	}
+	CHECK(v->n == 5);
+	CHECK_STR(v->keys[0], "ConsumedCapacity");
+	CHECK_STR(v->keys[4], "ScannedCount");
+	CHECK_STR(text_of(ddbjson_get(v, "Count")), "2");
+	CHECK(ddbjson_get_number(v, "Count") == 2);
+	CHECK(ddbjson_get_number(v, "ScannedCount") == 2);
+
+	items = ddbjson_get(v, "Items");
+	CHECK(items != NULL && items->kind == DJ_ARRAY && items->n == 2);
+	first = items != NULL && items->n == 2 ? &items->elems[0] : NULL;
+	CHECK(first != NULL && first->n == 8);
+	CHECK(first != NULL && strcmp(first->keys[7], "lines") == 0);
+	CHECK_STR(text_of(attr(first, "pk", "S")), "cust#1");
+	CHECK_STR(text_of(attr(first, "total", "N")), "129.95");
+	CHECK_STR(text_of(attr(first, "blob", "B")), "AAEC/w==");
+	CHECK(attr(first, "paid", "BOOL") != NULL &&
+		  attr(first, "paid", "BOOL")->boolean);
+	CHECK(attr(first, "note", "NULL") != NULL &&
+		  attr(first, "note", "NULL")->kind == DJ_BOOL);
+	tags = attr(first, "tags", "SS");
+	CHECK(tags != NULL && tags->n == 2);
+	CHECK_STR(tags != NULL && tags->n == 2 ? tags->elems[1].str : NULL,
+			  "rush");
+	lines = attr(first, "lines", "L");
+	CHECK(lines != NULL && lines->n == 1);
+	CHECK_STR(text_of(lines != NULL && lines->n == 1 ?
+					  attr(ddbjson_get(&lines->elems[0], "M"), "qty", "N") :
+					  NULL), "2");
+	CHECK(items != NULL && items->n == 2 && items->elems[1].n == 3);
+
+	lek = ddbjson_get(v, "LastEvaluatedKey");
+	CHECK(lek != NULL && lek->n == 2);
+	CHECK_STR(text_of(attr(lek, "sk", "S")), "order#2024-02-11");
+
+	cap = ddbjson_get(v, "ConsumedCapacity");
+	CHECK_STR(text_of(ddbjson_get(cap, "CapacityUnits")), "0.5");
+	CHECK(ddbjson_get_number(cap, "CapacityUnits") == 0.5);
+	CHECK_STR(ddbjson_get_string(cap, "TableName"), "orders");
+	free_tree(v);
+
+	/* The same body laid out with whitespace parses to the same tree. */
+	CHECK(writes_back("{ \"Count\" : 2 ,\n\t\"Items\" : [ ] ,\r\n"
+					  "  \"ScannedCount\" : 0 }\n",
+					  "{\"Count\":2,\"Items\":[],\"ScannedCount\":0}"));
+}
+
+static void
+test_error_body(void)
+{
+	char		err[256] = "";
+	DdbJson    *v = ddbjson_parse(error_body, strlen(error_body),
+								  err, sizeof(err));
+	DdbJson    *reasons;
+
+	CHECK(v != NULL);
+	if (v == NULL)
+		return;
+	CHECK_STR(ddbjson_get_string(v, "__type"),
+			  "com.amazonaws.dynamodb.v20120810#"
+			  "ProvisionedThroughputExceededException");
+	CHECK(strncmp(ddbjson_get_string(v, "message"), "The level of", 12) == 0);
+	reasons = ddbjson_get(v, "ThrottlingReasons");
+	CHECK(reasons != NULL && reasons->kind == DJ_ARRAY && reasons->n == 1);
+	CHECK_STR(ddbjson_get_string(&reasons->elems[0], "reason"),
+			  "TableWriteKeyRangeThroughputExceeded");
+	CHECK_STR(ddbjson_get_string(&reasons->elems[0], "resource"),
+			  "arn:aws:dynamodb:us-east-1:123456789012:table/orders");
+	free_tree(v);
+}
+
+static void
+test_large_body(void)
+{
+	char		err[256] = "";
+	Buf			text;
+	DdbJson    *v;
+	DdbJson    *items;
+	int			i;
+
+	buf_init(&text);
+	buf_puts(&text, "{\"Items\":[");
+	for (i = 0; i < 20000; i++)
+		buf_printf(&text, "%s{\"pk\":{\"S\":\"item#%05d\"},"
+				   "\"n\":{\"N\":\"%d\"},\"tags\":{\"SS\":[\"a\",\"b\"]}}",
+				   i > 0 ? "," : "", i, i);
+	buf_puts(&text, "],\"Count\":20000}");
+	CHECK(text.len > 1000000);
+	v = ddbjson_parse(text.data, text.len, err, sizeof(err));
+	CHECK(v != NULL);
+	items = ddbjson_get(v, "Items");
+	CHECK(items != NULL && items->n == 20000);
+	if (items != NULL && items->n == 20000)
+		CHECK_STR(ddbjson_get_string(ddbjson_get(&items->elems[12345], "pk"),
+									 "S"), "item#12345");
+	free_tree(v);
+	sfdw_free(text.data);
+}
+
+static void
+test_truncation(void)
+{
+	size_t		len = strlen(query_body);
+	size_t		cut;
+	int			all = 1;
+
+	/* Every proper prefix of the body ends early, whatever it cuts. */
+	for (cut = 0; cut < len; cut++)
+	{
+		char		want[64];
+
+		snprintf(want, sizeof(want), "unexpected end of data at byte %zu", cut);
+		if (!rejects_len(query_body, cut, want))
+			all = 0;
+	}
+	CHECK(all);
+
+	CHECK(rejects("", "unexpected end of data at byte 0"));
+	CHECK(rejects("  \n", "unexpected end of data at byte 3"));
+	CHECK(rejects("{\"Count\":2,\"Item", "unexpected end of data at byte 16"));
+	CHECK(rejects("{\"Count\":2,\"Items\"",
+				  "unexpected end of data at byte 18"));
+	CHECK(rejects("{\"Count\":", "unexpected end of data at byte 9"));
+	CHECK(rejects("{\"Count\":12", "unexpected end of data at byte 11"));
+	CHECK(rejects("[\"\\u00", "unexpected end of data at byte 6"));
+	CHECK(rejects("[\"\\ud83d", "unexpected end of data at byte 8"));
+	CHECK(rejects("tru", "unexpected end of data at byte 3"));
+	CHECK(rejects("-", "unexpected end of data at byte 1"));
+	CHECK(rejects("1e", "unexpected end of data at byte 2"));
+}
+
+static void
+test_garbage(void)
+{
+	CHECK(rejects("{} x", "unexpected character at byte 3"));
+	CHECK(rejects("{}}", "unexpected character at byte 2"));
+	CHECK(rejects("[1]]", "unexpected character at byte 3"));
+	CHECK(rejects("1 2", "unexpected character at byte 2"));
+	CHECK(rejects("nullx", "unexpected character at byte 4"));
+	CHECK(rejects("{\"a\":1}{}", "unexpected character at byte 7"));
+	CHECK(rejects_len("{}\0", 3, "unexpected NUL byte at byte 2"));
+	CHECK(rejects_len("[\"a\0b\"]", 7, "unexpected NUL byte at byte 3"));
+
+	/* The reason is optional. */
+	CHECK(ddbjson_parse("{} x", 4, NULL, 0) == NULL);
+}
+
+static void
+test_invalid(void)
+{
+	/* Escapes. */
+	CHECK(rejects("[\"\\x\"]", "invalid string sequence at byte 3"));
+	CHECK(rejects("[\"\\u12g4\"]", "invalid string sequence at byte 6"));
+	CHECK(rejects("[\"\\U0041\"]", "invalid string sequence at byte 3"));
+	CHECK(rejects("[\"\\'\"]", "invalid string sequence at byte 3"));
+	CHECK(rejects("[\"\\u12\"]", "invalid string sequence at byte 6"));
+
+	/* Structure. */
+	CHECK(rejects("[1,]", "unexpected character at byte 3"));
+	CHECK(rejects("{\"a\":1,}", "unexpected character at byte 7"));
+	CHECK(rejects("[1 2]", "array value separator ',' expected at byte 3"));
+	CHECK(rejects("{\"a\" 1}",
+				  "object property name separator ':' expected at byte 5"));
+	CHECK(rejects("{a:1}", "quoted object property name expected at byte 1"));
+	CHECK(rejects("{'a':1}", "unexpected character at byte 1"));
+	CHECK(rejects("['a']", "unexpected character at byte 1"));
+	CHECK(rejects("/* c */{}", "unexpected character at byte 0"));
+	CHECK(rejects("[True]", "boolean expected at byte 1"));
+	CHECK(rejects("[nul]", "null expected at byte 4"));
+
+	/* Numbers outside RFC 8259's grammar. */
+	CHECK(rejects("[1.]", "invalid number at byte 1"));
+	CHECK(rejects("[01]", "number expected at byte 3"));
+	CHECK(rejects("[00]", "invalid number at byte 1"));
+	CHECK(rejects("[-01]", "invalid number at byte 1"));
+	CHECK(rejects("[-.5]", "invalid number at byte 1"));
+	CHECK(rejects("[1.e5]", "invalid number at byte 1"));
+	CHECK(rejects("[.5]", "unexpected character at byte 1"));
+	CHECK(rejects("[+1]", "unexpected character at byte 1"));
+	CHECK(rejects("[1e+]", "number expected at byte 4"));
+	CHECK(rejects("[NaN]", "invalid number at byte 1"));
+	CHECK(rejects("[Infinity]", "invalid number at byte 1"));
+	CHECK(rejects("[-Infinity]", "invalid number at byte 1"));
+	CHECK(rejects("0x10", "unexpected character at byte 1"));
+
+	/* What json-c lets through but JSON or our tree does not. */
+	CHECK(rejects("[\"a\tb\"]", "control character in string at byte 3"));
+	CHECK(rejects("{\"a\nb\":1}", "control character in string at byte 3"));
+	CHECK(rejects("{\"a\\u0000b\":1}",
+				  "member name contains \\u0000 at byte 3"));
+	CHECK(rejects("{\"a\":1,\"a\":2}",
+				  "duplicate object member name near byte 6"));
+	CHECK(rejects("{\"a\":[1],\"b\":2,\"a\":\"x\"}",
+				  "duplicate object member name near byte 5"));
+	CHECK(rejects("[{\"k\":{\"x\":1},\"k\":{\"x\":1}}]",
+				  "duplicate object member name near byte 13"));
+}
+
+static void
+test_round_trip(void)
+{
+	CHECK(round_trips("{}"));
+	CHECK(round_trips("[]"));
+	CHECK(round_trips("null"));
+	CHECK(round_trips("true"));
+	CHECK(round_trips("-0"));
+	CHECK(round_trips("\"x\""));
+	CHECK(round_trips("[[[]],{},[{}]]"));
+	CHECK(round_trips("{\"a\":[1,2.5,-3e-7,{\"b\":null}],"
+					  "\"c\":{\"d\":\"e\\u0000f\\n\\\"\\\\\"},"
+					  "\"\xc3\xa9\":\"\xf0\x9f\x98\x80\"}"));
+	CHECK(round_trips("[\"\\u001f\\b\\f\\r\\t\x7f/\","
+					  "12345678901234567890123456789012345678]"));
+	CHECK(round_trips(query_body));
+	CHECK(round_trips(error_body));
+
+	/* Other spellings come back in the writer's own. */
+	CHECK(writes_back("[ \"\\/\\u00E9\\ud83d\\ude00\\u000A\" ]",
+					  "[\"/\xc3\xa9\xf0\x9f\x98\x80\\n\"]"));
+	CHECK(writes_back("{ \"a\" :\t1E+2 }", "{\"a\":1E+2}"));
+
+	/* A number at the top level ends with the input. */
+	CHECK(round_trips("7"));
+}
+
+static void
+test_escape(void)
+{
+	Buf			out;
+
+	buf_init(&out);
+	json_escape(&out, "a\"\\\n\t\r\b\f\x01\x1f\x7f/\xc3\xa9\0z", 16);
+	CHECK_STR(out.data,
+			  "\"a\\\"\\\\\\n\\t\\r\\b\\f\\u0001\\u001f"
+			  "\x7f/\xc3\xa9\\u0000z\"");
+	buf_reset(&out);
+	json_escape(&out, "", 0);
+	CHECK_STR(out.data, "\"\"");
+	buf_reset(&out);
+	json_escape(&out, "\0", 1);
+	CHECK_STR(out.data, "\"\\u0000\"");
+	buf_reset(&out);
+	json_escape(&out, "plain text", 10);
+	CHECK_STR(out.data, "\"plain text\"");
+	sfdw_free(out.data);
+}
+
+static void
+test_writer(void)
+{
+	static const unsigned char blob[] = {0x00, 0x01, 0x02, 0xff};
+	Buf			out;
+	JsonWriter	w;
+	char	   *b64;
+
+	buf_init(&out);
+	jw_init(&w, &out);
+	jw_begin_object(&w);
+	jw_key(&w, "TableName");
+	jw_cstring(&w, "orders");
+	jw_key(&w, "Item");
+	jw_begin_object(&w);
+
+	jw_key(&w, "pk");
+	jw_begin_object(&w);
+	jw_key(&w, "S");
+	jw_cstring(&w, "cust#1");
+	jw_end_object(&w);
+
+	jw_key(&w, "total");
+	jw_begin_object(&w);
+	jw_key(&w, "N");
+	jw_cstring(&w, "129.95");
+	jw_end_object(&w);
+
+	jw_key(&w, "blob");
+	jw_begin_object(&w);
+	jw_key(&w, "B");
+	b64 = base64_encode(blob, sizeof(blob), NULL);
+	jw_cstring(&w, b64);
+	sfdw_free(b64);
+	jw_end_object(&w);
+
+	jw_key(&w, "paid");
+	jw_begin_object(&w);
+	jw_key(&w, "BOOL");
+	jw_bool(&w, true);
+	jw_end_object(&w);
+
+	jw_key(&w, "note");
+	jw_begin_object(&w);
+	jw_key(&w, "NULL");
+	jw_bool(&w, true);
+	jw_end_object(&w);
+
+	jw_key(&w, "addr");
+	jw_begin_object(&w);
+	jw_key(&w, "M");
+	jw_begin_object(&w);
+	jw_key(&w, "city");
+	jw_begin_object(&w);
+	jw_key(&w, "S");
+	jw_cstring(&w, "Z\xc3\xbcrich");
+	jw_end_object(&w);
+	jw_key(&w, "zip");
+	jw_begin_object(&w);
+	jw_key(&w, "N");
+	jw_cstring(&w, "8001");
+	jw_end_object(&w);
+	jw_end_object(&w);
+	jw_end_object(&w);
+
+	jw_key(&w, "lines");
+	jw_begin_object(&w);
+	jw_key(&w, "L");
+	jw_begin_array(&w);
+	jw_begin_object(&w);
+	jw_key(&w, "S");
+	jw_string(&w, "a\"b\0c", 5);
+	jw_end_object(&w);
+	jw_begin_object(&w);
+	jw_key(&w, "N");
+	jw_cstring(&w, "-1E+2");
+	jw_end_object(&w);
+	jw_end_array(&w);
+	jw_end_object(&w);
+
+	jw_key(&w, "tags");
+	jw_begin_object(&w);
+	jw_key(&w, "SS");
+	jw_begin_array(&w);
+	jw_cstring(&w, "gift");
+	jw_cstring(&w, "rush");
+	jw_end_array(&w);
+	jw_end_object(&w);
+
+	jw_end_object(&w);
+	jw_key(&w, "ConditionExpression");
+	jw_cstring(&w, "attribute_not_exists(#pk)");
+	jw_key(&w, "ExpressionAttributeNames");
+	jw_begin_object(&w);
+	jw_key(&w, "#pk");
+	jw_cstring(&w, "pk");
+	jw_end_object(&w);
+	jw_end_object(&w);
+
+	CHECK_STR(out.data,
+			  "{\"TableName\":\"orders\",\"Item\":{"
+			  "\"pk\":{\"S\":\"cust#1\"},"
+			  "\"total\":{\"N\":\"129.95\"},"
+			  "\"blob\":{\"B\":\"AAEC/w==\"},"
+			  "\"paid\":{\"BOOL\":true},"
+			  "\"note\":{\"NULL\":true},"
+			  "\"addr\":{\"M\":{\"city\":{\"S\":\"Z\xc3\xbcrich\"},"
+			  "\"zip\":{\"N\":\"8001\"}}},"
+			  "\"lines\":{\"L\":[{\"S\":\"a\\\"b\\u0000c\"},"
+			  "{\"N\":\"-1E+2\"}]},"
+			  "\"tags\":{\"SS\":[\"gift\",\"rush\"]}},"
+			  "\"ConditionExpression\":\"attribute_not_exists(#pk)\","
+			  "\"ExpressionAttributeNames\":{\"#pk\":\"pk\"}}");
+	CHECK(w.depth == 0);
+	CHECK(out.len == strlen(out.data));
+
+	/* Every value kind as array elements. */
+	buf_reset(&out);
+	jw_init(&w, &out);
+	jw_begin_array(&w);
+	jw_int(&w, LLONG_MIN);
+	jw_int(&w, 0);
+	jw_raw(&w, "1.5");
+	jw_begin_object(&w);
+	jw_end_object(&w);
+	jw_begin_array(&w);
+	jw_end_array(&w);
+	jw_null(&w);
+	jw_bool(&w, false);
+	jw_cstring(&w, "x");
+	jw_end_array(&w);
+	CHECK_STR(out.data, "[-9223372036854775808,0,1.5,{},[],null,false,\"x\"]");
+
+	/* A scalar alone. */
+	buf_reset(&out);
+	jw_init(&w, &out);
+	jw_int(&w, LLONG_MAX);
+	CHECK_STR(out.data, "9223372036854775807");
+	sfdw_free(out.data);
+}
+
+static void
+test_writer_depth(void)
+{
+	Buf			out;
+	Buf			want;
+	JsonWriter	w;
+	int			levels = JSONW_MAX_DEPTH - 1;
+	int			i;
+
+	/* Every level keeps its own commas, down to the deepest allowed. */
+	buf_init(&out);
+	buf_init(&want);
+	jw_init(&w, &out);
+	for (i = 0; i < levels; i++)
+	{
+		jw_begin_array(&w);
+		jw_int(&w, i);
+		buf_printf(&want, "[%d,", i);
+	}
+	jw_int(&w, -1);
+	buf_puts(&want, "-1");
+	for (i = levels - 1; i >= 0; i--)
+	{
+		jw_end_array(&w);
+		jw_int(&w, i);
+		buf_printf(&want, "],%d", i);
+	}
+	CHECK(w.depth == 0);
+	CHECK_STR(out.data, want.data);
+	sfdw_free(out.data);
+	sfdw_free(want.data);
+}
+
+static void
+test_base64(void)
+{
+	static const char *const plain[] = {
+		"", "f", "fo", "foo", "foob", "fooba", "foobar"
+	};
+	static const char *const coded[] = {
+		"", "Zg==", "Zm8=", "Zm9v", "Zm9vYg==", "Zm9vYmE=", "Zm9vYmFy"
+	};
+	static const char *const bad[] = {
+		"Zg=", "Zg", "Zg=a", "Z===", "====", "Zm9v!A==", "Zh==", "Zm9=",
+		"Zm9v\n", "Zm-v", "Zm_v", "Zm9 ", "=Zm9", "Zg==Zg==", "Zm9vYg=\n"
+	};
+	unsigned char all[256];
+	unsigned char sentinel[1];
+	unsigned char *dec;
+	size_t		declen;
+	char	   *enc;
+	size_t		enclen;
+	size_t		i;
+	int			ok;
+
+	for (i = 0; i < sizeof(plain) / sizeof(plain[0]); i++)
+	{
+		enc = base64_encode((const unsigned char *) plain[i], strlen(plain[i]),
+							&enclen);
+		CHECK_STR(enc, coded[i]);
+		CHECK(enclen == strlen(coded[i]));
+		sfdw_free(enc);
+
+		ok = base64_decode(coded[i], strlen(coded[i]), &dec, &declen);
+		CHECK(ok && declen == strlen(plain[i]) &&
+			  memcmp(dec, plain[i], declen) == 0);
+		sfdw_free(dec);
+	}
+
+	for (i = 0; i < 256; i++)
+		all[i] = (unsigned char) (255 - i);
+	enc = base64_encode(all, sizeof(all), &enclen);
+	CHECK(enclen == 344);
+	ok = base64_decode(enc, enclen, &dec, &declen);
+	CHECK(ok && declen == 256 && memcmp(dec, all, 256) == 0);
+	sfdw_free(enc);
+	sfdw_free(dec);
+
+	ok = 1;
+	for (i = 0; i < sizeof(bad) / sizeof(bad[0]); i++)
+	{
+		dec = sentinel;
+		declen = 99;
+		if (base64_decode(bad[i], strlen(bad[i]), &dec, &declen) ||
+			dec != NULL || declen != 0)
+		{
+			printf("     accepted base64: %s\n", bad[i]);
+			ok = 0;
+		}
+	}
+	CHECK(ok);
+	CHECK(!base64_decode("Zm9v\0Zm9", 8, &dec, &declen));
+}
+
+void
+suite_ddbjson(void)
+{
+	test_kinds();
+	test_nesting();
+	test_depth();
+	test_member_order();
+	test_strings();
+	test_numbers();
+	test_lookups();
+	test_query_response();
+	test_error_body();
+	test_large_body();
+	test_truncation();
+	test_garbage();
+	test_invalid();
+	test_round_trip();
+	test_escape();
+	test_writer();
+	test_writer_depth();
+	test_base64();
+}

@@ -1,0 +1,579 @@
+/*-------------------------------------------------------------------------
+ *
+ * test_keyfmt.c
+ *		Unit tests of the key templates (src/keyfmt.c): parsing and its
+ *		errors, rendering seed 002's leaderboard keys, base keys, prefixes,
+ *		and decoding stored keys back into column values.
+ *
+ *-------------------------------------------------------------------------
+ */
+#include "keyfmt.h"
+#include "unit.h"
+
+/* Parse a template that must be valid. */
+static KeyTemplate *
+parse_ok(const char *text)
+{
+	char		err[256] = "";
+	KeyTemplate *t = keyfmt_parse(text, err, sizeof(err));
+
+	CHECK(t != NULL);
+	if (t == NULL)
+		printf("     template \"%s\": %s\n", text, err);
+	return t;
+}
+
+/* Check that a template is refused with the given message. */
+static void
+check_parse_error(const char *text, const char *want)
+{
+	char		err[256] = "";
+	KeyTemplate *t = keyfmt_parse(text, err, sizeof(err));
+
+	CHECK(t == NULL);
+	CHECK_STR(err, want);
+	keyfmt_free(t);
+}
+
+/*
+ * Render text with values for its column parts (in part order, NULL for
+ * the others) and shard; check the key, or the error when want_err is set.
+ */
+static void
+check_render(const char *text, const char *const *values, long shard,
+			 const char *want, const char *want_err)
+{
+	KeyTemplate *t = parse_ok(text);
+	char		err[256] = "";
+	Buf			out;
+	bool		ok;
+
+	if (t == NULL)
+		return;
+	buf_init(&out);
+	buf_puts(&out, "kept:");
+	ok = keyfmt_render(t, values, shard, &out, err, sizeof(err));
+	if (want_err == NULL)
+	{
+		CHECK(ok);
+		CHECK_STR(out.data + 5, want);
+	}
+	else
+	{
+		CHECK(!ok);
+		CHECK_STR(err, want_err);
+		CHECK_STR(out.data, "kept:");
+	}
+	sfdw_free(out.data);
+	keyfmt_free(t);
+}
+
+/* Check the base key of a template, or its error when want_err is set. */
+static void
+check_base(const char *text, const char *const *values, const char *want,
+		   const char *want_err)
+{
+	KeyTemplate *t = parse_ok(text);
+	char		err[256] = "";
+	Buf			out;
+	bool		ok;
+
+	if (t == NULL)
+		return;
+	buf_init(&out);
+	ok = keyfmt_render_base(t, values, &out, err, sizeof(err));
+	if (want_err == NULL)
+	{
+		CHECK(ok);
+		CHECK_STR(out.data, want);
+	}
+	else
+	{
+		CHECK(!ok);
+		CHECK_STR(err, want_err);
+	}
+	sfdw_free(out.data);
+	keyfmt_free(t);
+}
+
+/* Check the prefix of a template with nknown leading fields known. */
+static void
+check_prefix(const char *text, const char *const *values, int nknown,
+			 const char *want)
+{
+	KeyTemplate *t = parse_ok(text);
+	char		err[256] = "";
+	Buf			out;
+
+	if (t == NULL)
+		return;
+	buf_init(&out);
+	CHECK(keyfmt_render_prefix(t, values, nknown, &out, err, sizeof(err)));
+	CHECK_STR(out.data, want);
+	sfdw_free(out.data);
+	keyfmt_free(t);
+}
+
+/*
+ * Decode key with text and check the text of each part against want (in
+ * part order; a NULL entry is not checked) and the shard number; when
+ * want is NULL the key must not match.
+ */
+static void
+check_decode(const char *text, const char *key, const char *const *want,
+			 long want_shard)
+{
+	KeyTemplate *t = parse_ok(text);
+	KeySpan		spans[8];
+	long		shard = -2;
+	bool		ok;
+	int			i;
+
+	if (t == NULL)
+		return;
+	ok = keyfmt_decode(t, key, strlen(key), spans, &shard);
+	if (want == NULL)
+	{
+		CHECK(!ok);
+		keyfmt_free(t);
+		return;
+	}
+	CHECK(ok);
+	if (ok)
+	{
+		for (i = 0; i < t->nparts; i++)
+		{
+			char	   *got;
+
+			if (want[i] == NULL)
+				continue;
+			got = keyfmt_field_text(t, i, key, &spans[i]);
+			CHECK_STR(got, want[i]);
+			sfdw_free(got);
+		}
+		CHECK(shard == want_shard);
+	}
+	keyfmt_free(t);
+}
+
+/* Templates that must be refused, each with its message. */
+static void
+test_parse_errors(void)
+{
+	check_parse_error("", "template is empty");
+	check_parse_error("{game_id", "unmatched \"{\" at position 1");
+	check_parse_error("{game_id}#{shard", "unmatched \"{\" at position 11");
+	check_parse_error("game}#{shard}", "unmatched \"}\" at position 5");
+	check_parse_error("{a}}", "unmatched \"}\" at position 4");
+	check_parse_error("{a{b}}", "unexpected \"{\" inside the field at position 1");
+	check_parse_error("x#{}", "field at position 3 has an empty name");
+	check_parse_error("{:020}", "field at position 1 has an empty name");
+	check_parse_error("{score:20}#{p}",
+					  "field \"score\" has unsupported format \"20\" (only 0W, zero padding to width W, is supported)");
+	check_parse_error("{score:x}",
+					  "field \"score\" has unsupported format \"x\" (only 0W, zero padding to width W, is supported)");
+	check_parse_error("{score:}",
+					  "field \"score\" has unsupported format \"\" (only 0W, zero padding to width W, is supported)");
+	check_parse_error("{score:0}",
+					  "field \"score\" has unsupported format \"0\" (only 0W, zero padding to width W, is supported)");
+	check_parse_error("{score:020x}",
+					  "field \"score\" has unsupported format \"020x\" (only 0W, zero padding to width W, is supported)");
+	check_parse_error("{score:00}", "width of field \"score\" must be between 1 and 1024");
+	check_parse_error("{score:01025}", "width of field \"score\" must be between 1 and 1024");
+	check_parse_error("{score:099999999999999999999}",
+					  "width of field \"score\" must be between 1 and 1024");
+	check_parse_error("g#{shard:x}",
+					  "field \"shard\" has unsupported format \"x\" (only 0W, zero padding to width W, is supported)");
+	check_parse_error("{shard:-3}#g",
+					  "field \"shard\" has unsupported format \"-3\" (only 0W, zero padding to width W, is supported)");
+	check_parse_error("{game_id}{shard}",
+					  "fields \"game_id\" and \"shard\" must be separated by literal text");
+	check_parse_error("x{a}{b:05}y",
+					  "fields \"a\" and \"b\" must be separated by literal text");
+	check_parse_error("{shard}#{g}#{shard}", "field \"shard\" appears more than once");
+}
+
+/* The parts a template parses into. */
+static void
+test_parse_parts(void)
+{
+	KeyTemplate *t;
+
+	t = parse_ok("{game_id}#{shard}");
+	if (t != NULL)
+	{
+		CHECK(t->nparts == 3);
+		CHECK(t->parts[0].kind == KP_COLUMN);
+		CHECK_STR(t->parts[0].text, "game_id");
+		CHECK(t->parts[0].width == 0);
+		CHECK(t->parts[1].kind == KP_LITERAL);
+		CHECK_STR(t->parts[1].text, "#");
+		CHECK(t->parts[2].kind == KP_SHARD);
+		CHECK_STR(t->parts[2].text, "shard");
+	}
+	keyfmt_free(t);
+
+	t = parse_ok("{score:020}#{player_id}");
+	if (t != NULL)
+	{
+		CHECK(t->nparts == 3);
+		CHECK(t->parts[0].kind == KP_COLUMN);
+		CHECK(t->parts[0].width == 20);
+		CHECK(t->parts[2].width == 0);
+	}
+	keyfmt_free(t);
+
+	/* Escaped braces join the literal around them into one part. */
+	t = parse_ok("a{{b}}c#{x}}}");
+	if (t != NULL)
+	{
+		CHECK(t->nparts == 3);
+		CHECK_STR(t->parts[0].text, "a{b}c#");
+		CHECK_STR(t->parts[1].text, "x");
+		CHECK_STR(t->parts[2].text, "}");
+	}
+	keyfmt_free(t);
+
+	t = parse_ok("g#{shard:003}");
+	if (t != NULL)
+		CHECK(t->parts[1].kind == KP_SHARD && t->parts[1].width == 3);
+	keyfmt_free(t);
+
+	t = parse_ok("constant");
+	if (t != NULL)
+		CHECK(t->nparts == 1 && t->parts[0].kind == KP_LITERAL);
+	keyfmt_free(t);
+
+	t = parse_ok("{score:01024}");
+	if (t != NULL)
+		CHECK(t->parts[0].width == 1024);
+	keyfmt_free(t);
+}
+
+/* Rendering, with seed 002's leaderboard keys first. */
+static void
+test_render(void)
+{
+	const char *game[] = {"game_X", NULL, NULL};
+	const char *empty_game[] = {"", NULL, NULL};
+	const char *null_game[] = {NULL, NULL, NULL};
+
+	check_render("{game_id}#{shard}", game, 3, "game_X#3", NULL);
+	check_render("{game_id}#{shard}", game, 0, "game_X#0", NULL);
+	check_render("{game_id}#{shard}", game, 2147483647L, "game_X#2147483647", NULL);
+	check_render("{score:020}#{player_id}", (const char *[]) {"42", NULL, "p1"}, 0,
+				 "00000000000000000042#p1", NULL);
+	check_render("{score:020}#{player_id}", (const char *[]) {"0", NULL, "p1"}, 0,
+				 "00000000000000000000#p1", NULL);
+	check_render("{score:020}#{player_id}", (const char *[]) {"007", NULL, "p1"}, 0,
+				 "00000000000000000007#p1", NULL);
+	check_render("{score:020}#{player_id}", (const char *[]) {"12.000", NULL, "p"}, 0,
+				 "00000000000000000012#p", NULL);
+	check_render("{score:020}#{player_id}",
+				 (const char *[]) {"9223372036854775807", NULL, "p"}, 0,
+				 "09223372036854775807#p", NULL);
+	/* a number wider than W is written whole */
+	check_render("{n:03}", (const char *[]) {"123456"}, 0, "123456", NULL);
+
+	/* braces */
+	check_render("{{{a}}}#{shard}", (const char *[]) {NULL, "x", NULL, NULL}, 1,
+				 "{x}#1", NULL);
+	check_render("lit{{eral}}", NULL, 0, "lit{eral}", NULL);
+
+	/* seeds 000, 003 and 004 */
+	check_render("{file_path}_{shard}", (const char *[]) {"/shared/firetvGen2.txt", NULL, NULL},
+				 6, "/shared/firetvGen2.txt_6", NULL);
+	check_render("album#{shard}", NULL, 12, "album#12", NULL);
+	check_render("{base}#_{shard}", (const char *[]) {"SENSOR_READING#2023-10-27", NULL, NULL},
+				 4, "SENSOR_READING#2023-10-27#_4", NULL);
+	check_render("g#{shard:03}", NULL, 7, "g#007", NULL);
+	check_render("g#{shard:03}", NULL, 1234, "g#1234", NULL);
+
+	/* refused values; the buffer keeps what it had */
+	check_render("{score:020}#{p}", (const char *[]) {"-5", NULL, "p"}, 0, NULL,
+				 "value \"-5\" of field \"score\" is not a non-negative integer");
+	check_render("{score:020}#{p}", (const char *[]) {"1.5", NULL, "p"}, 0, NULL,
+				 "value \"1.5\" of field \"score\" is not a non-negative integer");
+	check_render("{score:020}#{p}", (const char *[]) {"12.", NULL, "p"}, 0, NULL,
+				 "value \"12.\" of field \"score\" is not a non-negative integer");
+	check_render("{score:020}#{p}", (const char *[]) {"1e3", NULL, "p"}, 0, NULL,
+				 "value \"1e3\" of field \"score\" is not a non-negative integer");
+	check_render("{score:020}#{p}", (const char *[]) {" 5", NULL, "p"}, 0, NULL,
+				 "value \" 5\" of field \"score\" is not a non-negative integer");
+	check_render("{score:020}#{p}", (const char *[]) {"+5", NULL, "p"}, 0, NULL,
+				 "value \"+5\" of field \"score\" is not a non-negative integer");
+	check_render("{score:020}#{p}", (const char *[]) {"NaN", NULL, "p"}, 0, NULL,
+				 "value \"NaN\" of field \"score\" is not a non-negative integer");
+	check_render("{score:020}#{p}", (const char *[]) {"5", NULL, ""}, 0, NULL,
+				 "value of field \"p\" is empty");
+	check_render("{score:020}#{p}", (const char *[]) {"", NULL, "p"}, 0, NULL,
+				 "value of field \"score\" is empty");
+	check_render("{game_id}#{shard}", empty_game, 1, NULL,
+				 "value of field \"game_id\" is empty");
+	check_render("{game_id}#{shard}", null_game, 1, NULL,
+				 "field \"game_id\" has no value");
+	check_render("{game_id}#{shard}", game, -1, NULL,
+				 "shard number -1 is negative");
+}
+
+/* Base keys: the key without {shard} and the literal before it. */
+static void
+test_base(void)
+{
+	check_base("{game_id}#{shard}", (const char *[]) {"game_X", NULL, NULL},
+			   "game_X", NULL);
+	check_base("{file_path}_{shard}", (const char *[]) {"/shared/f.txt", NULL, NULL},
+			   "/shared/f.txt", NULL);
+	check_base("{base}#_{shard}", (const char *[]) {"base", NULL, NULL}, "base", NULL);
+	check_base("album#{shard}", NULL, "album#", NULL);
+	check_base("{shard}#{g}", (const char *[]) {NULL, NULL, "g1"}, "g1", NULL);
+	check_base("{shard}#", NULL, "#", NULL);
+	check_base("t/{a}/{b}-{shard}", (const char *[]) {NULL, "x", NULL, "y", NULL, NULL},
+			   "t/x/y", NULL);
+	check_base("{a}-{shard}/{b}", (const char *[]) {"x", NULL, NULL, NULL, "y"},
+			   "x/y", NULL);
+	check_base("{score:05}#{p}", (const char *[]) {"42", NULL, "p"}, "00042#p", NULL);
+	check_base("{shard}", NULL, NULL,
+			   "template has nothing but the field \"shard\", so keys have no base key");
+	check_base("{g}#{shard}", (const char *[]) {"", NULL, NULL}, NULL,
+			   "value of field \"g\" is empty");
+	check_base("{n:05}#{shard}", (const char *[]) {"-1", NULL, NULL}, NULL,
+			   "value \"-1\" of field \"n\" is not a non-negative integer");
+}
+
+/* Prefixes for begins_with and key condition bounds. */
+static void
+test_prefix(void)
+{
+	const char *lb[] = {"42", NULL, "p1"};
+	const char *three[] = {NULL, "x", NULL, "y", NULL, "z", NULL};
+	KeyTemplate *t;
+	char		err[256] = "";
+	Buf			out;
+
+	check_prefix("{score:020}#{player_id}", lb, 0, "");
+	check_prefix("{score:020}#{player_id}", lb, 1, "00000000000000000042#");
+	check_prefix("{score:020}#{player_id}", lb, 2, "00000000000000000042#p1");
+	check_prefix("{score:020}#{player_id}", lb, 5, "00000000000000000042#p1");
+	check_prefix("album#{shard}", NULL, 0, "album#");
+	check_prefix("album#{shard}", NULL, 1, "album#");
+	check_prefix("{game_id}#{shard}", (const char *[]) {"game_X", NULL, NULL}, 0, "");
+	check_prefix("{game_id}#{shard}", (const char *[]) {"game_X", NULL, NULL}, 1, "game_X#");
+	check_prefix("{game_id}#{shard}", (const char *[]) {"game_X", NULL, NULL}, 2, "game_X#");
+	check_prefix("pre/{a}/{b}/{c}.suf", three, 0, "pre/");
+	check_prefix("pre/{a}/{b}/{c}.suf", three, 1, "pre/x/");
+	check_prefix("pre/{a}/{b}/{c}.suf", three, 2, "pre/x/y/");
+	check_prefix("pre/{a}/{b}/{c}.suf", three, 3, "pre/x/y/z.suf");
+	check_prefix("{{x}}", NULL, 0, "{x}");
+
+	/* a known value is checked like in a key; the buffer keeps its text */
+	t = parse_ok("{score:020}#{player_id}");
+	if (t != NULL)
+	{
+		buf_init(&out);
+		buf_puts(&out, "kept");
+		CHECK(!keyfmt_render_prefix(t, (const char *[]) {"1.5", NULL, NULL}, 1,
+									&out, err, sizeof(err)));
+		CHECK_STR(err, "value \"1.5\" of field \"score\" is not a non-negative integer");
+		CHECK_STR(out.data, "kept");
+		sfdw_free(out.data);
+	}
+	keyfmt_free(t);
+}
+
+/* Decoding stored keys, backtracking included. */
+static void
+test_decode(void)
+{
+	KeyTemplate *t;
+	KeySpan		spans[4];
+	long		shard;
+	int			i;
+	Buf			key;
+
+	/* seed 002 */
+	check_decode("{game_id}#{shard}", "game_X#3",
+				 (const char *[]) {"game_X", "#", "3"}, 3);
+	check_decode("{game_id}#{shard}", "game_X#12",
+				 (const char *[]) {"game_X", "#", "12"}, 12);
+	check_decode("{g}#{shard}", "a#b#3", (const char *[]) {"a#b", "#", "3"}, 3);
+	check_decode("{score:020}#{player}", "00000000000000000042#p#1",
+				 (const char *[]) {"42", "#", "p#1"}, -1);
+	check_decode("{score:020}#{player}", "00000000000000000000#p",
+				 (const char *[]) {"0", "#", "p"}, -1);
+	/* a legacy key with fewer digits than W still decodes */
+	check_decode("{score:020}#{player}", "42#p", (const char *[]) {"42", "#", "p"}, -1);
+
+	/* seeds 000, 003 and 004 */
+	check_decode("{file_path}_{shard}", "/shared/firetvGen2.txt_6",
+				 (const char *[]) {"/shared/firetvGen2.txt", "_", "6"}, 6);
+	check_decode("{file_path}_{shard}", "/shared/my_file_name.txt_10",
+				 (const char *[]) {"/shared/my_file_name.txt", "_", "10"}, 10);
+	check_decode("album#{shard}", "album#20", (const char *[]) {"album#", "20"}, 20);
+	check_decode("{base}#_{shard}", "SENSOR_READING#2023-10-27#_4",
+				 (const char *[]) {"SENSOR_READING#2023-10-27", "#_", "4"}, 4);
+	check_decode("g#{shard:03}", "g#007", (const char *[]) {"g#", "7"}, 7);
+
+	/* the earliest field takes the shortest span that works */
+	check_decode("{a}-{b}-{c}", "x-y-z-w",
+				 (const char *[]) {"x", "-", "y", "-", "z-w"}, -1);
+	check_decode("{a}-{b:03}", "x-1-002", (const char *[]) {"x-1", "-", "2"}, -1);
+	check_decode("{a}#{shard}#{b}", "p#q#1#2#r",
+				 (const char *[]) {"p#q", "#", "1", "#", "2#r"}, 1);
+	check_decode("{a}.{b}", "...", (const char *[]) {".", ".", "."}, -1);
+	check_decode("{{{a}}}", "{{x}}", (const char *[]) {"{", "{x}", "}"}, -1);
+
+	/* keys that do not match */
+	check_decode("{game_id}#{shard}", "game_X#", NULL, 0);
+	check_decode("{game_id}#{shard}", "#3", NULL, 0);
+	check_decode("{game_id}#{shard}", "game_X#3a", NULL, 0);
+	check_decode("{game_id}#{shard}", "game_X", NULL, 0);
+	check_decode("{game_id}#{shard}", "", NULL, 0);
+	check_decode("{game_id}#{shard}", "game_X#1234567890123456789", NULL, 0);
+	check_decode("album#{shard}", "albums#7", NULL, 0);
+	check_decode("album#{shard}", "album#-7", NULL, 0);
+	check_decode("{score:020}#{player}", "000000000000000000x2#p", NULL, 0);
+	check_decode("{score:020}#{player}", "00000000000000000042#", NULL, 0);
+	check_decode("{a}-{b:03}", "x-y", NULL, 0);
+
+	/* the largest shard that decodes has 18 digits */
+	check_decode("{g}#{shard}", "g#999999999999999999",
+				 (const char *[]) {"g", "#", "999999999999999999"}, 999999999999999999L);
+
+	/* a key full of separators that cannot match is refused quickly */
+	t = parse_ok("{a}#{b}#{c}#{d}#{shard}");
+	if (t != NULL)
+	{
+		KeySpan		many[9];
+
+		buf_init(&key);
+		for (i = 0; i < 3000; i++)
+			buf_putc(&key, '#');
+		buf_putc(&key, 'x');
+		CHECK(!keyfmt_decode(t, key.data, key.len, many, &shard));
+		buf_reset(&key);
+		for (i = 0; i < 3000; i++)
+			buf_puts(&key, "a#");
+		buf_puts(&key, "1");
+		CHECK(keyfmt_decode(t, key.data, key.len, many, &shard));
+		CHECK(shard == 1 && many[0].len == 1 && many[6].len == 5993);
+		sfdw_free(key.data);
+	}
+	keyfmt_free(t);
+
+	/* spans and a NULL shard pointer; the key need not be NUL-terminated */
+	t = parse_ok("{g}#{shard}");
+	if (t != NULL)
+	{
+		CHECK(keyfmt_decode(t, "game_X#3trailing", 8, spans, NULL));
+		CHECK(spans[0].start == 0 && spans[0].len == 6);
+		CHECK(spans[1].start == 6 && spans[1].len == 1);
+		CHECK(spans[2].start == 7 && spans[2].len == 1);
+	}
+	keyfmt_free(t);
+}
+
+/* Render then decode gives back the values. */
+static void
+test_round_trip(void)
+{
+	static const char *const scores[] = {"0", "7", "42", "1000", "99999999999999999999"};
+	static const char *const players[] = {"p", "p#1", "#", "x#00000000000000000001#y", "\xd0\x93"};
+	KeyTemplate *t = parse_ok("{score:020}#{player_id}");
+	size_t		i;
+	size_t		j;
+
+	if (t == NULL)
+		return;
+	for (i = 0; i < sizeof(scores) / sizeof(scores[0]); i++)
+	{
+		for (j = 0; j < sizeof(players) / sizeof(players[0]); j++)
+		{
+			const char *values[3] = {scores[i], NULL, players[j]};
+			char		err[256] = "";
+			KeySpan		spans[3];
+			Buf			key;
+			char	   *score;
+			char	   *player;
+
+			buf_init(&key);
+			CHECK(keyfmt_render(t, values, 0, &key, err, sizeof(err)));
+			CHECK(key.len == 21 + strlen(players[j]));
+			CHECK(keyfmt_decode(t, key.data, key.len, spans, NULL));
+			score = keyfmt_field_text(t, 0, key.data, &spans[0]);
+			player = keyfmt_field_text(t, 2, key.data, &spans[2]);
+			CHECK_STR(score, scores[i]);
+			CHECK_STR(player, players[j]);
+			sfdw_free(score);
+			sfdw_free(player);
+			sfdw_free(key.data);
+		}
+	}
+	keyfmt_free(t);
+}
+
+/* What the planner asks about a template's shape. */
+static void
+test_shape(void)
+{
+	static const struct
+	{
+		const char *text;
+		const char *leading;
+		bool		single;
+	}			cases[] = {
+		{"{score:020}#{player_id}", "score", false},
+		{"{game_id}#{shard}", "game_id", false},
+		{"album#{shard}", NULL, false},
+		{"{shard}#{g}", NULL, false},
+		{"{sk}", "sk", true},
+		{"{sk:010}", "sk", false},
+		{"{sk}#", "sk", false},
+		{"{{{sk}", NULL, false},
+	};
+	size_t		i;
+
+	for (i = 0; i < sizeof(cases) / sizeof(cases[0]); i++)
+	{
+		KeyTemplate *t = parse_ok(cases[i].text);
+		const char *lead;
+
+		if (t == NULL)
+			continue;
+		lead = keyfmt_leading_column(t);
+		if (cases[i].leading == NULL)
+			CHECK(lead == NULL);
+		else
+			CHECK_STR(lead, cases[i].leading);
+		CHECK(keyfmt_is_single_column(t) == cases[i].single);
+		keyfmt_free(t);
+	}
+}
+
+/* A long message is cut at a character boundary. */
+static void
+test_error_truncation(void)
+{
+	char		err[11];
+	KeyTemplate *t;
+
+	/* 'field "ГГ" has ...' does not fit, and the cut falls inside the second Г */
+	t = keyfmt_parse("{\xd0\x93\xd0\x93:x}", err, sizeof(err));
+	CHECK(t == NULL);
+	CHECK_STR(err, "field \"\xd0\x93");
+	keyfmt_free(t);
+}
+
+void
+suite_keyfmt(void)
+{
+	test_parse_errors();
+	test_parse_parts();
+	test_render();
+	test_base();
+	test_prefix();
+	test_decode();
+	test_round_trip();
+	test_shape();
+	test_error_truncation();
+}
