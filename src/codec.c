@@ -20,6 +20,7 @@
 #include "catalog/pg_type.h"
 #include "datatype/timestamp.h"
 #include "fmgr.h"
+#include "mb/pg_wchar.h"
 #include "utils/array.h"
 #include "utils/builtins.h"
 #include "utils/date.h"
@@ -838,13 +839,14 @@ read_value(const DdbJson *av, ShardColumn *col, const DdbJson *item,
 	}
 	type = av->keys[0];
 	v = &av->elems[0];
+	/* a json column holds JSON null as NULL, SQL NULL as no attribute */
+	if (col->typid == JSONOID || col->typid == JSONBOID)
+		return json_datum(col, av, false);
 	if (strcmp(type, "NULL") == 0)
 	{
 		*isnull = true;
 		return (Datum) 0;
 	}
-	if (col->typid == JSONOID || col->typid == JSONBOID)
-		return json_datum(col, av, false);
 	if (OidIsValid(col->elemtype))
 	{
 		if (strcmp(type, "SS") != 0 && strcmp(type, "NS") != 0 &&
@@ -882,6 +884,7 @@ read_value(const DdbJson *av, ShardColumn *col, const DdbJson *item,
 		ereport(ERROR,
 				(errcode(ERRCODE_UNTRANSLATABLE_CHARACTER),
 				 errmsg("stored S value of column \"%s\" contains a NUL character", col->name)));
+	(void) pg_verifymbstr(v->str, v->len, false);
 	return datum_from_text(col->typid, col->typmod, v->str);
 }
 

@@ -329,6 +329,17 @@ stored_item_is_ours(ModifyState *ms, const DdbJson *item)
 	return true;
 }
 
+/* Error context callback: which row of the statement failed. */
+static void
+insert_error_context(void *arg)
+{
+	ModifyState *ms = arg;
+
+	errcontext("writing row %lld to foreign table \"%s\" (%lld row%s of this statement written before it)",
+			   (long long) ms->written + 1, ms->t->relname,
+			   (long long) ms->written, ms->written == 1 ? "" : "s");
+}
+
 /* ExecForeignInsert: write one row. */
 TupleTableSlot *
 shard_exec_insert(EState *estate, ResultRelInfo *rinfo, TupleTableSlot *slot,
@@ -340,7 +351,12 @@ shard_exec_insert(EState *estate, ResultRelInfo *rinfo, TupleTableSlot *slot,
 	char	   *body;
 	DdbRequest *req;
 	TupleTableSlot *result = slot;
+	ErrorContextCallback cb;
 
+	cb.callback = insert_error_context;
+	cb.arg = ms;
+	cb.previous = error_context_stack;
+	error_context_stack = &cb;
 	MemoryContextReset(ms->rowcxt);
 	body = put_body(ms, slot, &len);
 	req = ddb_request_create(ms->group, "PutItem", body, len);
@@ -363,10 +379,8 @@ shard_exec_insert(EState *estate, ResultRelInfo *rinfo, TupleTableSlot *slot,
 					(errcode(ERRCODE_UNIQUE_VIOLATION),
 					 errmsg("duplicate key value violates the primary key of DynamoDB table \"%s\"",
 							ms->t->table),
-					 errdetail("An item with key (%s) already exists; %lld row%s of this statement %s written before it.",
-							   codec_item_key_text(item, ms->t),
-							   (long long) ms->written, ms->written == 1 ? "" : "s",
-							   ms->written == 1 ? "was" : "were")));
+					 errdetail("An item with key (%s) already exists.",
+							   codec_item_key_text(item, ms->t))));
 		else
 			ddb_report_error(req);
 	}
@@ -374,6 +388,7 @@ shard_exec_insert(EState *estate, ResultRelInfo *rinfo, TupleTableSlot *slot,
 		ms->written++;
 	ddb_request_free(req);
 	MemoryContextSwitchTo(old);
+	error_context_stack = cb.previous;
 	return result;
 }
 

@@ -184,6 +184,22 @@ choice_index(const char *choices, const char *value)
 	return -1;
 }
 
+/* A comma-separated list of choices, spaced for a message. */
+static char *
+choice_list(const char *choices)
+{
+	StringInfoData buf;
+
+	initStringInfo(&buf);
+	for (const char *p = choices; *p; p++)
+	{
+		appendStringInfoChar(&buf, *p);
+		if (*p == ',')
+			appendStringInfoChar(&buf, ' ');
+	}
+	return buf.data;
+}
+
 /* Parse an integer option value; errors name the option. */
 static long
 parse_int_option(const char *name, const char *value, long min, long max)
@@ -294,7 +310,7 @@ check_option_value(const ShardOption *opt, const char *value)
 				ereport(ERROR,
 						(errcode(ERRCODE_FDW_INVALID_OPTION_NAME),
 						 errmsg("invalid value for option \"%s\": \"%s\"", opt->name, value),
-						 errhint("Valid values are: %s.", opt->choices)));
+						 errhint("Valid values are: %s.", choice_list(opt->choices))));
 			break;
 		case OPT_TEMPLATE:
 			(void) parse_template_option(opt->name, value);

@@ -219,13 +219,14 @@ fetched_columns(RelInfo *ri, Index relid, List **attrs)
 		*attrs = NIL;
 	else
 	{
-		/* columns missing from an item are decoded from its keys */
-		if (t->pk.template && t->pk.attribute)
+		/*
+		 * The keys always come too: columns missing from an item are decoded
+		 * from them, and errors name the item by them.
+		 */
+		if (t->pk.attribute)
 			*attrs = list_append_unique(*attrs, makeString(t->pk.attribute));
-		if (t->sk.template && t->sk.attribute)
+		if (t->sk.attribute)
 			*attrs = list_append_unique(*attrs, makeString(t->sk.attribute));
-		if (cols == NIL && t->pk.attribute)
-			*attrs = list_append_unique(*attrs, makeString(t->pk.attribute));
 	}
 	return cols;
 }

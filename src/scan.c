@@ -17,6 +17,8 @@
 #include "executor/executor.h"
 #include "miscadmin.h"
 #include "nodes/nodeFuncs.h"
+#include "utils/builtins.h"
+#include "utils/lsyscache.h"
 #include "utils/memutils.h"
 
 #include "plan.h"
@@ -43,7 +45,8 @@ typedef struct ShardScanState
 	List	   *cols;			/* column indexes to convert */
 	List	   *attrs;			/* projection attributes, NIL = all */
 	List	   *key_cols;		/* columns fixed by ... */
-	List	   *key_states;		/* ... these expressions */
+	List	   *key_exprs;		/* ... these expressions, */
+	List	   *key_states;		/* ... ready to run */
 	int			max_inflight;
 	int			segments;		/* TotalSegments of a Scan */
 
@@ -469,6 +472,7 @@ shard_begin_scan(ForeignScanState *node, int eflags)
 	ss->cols = list_nth(fs->fdw_private, SCAN_PRIVATE_COLUMNS);
 	ss->attrs = list_nth(fs->fdw_private, SCAN_PRIVATE_ATTRS);
 	ss->key_cols = list_nth(fs->fdw_private, SCAN_PRIVATE_KEY_COLUMNS);
+	ss->key_exprs = fs->fdw_exprs;
 	ss->rowcxt = AllocSetContextCreate(estate->es_query_cxt, "shard_fdw row",
 									   ALLOCSET_DEFAULT_SIZES);
 	if (eflags & EXEC_FLAG_EXPLAIN_ONLY)
@@ -545,6 +549,57 @@ shard_end_scan(ForeignScanState *node)
 		scan_stop(ss);
 }
 
+/* How EXPLAIN shows a value fixing a key column: a literal or $n. */
+static char *
+key_value_text(Expr *expr)
+{
+	if (IsA(expr, Const))
+	{
+		Const	   *c = (Const *) expr;
+		Oid			out;
+		bool		varlena;
+
+		getTypeOutputInfo(c->consttype, &out, &varlena);
+		return quote_literal_cstr(OidOutputFunctionCall(out, c->constvalue));
+	}
+	if (IsA(expr, Param))
+		return psprintf("$%d", ((Param *) expr)->paramid);
+	return "?";
+}
+
+/*
+ * The key condition as EXPLAIN shows it: "game = 'g1'", or for a template
+ * "pk = '{game_id}#{shard}' (game_id = 'g1')".
+ */
+static char *
+key_condition_text(ShardScanState *ss)
+{
+	ShardTable *t = ss->t;
+	StringInfoData buf;
+	ListCell   *lc1;
+	ListCell   *lc2;
+	bool		first = true;
+
+	initStringInfo(&buf);
+	if (t->pk.template == NULL)
+	{
+		forboth(lc1, ss->key_cols, lc2, ss->key_exprs)
+			if (lfirst_int(lc1) == t->pk.column)
+				appendStringInfo(&buf, "%s = %s", t->pk.attribute,
+								 key_value_text(lfirst(lc2)));
+		return buf.data;
+	}
+	appendStringInfo(&buf, "%s = %s (", t->pk.attribute, quote_literal_cstr(t->pk.format));
+	forboth(lc1, ss->key_cols, lc2, ss->key_exprs)
+	{
+		appendStringInfo(&buf, "%s%s = %s", first ? "" : ", ",
+						 t->columns[lfirst_int(lc1)].name, key_value_text(lfirst(lc2)));
+		first = false;
+	}
+	appendStringInfoChar(&buf, ')');
+	return buf.data;
+}
+
 /* ExplainForeignScan: what goes to DynamoDB, and with ANALYZE what it cost. */
 void
 shard_explain_scan(ForeignScanState *node, ExplainState *es)
@@ -559,15 +614,7 @@ shard_explain_scan(ForeignScanState *node, ExplainState *es)
 	if (t->index)
 		ExplainPropertyText("DynamoDB Index", t->index, es);
 	if (ss->op == SCAN_OP_QUERY)
-	{
-		initStringInfo(&buf);
-		appendStringInfo(&buf, "%s = ", t->pk.attribute);
-		if (t->pk.format)
-			appendStringInfo(&buf, "'%s'", t->pk.format);
-		else
-			appendStringInfoString(&buf, t->columns[t->pk.column].name);
-		ExplainPropertyText("Key Condition", buf.data, es);
-	}
+		ExplainPropertyText("Key Condition", key_condition_text(ss), es);
 	if (es->verbose)
 	{
 		initStringInfo(&buf);

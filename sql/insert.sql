@@ -1,0 +1,80 @@
+-- Writing rows: a conditional PutItem per row, duplicates refused as unique
+-- violations, ON CONFLICT DO NOTHING, upserts, COPY, key templates, and bad
+-- rows refused before anything is sent.
+\getenv endpoint SHARD_FDW_ENDPOINT
+\getenv akid SHARD_FDW_ACCESS_KEY
+\getenv secret SHARD_FDW_SECRET_KEY
+CREATE SERVER ddb FOREIGN DATA WRAPPER shard_fdw OPTIONS (endpoint :'endpoint');
+CREATE USER MAPPING FOR CURRENT_USER SERVER ddb
+  OPTIONS (access_key_id :'akid', secret_access_key :'secret');
+SELECT shard_fdw_request('ddb', 'CreateTable', '{
+  "TableName": "users_tab", "BillingMode": "PAY_PER_REQUEST",
+  "KeySchema": [{"AttributeName": "pk", "KeyType": "HASH"},
+                {"AttributeName": "sk", "KeyType": "RANGE"}],
+  "AttributeDefinitions": [{"AttributeName": "pk", "AttributeType": "S"},
+                           {"AttributeName": "sk", "AttributeType": "S"}]
+}') #>> '{TableDescription,TableStatus}' AS status;
+
+-- keys built from templates; every column is also its own attribute
+CREATE FOREIGN TABLE users (
+  user_id int, kind text, name text, score bigint, joined date
+) SERVER ddb OPTIONS (
+  table 'users_tab',
+  partition_key 'pk', partition_key_format 'user#{user_id}',
+  sort_key 'sk', sort_key_format '{kind}#{score:010}');
+
+EXPLAIN (COSTS OFF) INSERT INTO users VALUES (1, 'profile', 'Ann', 5, '2020-01-01');
+INSERT INTO users VALUES (1, 'profile', 'Ann', 5, '2020-01-01')
+  RETURNING user_id, name;
+INSERT INTO users VALUES (2, 'profile', 'Bob', 42, NULL), (2, 'badge', 'gold', 7, NULL);
+SELECT shard_fdw_request('ddb', 'GetItem', '{"TableName": "users_tab",
+  "Key": {"pk": {"S": "user#2"}, "sk": {"S": "profile#0000000042"}}}');
+SELECT * FROM users WHERE user_id = 2 ORDER BY kind;
+EXPLAIN (COSTS OFF) SELECT * FROM users WHERE user_id = 2;
+
+-- columns missing from an item are decoded from its keys
+SELECT shard_fdw_request('ddb', 'PutItem', '{"TableName": "users_tab",
+  "Item": {"pk": {"S": "user#3"}, "sk": {"S": "profile#0000000099"},
+           "name": {"S": "Cy"}}}') AS put;
+SELECT * FROM users WHERE user_id = 3;
+
+-- a duplicate key is a unique violation; ON CONFLICT DO NOTHING skips it
+INSERT INTO users VALUES (1, 'profile', 'Ann again', 5, NULL);
+INSERT INTO users VALUES (1, 'profile', 'Ann again', 5, NULL) ON CONFLICT DO NOTHING;
+INSERT INTO users VALUES (1, 'profile', 'Ann again', 5, NULL), (4, 'profile', 'Di', 1, NULL)
+  ON CONFLICT DO NOTHING RETURNING user_id;
+SELECT name FROM users WHERE user_id = 1;
+
+-- a multi-row INSERT is not atomic: the error says how far it got
+INSERT INTO users VALUES (5, 'profile', 'Ed', 1, NULL), (6, 'profile', 'Flo', 2, NULL),
+                         (1, 'profile', 'Ann', 5, NULL), (7, 'profile', 'Gus', 3, NULL);
+SELECT user_id, name FROM users WHERE user_id IN (5, 6, 7) ORDER BY user_id;
+
+-- bad rows are refused before any request for them is sent
+\set VERBOSITY terse
+INSERT INTO users VALUES (NULL, 'profile', 'nobody', 1, NULL);
+INSERT INTO users VALUES (8, NULL, 'nobody', 1, NULL);
+INSERT INTO users VALUES (8, '', 'nobody', 1, NULL);
+INSERT INTO users VALUES (8, 'profile', 'no score', NULL, NULL);
+INSERT INTO users VALUES (8, 'profile', 'negative', -1, NULL);
+INSERT INTO users VALUES (8, 'profile', repeat('x', 410000), 1, NULL);
+\set VERBOSITY default
+SELECT count(*) AS user_8_items FROM users WHERE user_id = 8;
+
+-- a plain key column, upserts and COPY
+CREATE FOREIGN TABLE notes (pk text, sk text, body text)
+  SERVER ddb OPTIONS (table 'users_tab', partition_key 'pk', sort_key 'sk',
+                      insert_mode 'upsert');
+EXPLAIN (COSTS OFF) INSERT INTO notes VALUES ('note', '1', 'x');
+INSERT INTO notes VALUES ('note', '1', 'first'), ('note', '1', 'second');
+COPY notes FROM STDIN;
+note	2	from copy
+note	3	tab\tseparated
+\.
+SELECT * FROM notes WHERE pk = 'note' ORDER BY sk;
+INSERT INTO notes VALUES ('', '1', 'empty key');
+
+DROP FOREIGN TABLE users, notes;
+SELECT shard_fdw_request('ddb', 'DeleteTable', '{"TableName": "users_tab"}')
+  #>> '{TableDescription,TableName}' AS deleted;
+DROP SERVER ddb CASCADE;
