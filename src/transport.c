@@ -74,6 +74,7 @@ struct DdbAttempt
 	CURL	   *easy;
 	struct curl_slist *headers;
 	DdbRequest *req;
+	size_t		sent;			/* bytes of the body handed to libcurl */
 	StringInfoData response;
 	char		crc[16];		/* x-amz-crc32 as received, "" if none */
 	char		errbuf[CURL_ERROR_SIZE];
@@ -358,6 +359,37 @@ on_body(char *data, size_t size, size_t nmemb, void *arg)
 	return n;
 }
 
+/* libcurl read callback: hand over the next part of the request body. */
+static size_t
+on_read(char *buffer, size_t size, size_t nitems, void *arg)
+{
+	DdbAttempt *a = arg;
+	size_t		n = Min(size * nitems, a->req->body_len - a->sent);
+
+	memcpy(buffer, a->req->body + a->sent, n);
+	a->sent += n;
+	return n;
+}
+
+/*
+ * libcurl seek callback.  libcurl rewinds the body when it sends the
+ * request again by itself, on a fresh connection after a reused one died:
+ * the first sending may have been applied, which a conditional write must
+ * know.
+ */
+static int
+on_seek(void *arg, curl_off_t offset, int origin)
+{
+	DdbAttempt *a = arg;
+
+	if (origin != SEEK_SET || offset < 0 || (size_t) offset > a->req->body_len)
+		return CURL_SEEKFUNC_CANTSEEK;
+	if (a->sent > 0)
+		a->req->maybe_applied |= !a->req->idempotent;
+	a->sent = (size_t) offset;
+	return CURL_SEEKFUNC_OK;
+}
+
 /* libcurl header callback: keep x-amz-crc32. */
 static size_t
 on_header(char *data, size_t size, size_t nmemb, void *arg)
@@ -481,7 +513,10 @@ attempt_start(DdbTransport *t, DdbRequest *req)
 
 	curl_easy_setopt(a->easy, CURLOPT_URL, t->url);
 	curl_easy_setopt(a->easy, CURLOPT_POST, 1L);
-	curl_easy_setopt(a->easy, CURLOPT_POSTFIELDS, req->body);
+	curl_easy_setopt(a->easy, CURLOPT_READFUNCTION, on_read);
+	curl_easy_setopt(a->easy, CURLOPT_READDATA, a);
+	curl_easy_setopt(a->easy, CURLOPT_SEEKFUNCTION, on_seek);
+	curl_easy_setopt(a->easy, CURLOPT_SEEKDATA, a);
 	curl_easy_setopt(a->easy, CURLOPT_POSTFIELDSIZE_LARGE, (curl_off_t) req->body_len);
 	curl_easy_setopt(a->easy, CURLOPT_HTTPHEADER, a->headers);
 	curl_easy_setopt(a->easy, CURLOPT_WRITEFUNCTION, on_body);

@@ -1,0 +1,121 @@
+-- DynamoDB errors and transport faults (injected by the test proxy):
+-- retried when they may pass, reported clearly when they do not.
+\getenv endpoint SHARD_FDW_ENDPOINT
+\getenv akid SHARD_FDW_ACCESS_KEY
+\getenv secret SHARD_FDW_SECRET_KEY
+CREATE SERVER ddb FOREIGN DATA WRAPPER shard_fdw
+  OPTIONS (endpoint :'endpoint', max_retries '3');
+CREATE USER MAPPING FOR CURRENT_USER SERVER ddb
+  OPTIONS (access_key_id :'akid', secret_access_key :'secret');
+SELECT shard_fdw_request('ddb', 'CreateTable', '{
+  "TableName": "errors_tab", "BillingMode": "PAY_PER_REQUEST",
+  "KeySchema": [{"AttributeName": "k", "KeyType": "HASH"}],
+  "AttributeDefinitions": [{"AttributeName": "k", "AttributeType": "S"}]
+}') #>> '{TableDescription,TableStatus}' AS status;
+CREATE FOREIGN TABLE kv (k text, v int)
+  SERVER ddb OPTIONS (table 'errors_tab', partition_key 'k');
+INSERT INTO kv SELECT 'k' || i, i FROM generate_series(1, 5) i;
+
+CREATE FUNCTION retries() RETURNS bigint LANGUAGE sql
+  AS $$ SELECT retries FROM shard_fdw_stats() $$;
+CREATE TEMP TABLE mark AS SELECT retries() AS before;
+CREATE FUNCTION new_retries() RETURNS bigint LANGUAGE sql
+  AS $$ SELECT retries() - before FROM mark $$;
+CREATE FUNCTION reset_mark() RETURNS void LANGUAGE sql
+  AS $$ UPDATE mark SET before = retries() $$;
+
+-- faults that pass: each is retried and the query succeeds
+\! curl -s -o /dev/null -X POST "$SHARD_FDW_PROXY/faults" -d '{"kind": "status", "status": 500, "action": "Query", "count": 2}'
+SELECT v FROM kv WHERE k = 'k1';
+SELECT new_retries(), reset_mark();
+\! curl -s -o /dev/null -X POST "$SHARD_FDW_PROXY/faults" -d '{"kind": "status", "status": 503, "action": "Query"}'
+\! curl -s -o /dev/null -X POST "$SHARD_FDW_PROXY/faults" -d '{"kind": "throttle", "action": "Query", "reasons": ["TableReadKeyRangeThroughputExceeded"]}'
+\! curl -s -o /dev/null -X POST "$SHARD_FDW_PROXY/faults" -d '{"kind": "reset", "action": "Query"}'
+\! curl -s -o /dev/null -X POST "$SHARD_FDW_PROXY/faults" -d '{"kind": "malformed", "action": "Query"}'
+SELECT v FROM kv WHERE k = 'k2';
+SELECT new_retries(), reset_mark();
+\! curl -s -o /dev/null -X POST "$SHARD_FDW_PROXY/faults" -d '{"kind": "badcrc", "action": "Query"}'
+\! curl -s -o /dev/null -X POST "$SHARD_FDW_PROXY/faults" -d '{"kind": "truncate", "action": "Query"}'
+\! curl -s -o /dev/null -X POST "$SHARD_FDW_PROXY/faults" -d '{"kind": "throttle", "error": "ThrottlingException", "action": "Query"}'
+SELECT v FROM kv WHERE k = 'k3';
+SELECT new_retries(), reset_mark();
+EXPLAIN (ANALYZE, COSTS OFF, TIMING OFF, SUMMARY OFF) SELECT v FROM kv WHERE k = 'k3';
+\! curl -s -o /dev/null -X POST "$SHARD_FDW_PROXY/faults" -d '{"kind": "throttle", "action": "Query", "count": 2}'
+EXPLAIN (ANALYZE, COSTS OFF, TIMING OFF, SUMMARY OFF) SELECT v FROM kv WHERE k = 'k3';
+SELECT reset_mark();
+
+-- a conditional put whose first attempt was applied but answered with a 500
+-- is not taken for a duplicate of itself
+\! curl -s -o /dev/null -X POST "$SHARD_FDW_PROXY/faults" -d '{"kind": "status", "status": 500, "action": "PutItem", "when": "after"}'
+INSERT INTO kv VALUES ('k6', 6);
+\! curl -s -o /dev/null -X POST "$SHARD_FDW_PROXY/faults" -d '{"kind": "reset", "action": "PutItem", "when": "after"}'
+INSERT INTO kv VALUES ('k7', 7);
+SELECT new_retries(), reset_mark();
+SELECT k, v FROM kv WHERE k IN ('k6', 'k7') ORDER BY k;
+-- but a real duplicate still is
+\! curl -s -o /dev/null -X POST "$SHARD_FDW_PROXY/faults" -d '{"kind": "status", "status": 500, "action": "PutItem"}'
+INSERT INTO kv VALUES ('k6', 60);
+SELECT v FROM kv WHERE k = 'k6';
+
+-- faults that do not pass: retries run out, the error says why
+\! curl -s -o /dev/null -X POST "$SHARD_FDW_PROXY/faults" -d '{"kind": "status", "status": 500, "action": "Query", "count": 4}'
+SELECT v FROM kv WHERE k = 'k1';
+\! curl -s -o /dev/null -X POST "$SHARD_FDW_PROXY/faults" -d '{"kind": "throttle", "action": "Query", "count": 4, "reasons": ["TableReadProvisionedThroughputExceeded"]}'
+SELECT v FROM kv WHERE k = 'k1';
+\! curl -s -o /dev/null -X POST "$SHARD_FDW_PROXY/faults" -d '{"kind": "malformed", "action": "Query", "count": 4}'
+SELECT v FROM kv WHERE k = 'k1';
+\! curl -s -o /dev/null -X POST "$SHARD_FDW_PROXY/faults" -d '{"kind": "badcrc", "action": "Query", "count": 4}'
+SELECT v FROM kv WHERE k = 'k1';
+\! curl -s -o /dev/null -X DELETE "$SHARD_FDW_PROXY/faults"
+SELECT v FROM kv WHERE k = 'k1';
+
+-- errors that are not retried
+SELECT reset_mark();
+CREATE FOREIGN TABLE missing (k text) SERVER ddb
+  OPTIONS (table 'no_such_table', partition_key 'k');
+SELECT * FROM missing;
+INSERT INTO missing VALUES ('x');
+\! curl -s -o /dev/null -X POST "$SHARD_FDW_PROXY/faults" -d '{"kind": "status", "status": 400, "error": "com.amazonaws.dynamodb.v20120810#AccessDeniedException", "message": "User is not authorized to perform: dynamodb:Query", "action": "Query"}'
+SELECT v FROM kv WHERE k = 'k1';
+SELECT new_retries();
+
+-- a slow answer runs into request_timeout_ms
+ALTER SERVER ddb OPTIONS (ADD request_timeout_ms '300', SET max_retries '1');
+\! curl -s -o /dev/null -X POST "$SHARD_FDW_PROXY/faults" -d '{"kind": "slow", "action": "Query", "delay_ms": 2000, "count": 2}'
+\set VERBOSITY terse
+SELECT v FROM kv WHERE k = 'k1';
+\! curl -s -o /dev/null -X DELETE "$SHARD_FDW_PROXY/faults"
+ALTER SERVER ddb OPTIONS (DROP request_timeout_ms, SET max_retries '3');
+
+-- credentials: a wrong secret fails the signature check, a wrong key is unknown
+ALTER USER MAPPING FOR CURRENT_USER SERVER ddb OPTIONS (SET secret_access_key 'wrong');
+SELECT v FROM kv WHERE k = 'k1';
+\set VERBOSITY default
+ALTER USER MAPPING FOR CURRENT_USER SERVER ddb OPTIONS (SET access_key_id 'nobody', SET secret_access_key :'secret');
+SELECT v FROM kv WHERE k = 'k1';
+ALTER USER MAPPING FOR CURRENT_USER SERVER ddb OPTIONS (SET access_key_id :'akid');
+ALTER USER MAPPING FOR CURRENT_USER SERVER ddb OPTIONS (ADD session_token 'token-from-sts');
+SELECT v FROM kv WHERE k = 'k1';
+ALTER USER MAPPING FOR CURRENT_USER SERVER ddb OPTIONS (DROP session_token);
+
+-- without a user mapping: an ordinary user gets an error, and so does a
+-- superuser when the server's environment holds no credentials
+CREATE ROLE regress_shard_user;
+GRANT SELECT ON kv TO regress_shard_user;
+SET ROLE regress_shard_user;
+SELECT v FROM kv WHERE k = 'k1';
+RESET ROLE;
+DROP USER MAPPING FOR CURRENT_USER SERVER ddb;
+SELECT v FROM kv WHERE k = 'k1';
+CREATE USER MAPPING FOR PUBLIC SERVER ddb
+  OPTIONS (access_key_id :'akid', secret_access_key :'secret');
+SET ROLE regress_shard_user;
+SELECT v FROM kv WHERE k = 'k1';
+RESET ROLE;
+
+DROP FOREIGN TABLE kv, missing;
+DROP FUNCTION new_retries(), reset_mark(), retries();
+SELECT shard_fdw_request('ddb', 'DeleteTable', '{"TableName": "errors_tab"}')
+  #>> '{TableDescription,TableName}' AS deleted;
+DROP SERVER ddb CASCADE;
+DROP ROLE regress_shard_user;
