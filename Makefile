@@ -12,7 +12,8 @@ MODULE_big = shard_fdw
 DATA = shard_fdw--0.1.sql
 PGFILEDESC = "shard_fdw - foreign data wrapper for sharded DynamoDB tables"
 
-PURE_SRCS = src/pure.c src/sigv4.c src/ddbjson.c src/keyfmt.c src/shardhash.c
+PURE_SRCS = src/pure.c src/sigv4.c src/ddbjson.c src/keyfmt.c src/shardhash.c \
+	src/avorder.c
 PG_SRCS = $(filter-out $(PURE_SRCS),$(wildcard src/*.c))
 OBJS = $(PURE_SRCS:.c=.o) $(PG_SRCS:.c=.o)
 

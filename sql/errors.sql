@@ -25,22 +25,22 @@ CREATE FUNCTION reset_mark() RETURNS void LANGUAGE sql
   AS $$ UPDATE mark SET before = retries() $$;
 
 -- faults that pass: each is retried and the query succeeds
-\! curl -s -o /dev/null -X POST "$SHARD_FDW_PROXY/faults" -d '{"kind": "status", "status": 500, "action": "Query", "count": 2}'
+\! curl -s -o /dev/null -X POST "$SHARD_FDW_PROXY/faults" -d '{"kind": "status", "status": 500, "action": "GetItem", "count": 2}'
 SELECT v FROM kv WHERE k = 'k1';
 SELECT new_retries(), reset_mark();
-\! curl -s -o /dev/null -X POST "$SHARD_FDW_PROXY/faults" -d '{"kind": "status", "status": 503, "action": "Query"}'
-\! curl -s -o /dev/null -X POST "$SHARD_FDW_PROXY/faults" -d '{"kind": "throttle", "action": "Query", "reasons": ["TableReadKeyRangeThroughputExceeded"]}'
-\! curl -s -o /dev/null -X POST "$SHARD_FDW_PROXY/faults" -d '{"kind": "reset", "action": "Query"}'
-\! curl -s -o /dev/null -X POST "$SHARD_FDW_PROXY/faults" -d '{"kind": "malformed", "action": "Query"}'
+\! curl -s -o /dev/null -X POST "$SHARD_FDW_PROXY/faults" -d '{"kind": "status", "status": 503, "action": "GetItem"}'
+\! curl -s -o /dev/null -X POST "$SHARD_FDW_PROXY/faults" -d '{"kind": "throttle", "action": "GetItem", "reasons": ["TableReadKeyRangeThroughputExceeded"]}'
+\! curl -s -o /dev/null -X POST "$SHARD_FDW_PROXY/faults" -d '{"kind": "reset", "action": "GetItem"}'
+\! curl -s -o /dev/null -X POST "$SHARD_FDW_PROXY/faults" -d '{"kind": "malformed", "action": "GetItem"}'
 SELECT v FROM kv WHERE k = 'k2';
 SELECT new_retries(), reset_mark();
-\! curl -s -o /dev/null -X POST "$SHARD_FDW_PROXY/faults" -d '{"kind": "badcrc", "action": "Query"}'
-\! curl -s -o /dev/null -X POST "$SHARD_FDW_PROXY/faults" -d '{"kind": "truncate", "action": "Query"}'
-\! curl -s -o /dev/null -X POST "$SHARD_FDW_PROXY/faults" -d '{"kind": "throttle", "error": "ThrottlingException", "action": "Query"}'
+\! curl -s -o /dev/null -X POST "$SHARD_FDW_PROXY/faults" -d '{"kind": "badcrc", "action": "GetItem"}'
+\! curl -s -o /dev/null -X POST "$SHARD_FDW_PROXY/faults" -d '{"kind": "truncate", "action": "GetItem"}'
+\! curl -s -o /dev/null -X POST "$SHARD_FDW_PROXY/faults" -d '{"kind": "throttle", "error": "ThrottlingException", "action": "GetItem"}'
 SELECT v FROM kv WHERE k = 'k3';
 SELECT new_retries(), reset_mark();
 EXPLAIN (ANALYZE, COSTS OFF, TIMING OFF, SUMMARY OFF) SELECT v FROM kv WHERE k = 'k3';
-\! curl -s -o /dev/null -X POST "$SHARD_FDW_PROXY/faults" -d '{"kind": "throttle", "action": "Query", "count": 2}'
+\! curl -s -o /dev/null -X POST "$SHARD_FDW_PROXY/faults" -d '{"kind": "throttle", "action": "GetItem", "count": 2}'
 EXPLAIN (ANALYZE, COSTS OFF, TIMING OFF, SUMMARY OFF) SELECT v FROM kv WHERE k = 'k3';
 SELECT reset_mark();
 
@@ -58,13 +58,13 @@ INSERT INTO kv VALUES ('k6', 60);
 SELECT v FROM kv WHERE k = 'k6';
 
 -- faults that do not pass: retries run out, the error says why
-\! curl -s -o /dev/null -X POST "$SHARD_FDW_PROXY/faults" -d '{"kind": "status", "status": 500, "action": "Query", "count": 4}'
+\! curl -s -o /dev/null -X POST "$SHARD_FDW_PROXY/faults" -d '{"kind": "status", "status": 500, "action": "GetItem", "count": 4}'
 SELECT v FROM kv WHERE k = 'k1';
-\! curl -s -o /dev/null -X POST "$SHARD_FDW_PROXY/faults" -d '{"kind": "throttle", "action": "Query", "count": 4, "reasons": ["TableReadProvisionedThroughputExceeded"]}'
+\! curl -s -o /dev/null -X POST "$SHARD_FDW_PROXY/faults" -d '{"kind": "throttle", "action": "GetItem", "count": 4, "reasons": ["TableReadProvisionedThroughputExceeded"]}'
 SELECT v FROM kv WHERE k = 'k1';
-\! curl -s -o /dev/null -X POST "$SHARD_FDW_PROXY/faults" -d '{"kind": "malformed", "action": "Query", "count": 4}'
+\! curl -s -o /dev/null -X POST "$SHARD_FDW_PROXY/faults" -d '{"kind": "malformed", "action": "GetItem", "count": 4}'
 SELECT v FROM kv WHERE k = 'k1';
-\! curl -s -o /dev/null -X POST "$SHARD_FDW_PROXY/faults" -d '{"kind": "badcrc", "action": "Query", "count": 4}'
+\! curl -s -o /dev/null -X POST "$SHARD_FDW_PROXY/faults" -d '{"kind": "badcrc", "action": "GetItem", "count": 4}'
 SELECT v FROM kv WHERE k = 'k1';
 \! curl -s -o /dev/null -X DELETE "$SHARD_FDW_PROXY/faults"
 SELECT v FROM kv WHERE k = 'k1';
@@ -75,13 +75,13 @@ CREATE FOREIGN TABLE missing (k text) SERVER ddb
   OPTIONS (table 'no_such_table', partition_key 'k');
 SELECT * FROM missing;
 INSERT INTO missing VALUES ('x');
-\! curl -s -o /dev/null -X POST "$SHARD_FDW_PROXY/faults" -d '{"kind": "status", "status": 400, "error": "com.amazonaws.dynamodb.v20120810#AccessDeniedException", "message": "User is not authorized to perform: dynamodb:Query", "action": "Query"}'
+\! curl -s -o /dev/null -X POST "$SHARD_FDW_PROXY/faults" -d '{"kind": "status", "status": 400, "error": "com.amazonaws.dynamodb.v20120810#AccessDeniedException", "message": "User is not authorized to perform: dynamodb:GetItem", "action": "GetItem"}'
 SELECT v FROM kv WHERE k = 'k1';
 SELECT new_retries();
 
 -- a slow answer runs into request_timeout_ms
 ALTER SERVER ddb OPTIONS (ADD request_timeout_ms '300', SET max_retries '1');
-\! curl -s -o /dev/null -X POST "$SHARD_FDW_PROXY/faults" -d '{"kind": "slow", "action": "Query", "delay_ms": 2000, "count": 2}'
+\! curl -s -o /dev/null -X POST "$SHARD_FDW_PROXY/faults" -d '{"kind": "slow", "action": "GetItem", "delay_ms": 2000, "count": 2}'
 \set VERBOSITY terse
 SELECT v FROM kv WHERE k = 'k1';
 \! curl -s -o /dev/null -X DELETE "$SHARD_FDW_PROXY/faults"

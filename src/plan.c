@@ -1,13 +1,16 @@
 /*-------------------------------------------------------------------------
  *
  * plan.c
- *		The planner's side of a scan: which WHERE conditions fix the
- *		partition key (so that the scan becomes a Query), which columns must
- *		be fetched (ProjectionExpression), the paths and their costs, and the
- *		plan that carries those decisions to the executor.
+ *		The planner's side of a scan: which WHERE conditions become the
+ *		partition key values (so that the scan is a Query, or a GetItem when
+ *		the whole key is known), which become the sort key condition or the
+ *		FilterExpression, which columns are fetched, whether the order of the
+ *		sort key can be claimed for ORDER BY, and whether a LIMIT can be sent
+ *		as each shard's Limit.
  *
- * Every condition is also kept as a local qual: DynamoDB's key condition
- * only narrows what is read, and PostgreSQL checks every row it returns.
+ * Every condition is also kept as a local qual: PostgreSQL checks every row
+ * DynamoDB returns.  A condition DynamoDB evaluates exactly as PostgreSQL
+ * would is "exact"; a LIMIT goes to DynamoDB only when every condition is.
  *
  *-------------------------------------------------------------------------
  */
@@ -16,127 +19,448 @@
 #include <math.h>
 
 #include "access/stratnum.h"
-#include "catalog/pg_opfamily.h"
+#include "catalog/pg_collation.h"
+#include "catalog/pg_operator.h"
+#include "catalog/pg_type.h"
 #include "nodes/makefuncs.h"
 #include "nodes/nodeFuncs.h"
 #include "optimizer/optimizer.h"
 #include "optimizer/pathnode.h"
+#include "optimizer/paths.h"
 #include "optimizer/planmain.h"
 #include "optimizer/restrictinfo.h"
+#include "utils/builtins.h"
 #include "utils/lsyscache.h"
 #include "utils/selfuncs.h"
 #include "utils/typcache.h"
 
 #include "plan.h"
 
+/* One condition on one column. */
+typedef struct Cond
+{
+	int			col;			/* index into ShardTable.columns */
+	CondOp		op;
+	Expr	   *value;			/* NULL for COND_NULL, COND_NOT_NULL */
+} Cond;
+
+/* What a list of conditions allows. */
+typedef struct Analysis
+{
+	List	   *key_conds;		/* Cond: equalities on key columns */
+	List	   *sort_conds;		/* Cond: the sort key condition, at most two */
+	List	   *filters;		/* Cond: for the FilterExpression */
+	bool		keyed;			/* every partition key column is fixed */
+	bool		full_key;		/* ... and every sort key column too */
+	bool		exact;			/* DynamoDB evaluates every condition exactly */
+} Analysis;
+
 /* Planner state of one foreign relation, in baserel->fdw_private. */
 typedef struct RelInfo
 {
 	ShardTable *table;
 	Bitmapset  *attrs_used;		/* columns the query needs, attno-offset */
-	List	   *key_cols;		/* column indexes fixed by equality ... */
-	List	   *key_exprs;		/* ... to these expressions */
-	bool		keyed;			/* the partition key is fixed: Query */
+	Analysis	restrict_analysis;	/* of the relation's own conditions */
 } RelInfo;
 
-/*
- * If clause is "column = value" with column of rel and value a constant or
- * parameter, return the column's index in t and set *value; else -1.  The
- * operator must be the btree equality of the column type's default
- * operator family, and the comparison byte-exact (a deterministic
- * collation), so that DynamoDB's equality agrees with PostgreSQL's.
+/* ---------------------------------------------------------------------
+ * Recognising conditions
+ * ---------------------------------------------------------------------
  */
+
+/* The column of rel that expr is (under a binary-compatible cast), or -1. */
 static int
-equality_column(ShardTable *t, Index relid, Expr *clause, Expr **value)
+column_of(ShardTable *t, Index relid, Expr *expr)
 {
-	OpExpr	   *op;
-	Expr	   *left;
-	Expr	   *right;
 	Var		   *var;
-	Expr	   *other;
-	int			col;
-	Oid			opfamily;
-	TypeCacheEntry *tce;
 
-	if (!IsA(clause, OpExpr))
+	if (IsA(expr, RelabelType))
+		expr = ((RelabelType *) expr)->arg;
+	if (!IsA(expr, Var))
 		return -1;
-	op = (OpExpr *) clause;
-	if (list_length(op->args) != 2)
+	var = (Var *) expr;
+	if (var->varno != (int) relid || var->varlevelsup != 0 || var->varattno <= 0)
 		return -1;
-	left = linitial(op->args);
-	right = lsecond(op->args);
-	if (IsA(left, RelabelType))
-		left = ((RelabelType *) left)->arg;
-	if (IsA(right, RelabelType))
-		right = ((RelabelType *) right)->arg;
-	if (IsA(left, Var) && ((Var *) left)->varno == (int) relid)
-	{
-		var = (Var *) left;
-		other = right;
-	}
-	else if (IsA(right, Var) && ((Var *) right)->varno == (int) relid)
-	{
-		var = (Var *) right;
-		other = left;
-	}
-	else
-		return -1;
-	if (var->varlevelsup != 0 || var->varattno <= 0)
-		return -1;
-	if (!IsA(other, Const) && !IsA(other, Param))
-		return -1;
-	if (IsA(other, Const) && ((Const *) other)->constisnull)
-		return -1;
-	col = shard_column_index(t, var->varattno);
-	if (col < 0)
-		return -1;
-	tce = lookup_type_cache(t->columns[col].typid, TYPECACHE_BTREE_OPFAMILY);
-	opfamily = tce->btree_opf;
-	if (!OidIsValid(opfamily) ||
-		get_op_opfamily_strategy(op->opno, opfamily) != BTEqualStrategyNumber)
-		return -1;
-	if (OidIsValid(op->inputcollid) && !get_collation_isdeterministic(op->inputcollid))
-		return -1;
-	*value = other;
-	return col;
-}
-
-/* The expression fixing column col, or NULL. */
-static Expr *
-fixed_value(RelInfo *ri, int col)
-{
-	ListCell   *lc1;
-	ListCell   *lc2;
-
-	forboth(lc1, ri->key_cols, lc2, ri->key_exprs)
-		if (lfirst_int(lc1) == col)
-			return lfirst(lc2);
-	return NULL;
+	return shard_column_index(t, var->varattno);
 }
 
 /*
- * True when every column the partition key is made of is fixed, so that
- * the partition key values (one per shard) are known at execution time.
+ * True when expr can be the value side of a condition: a constant or a
+ * parameter, or with outer_ok any expression that does not use rel and
+ * calls nothing volatile (a join clause, which becomes a parameter).
  */
 static bool
-partition_key_fixed(RelInfo *ri)
+is_value(Expr *expr, Index relid, bool outer_ok)
 {
-	ShardTable *t = ri->table;
+	if (IsA(expr, RelabelType))
+		expr = ((RelabelType *) expr)->arg;
+	if (IsA(expr, Const))
+		return !((Const *) expr)->constisnull;
+	if (IsA(expr, Param))
+		return true;
+	return outer_ok && !bms_is_member(relid, pull_varnos(NULL, (Node *) expr)) &&
+		!contain_volatile_functions((Node *) expr);
+}
 
-	if (t->pk.attribute == NULL)
-		return false;
-	if (t->pk.template == NULL)
-		return fixed_value(ri, t->pk.column) != NULL;
-	for (int i = 0; i < t->pk.template->nparts; i++)
+/*
+ * The prefix of a constant LIKE pattern of the form 'prefix%', or NULL when
+ * the pattern is of another form.
+ */
+static char *
+like_prefix(Expr *pattern)
+{
+	Const	   *c;
+	char	   *str;
+	size_t		len;
+
+	if (!IsA(pattern, Const) || ((Const *) pattern)->constisnull)
+		return NULL;
+	c = (Const *) pattern;
+	if (c->consttype != TEXTOID)
+		return NULL;
+	str = TextDatumGetCString(c->constvalue);
+	len = strlen(str);
+	if (len < 2 || str[len - 1] != '%')
+		return NULL;
+	for (size_t i = 0; i < len - 1; i++)
+		if (str[i] == '%' || str[i] == '_' || str[i] == '\\')
+			return NULL;
+	str[len - 1] = '\0';
+	return str;
+}
+
+/* True when the comparison under collation is byte-wise equality. */
+static bool
+collation_exact_eq(Oid collation)
+{
+	return !OidIsValid(collation) || get_collation_isdeterministic(collation);
+}
+
+/* True when ordering under collation is byte order, as DynamoDB's is. */
+static bool
+collation_byte_order(Oid collation)
+{
+	return !OidIsValid(collation) || collation == C_COLLATION_OID ||
+		collation == POSIX_COLLATION_OID;
+}
+
+/*
+ * If clause is a condition on one column of rel that DynamoDB can evaluate,
+ * fill *cond and return true.  Recognised: column op value with op one of
+ * the btree operators of the column type's default operator family
+ * (=, <, <=, >, >=), text LIKE 'prefix%', and IS [NOT] NULL.  Comparisons
+ * are only taken where DynamoDB agrees with PostgreSQL: equality under a
+ * deterministic collation, order on text only under a byte-order collation.
+ */
+static bool
+recognise(ShardTable *t, Index relid, Expr *clause, bool outer_ok, Cond *cond)
+{
+	if (IsA(clause, NullTest))
 	{
-		KeyPart    *part = &t->pk.template->parts[i];
+		NullTest   *nt = (NullTest *) clause;
 
-		if (part->kind == KP_COLUMN &&
-			fixed_value(ri, shard_find_column(t, part->text) - t->columns) == NULL)
+		if (nt->argisrow)
 			return false;
+		cond->col = column_of(t, relid, nt->arg);
+		cond->op = nt->nulltesttype == IS_NULL ? COND_NULL : COND_NOT_NULL;
+		cond->value = NULL;
+		return cond->col >= 0;
 	}
+	if (IsA(clause, OpExpr))
+	{
+		OpExpr	   *op = (OpExpr *) clause;
+		Expr	   *left;
+		Expr	   *right;
+		Oid			opno = op->opno;
+		TypeCacheEntry *tce;
+		int			strategy;
+
+		if (list_length(op->args) != 2)
+			return false;
+		left = linitial(op->args);
+		right = lsecond(op->args);
+		cond->col = column_of(t, relid, left);
+		if (cond->col < 0)
+		{
+			cond->col = column_of(t, relid, right);
+			if (cond->col < 0)
+				return false;
+			opno = get_commutator(opno);
+			right = left;
+		}
+		if (!is_value(right, relid, outer_ok))
+			return false;
+		cond->value = right;
+		if (opno == OID_TEXT_LIKE_OP)
+		{
+			if (like_prefix(right) == NULL || !collation_exact_eq(op->inputcollid))
+				return false;
+			cond->op = COND_PREFIX;
+			return true;
+		}
+		tce = lookup_type_cache(t->columns[cond->col].typid, TYPECACHE_BTREE_OPFAMILY);
+		if (!OidIsValid(tce->btree_opf) || !OidIsValid(opno))
+			return false;
+		strategy = get_op_opfamily_strategy(opno, tce->btree_opf);
+		switch (strategy)
+		{
+			case BTEqualStrategyNumber:
+				cond->op = COND_EQ;
+				return collation_exact_eq(op->inputcollid);
+			case BTLessStrategyNumber:
+				cond->op = COND_LT;
+				break;
+			case BTLessEqualStrategyNumber:
+				cond->op = COND_LE;
+				break;
+			case BTGreaterStrategyNumber:
+				cond->op = COND_GT;
+				break;
+			case BTGreaterEqualStrategyNumber:
+				cond->op = COND_GE;
+				break;
+			default:
+				return false;
+		}
+		return collation_byte_order(op->inputcollid);
+	}
+	return false;
+}
+
+/* ---------------------------------------------------------------------
+ * Keys
+ * ---------------------------------------------------------------------
+ */
+
+/* True when column col is one of the fields of template tmpl. */
+static bool
+in_template(ShardTable *t, KeyTemplate *tmpl, int col)
+{
+	for (int i = 0; tmpl && i < tmpl->nparts; i++)
+		if (tmpl->parts[i].kind == KP_COLUMN &&
+			strcmp(tmpl->parts[i].text, t->columns[col].name) == 0)
+			return true;
+	return false;
+}
+
+/* True when column col makes up (part of) key k. */
+static bool
+is_key_column(ShardTable *t, ShardKey *k, int col)
+{
+	if (k->attribute == NULL)
+		return false;
+	return k->template ? in_template(t, k->template, col) : k->column == col;
+}
+
+/* True when an equality in conds fixes column col. */
+static bool
+fixed_by(List *conds, int col)
+{
+	ListCell   *lc;
+
+	foreach(lc, conds)
+	{
+		Cond	   *c = lfirst(lc);
+
+		if (c->col == col && c->op == COND_EQ)
+			return true;
+	}
+	return false;
+}
+
+/* True when the equalities in conds fix every column key k is made of. */
+static bool
+key_fixed(ShardTable *t, ShardKey *k, List *conds)
+{
+	if (k->attribute == NULL)
+		return false;
+	if (k->template == NULL)
+		return fixed_by(conds, k->column);
+	for (int i = 0; i < k->template->nparts; i++)
+		if (k->template->parts[i].kind == KP_COLUMN &&
+			!fixed_by(conds, shard_find_column(t, k->template->parts[i].text) - t->columns))
+			return false;
 	return true;
 }
+
+/*
+ * The column the sort key's order follows, or -1: the sort key column
+ * itself, or the first field of its template when that field's text sorts
+ * as its values do (a zero-padded integer, or a timestamp written with
+ * fixed width).
+ */
+static int
+sort_order_column(ShardTable *t)
+{
+	ShardColumn *col;
+	KeyPart    *first;
+
+	if (t->sk.attribute == NULL)
+		return -1;
+	if (t->sk.template == NULL)
+		return t->sk.column;
+	first = &t->sk.template->parts[0];
+	if (first->kind != KP_COLUMN)
+		return -1;
+	col = shard_find_column(t, first->text);
+	if (first->width > 0 &&
+		(col->typid == INT2OID || col->typid == INT4OID || col->typid == INT8OID))
+		return col - t->columns;
+	if (first->width == 0 && (col->typid == TIMESTAMPTZOID || col->typid == TIMESTAMPOID ||
+							  col->typid == DATEOID))
+		return col - t->columns;
+	return -1;
+}
+
+/*
+ * True when DynamoDB orders the sort key attribute as PostgreSQL orders
+ * column col: numbers and bytes always, text only under a byte-order
+ * collation.
+ */
+static bool
+order_agrees(ShardTable *t, int col)
+{
+	ShardColumn *c = &t->columns[col];
+
+	if (t->sk.template)
+		return true;
+	if (c->ddb_type == DDB_TYPE_N || c->ddb_type == DDB_TYPE_B)
+		return true;
+	return collation_byte_order(c->collation);
+}
+
+/* ---------------------------------------------------------------------
+ * Analysis
+ * ---------------------------------------------------------------------
+ */
+
+/* True when column col may go into a FilterExpression with op. */
+static bool
+filterable(ShardTable *t, int col, CondOp op)
+{
+	ShardColumn *c = &t->columns[col];
+
+	if (c->ddb_type == DDB_TYPE_ITEM || c->explicit_type ||
+		in_template(t, t->pk.template, col) || in_template(t, t->sk.template, col))
+		return false;
+	if (op == COND_NULL || op == COND_NOT_NULL)
+		return !is_key_column(t, &t->pk, col) && !is_key_column(t, &t->sk, col);
+	switch (c->typid)
+	{
+		case INT2OID:
+		case INT4OID:
+		case INT8OID:
+		case NUMERICOID:
+			return op != COND_PREFIX;
+		case TEXTOID:
+		case VARCHAROID:
+			return true;
+		case BOOLOID:
+			return op == COND_EQ;
+	}
+	return false;
+}
+
+/*
+ * Sort out conditions (RestrictInfos) into key equalities, the sort key
+ * condition and filters.  outer_ok admits values from other relations
+ * (join clauses of a parameterized path).
+ */
+static Analysis
+analyse(ShardTable *t, Index relid, List *clauses, bool outer_ok)
+{
+	Analysis	a = {0};
+	List	   *sort_candidates = NIL;
+	int			order_col = sort_order_column(t);
+	ListCell   *lc;
+	int			used = 0;
+
+	a.exact = true;
+	foreach(lc, clauses)
+	{
+		RestrictInfo *rinfo = lfirst_node(RestrictInfo, lc);
+		Cond	   *c = palloc(sizeof(Cond));
+
+		if (!recognise(t, relid, rinfo->clause, outer_ok, c))
+		{
+			a.exact = false;
+			continue;
+		}
+		if (c->op == COND_EQ &&
+			(is_key_column(t, &t->pk, c->col) ||
+			 (t->sk.template && in_template(t, t->sk.template, c->col)) ||
+			 (t->sk.template == NULL && is_key_column(t, &t->sk, c->col))))
+			a.key_conds = lappend(a.key_conds, c);
+		else if (c->col == order_col && c->op != COND_NULL && c->op != COND_NOT_NULL &&
+				 (c->op != COND_PREFIX || t->sk.template == NULL) &&
+				 (c->op == COND_EQ || order_agrees(t, c->col)))
+			sort_candidates = lappend(sort_candidates, c);
+		else if (filterable(t, c->col, c->op))
+			a.filters = lappend(a.filters, c);
+		else
+			a.exact = false;
+	}
+	a.keyed = key_fixed(t, &t->pk, a.key_conds);
+	a.full_key = a.keyed && (t->sk.attribute == NULL || key_fixed(t, &t->sk, a.key_conds));
+
+	/*
+	 * DynamoDB takes one sort key condition: a prefix, or a lower bound, an
+	 * upper bound or both (BETWEEN, which is inclusive at both ends).  The
+	 * rest stay local only.  An equality on the sort key column went to
+	 * key_conds above.
+	 */
+	{
+		Cond	   *lo = NULL;
+		Cond	   *hi = NULL;
+		Cond	   *prefix = NULL;
+
+		foreach(lc, sort_candidates)
+		{
+			Cond	   *c = lfirst(lc);
+
+			if (c->op == COND_PREFIX && prefix == NULL)
+				prefix = c;
+			else if ((c->op == COND_GT || c->op == COND_GE) && lo == NULL)
+				lo = c;
+			else if ((c->op == COND_LT || c->op == COND_LE) && hi == NULL)
+				hi = c;
+		}
+		if (prefix)
+		{
+			a.sort_conds = list_make1(prefix);
+			used = 1;
+		}
+		else
+		{
+			if (lo)
+				a.sort_conds = lappend(a.sort_conds, lo);
+			if (hi)
+				a.sort_conds = lappend(a.sort_conds, hi);
+			used = list_length(a.sort_conds);
+			/* BETWEEN is inclusive: an exclusive bound with it is rechecked */
+			if (lo && hi && (lo->op == COND_GT || hi->op == COND_LT) &&
+				t->sk.template == NULL)
+				a.exact = false;
+			/* a bound on a template's field is exact only before a literal */
+			if (lo && hi && t->sk.template && t->sk.template->nparts == 1)
+				a.exact = false;
+		}
+		if (used < list_length(sort_candidates))
+			a.exact = false;
+	}
+	if (!a.keyed && a.sort_conds != NIL)
+	{
+		/* without a partition key there is no key condition: filter instead */
+		a.sort_conds = NIL;
+		a.exact = false;
+	}
+	return a;
+}
+
+/* ---------------------------------------------------------------------
+ * Callbacks
+ * ---------------------------------------------------------------------
+ */
 
 /* GetForeignRelSize: analyse the conditions and estimate the rows. */
 void
@@ -144,49 +468,130 @@ shard_get_rel_size(PlannerInfo *root, RelOptInfo *baserel, Oid foreigntableid)
 {
 	RelInfo    *ri = palloc0(sizeof(RelInfo));
 	ListCell   *lc;
+	double		base;
 
 	baserel->fdw_private = ri;
 	ri->table = shard_get_table(foreigntableid, true);
-
 	pull_varattnos((Node *) baserel->reltarget->exprs, baserel->relid, &ri->attrs_used);
 	foreach(lc, baserel->baserestrictinfo)
-	{
-		RestrictInfo *rinfo = lfirst_node(RestrictInfo, lc);
-		Expr	   *value;
-		int			col;
-
-		pull_varattnos((Node *) rinfo->clause, baserel->relid, &ri->attrs_used);
-		col = equality_column(ri->table, baserel->relid, rinfo->clause, &value);
-		if (col >= 0 && fixed_value(ri, col) == NULL)
-		{
-			ri->key_cols = lappend_int(ri->key_cols, col);
-			ri->key_exprs = lappend(ri->key_exprs, value);
-		}
-	}
-	ri->keyed = partition_key_fixed(ri);
+		pull_varattnos((Node *) lfirst_node(RestrictInfo, lc)->clause,
+					   baserel->relid, &ri->attrs_used);
+	ri->restrict_analysis = analyse(ri->table, baserel->relid,
+									baserel->baserestrictinfo, false);
 
 	/*
-	 * Without statistics: a table is taken to hold 10000 rows, a partition
-	 * 100, each narrowed by the selectivity of the other conditions.
+	 * Without statistics: a table is taken to hold 10000 rows and a
+	 * partition 100, each narrowed by the other conditions.
 	 */
-	baserel->rows = clamp_row_est((ri->keyed ? 100.0 : 10000.0) *
+	base = ri->restrict_analysis.full_key ? 1.0 :
+		ri->restrict_analysis.keyed ? 100.0 : 10000.0;
+	baserel->rows = clamp_row_est(base *
 								  clauselist_selectivity(root, baserel->baserestrictinfo,
 														 0, JOIN_INNER, NULL) /
-								  (ri->keyed ? pow(DEFAULT_EQ_SEL, list_length(ri->key_cols)) : 1.0));
+								  pow(DEFAULT_EQ_SEL, list_length(ri->restrict_analysis.key_conds)));
+	baserel->rows = Min(baserel->rows, base);
 }
 
-/* GetForeignPaths: one path, a Query when keyed, else a Scan. */
+/*
+ * The cost of reading rows through a DynamoDB operation: requests cost
+ * more than rows, a Scan reads the whole table.
+ */
+static void
+cost_read(const Analysis *a, double rows, Cost *startup, Cost *total)
+{
+	*startup = a->keyed ? 10.0 : 100.0;
+	*total = *startup + rows * 0.01 + (a->keyed ? 0.0 : 10000.0);
+}
+
+/*
+ * The pathkeys the scan can deliver when keyed: the query's own, when they
+ * ask for the sort key's order (ascending or descending); else NIL.
+ */
+static List *
+ordered_pathkeys(PlannerInfo *root, RelOptInfo *baserel, RelInfo *ri)
+{
+	ShardTable *t = ri->table;
+	int			order_col = sort_order_column(t);
+	PathKey    *pk;
+	ListCell   *lc;
+	TypeCacheEntry *tce;
+
+	if (order_col < 0 || list_length(root->query_pathkeys) != 1 ||
+		!order_agrees(t, order_col))
+		return NIL;
+	pk = linitial(root->query_pathkeys);
+	tce = lookup_type_cache(t->columns[order_col].typid, TYPECACHE_BTREE_OPFAMILY);
+	if (pk->pk_opfamily != tce->btree_opf)
+		return NIL;
+	foreach(lc, pk->pk_eclass->ec_members)
+	{
+		EquivalenceMember *em = lfirst(lc);
+
+		if (column_of(t, baserel->relid, em->em_expr) == order_col)
+			return root->query_pathkeys;
+	}
+	return NIL;
+}
+
+/* GetForeignPaths: the plain path, an ordered one, and parameterized ones. */
 void
 shard_get_paths(PlannerInfo *root, RelOptInfo *baserel, Oid foreigntableid)
 {
 	RelInfo    *ri = baserel->fdw_private;
-	Cost		startup = ri->keyed ? 10.0 : 100.0;
-	Cost		total = startup + baserel->rows * (ri->keyed ? 0.1 : 1.0) +
-		(ri->keyed ? 0 : 100000.0);
+	Analysis   *a = &ri->restrict_analysis;
+	Cost		startup;
+	Cost		total;
+	List	   *pathkeys;
+	ListCell   *lc;
+	List	   *join_conds = NIL;
+	Relids		outer = NULL;
 
+	cost_read(a, baserel->rows, &startup, &total);
 	add_path(baserel, (Path *)
 			 shard_create_foreignscan_path(root, baserel, NULL, baserel->rows,
 										   startup, total, NIL, NULL, NULL, NIL));
+
+	pathkeys = a->keyed ? ordered_pathkeys(root, baserel, ri) : NIL;
+	if (pathkeys != NIL)
+		add_path(baserel, (Path *)
+				 shard_create_foreignscan_path(root, baserel, NULL, baserel->rows,
+											   startup, total * 0.99, pathkeys,
+											   NULL, NULL, NIL));
+
+	/*
+	 * Join clauses that fix partition key columns make a parameterized
+	 * path: a nested loop then sends one keyed Query per outer row.
+	 */
+	foreach(lc, baserel->joininfo)
+	{
+		RestrictInfo *rinfo = lfirst_node(RestrictInfo, lc);
+		Cond		c;
+
+		if (!join_clause_is_movable_to(rinfo, baserel) ||
+			!recognise(ri->table, baserel->relid, rinfo->clause, true, &c) ||
+			c.op != COND_EQ || !is_key_column(ri->table, &ri->table->pk, c.col))
+			continue;
+		join_conds = lappend(join_conds, rinfo);
+		outer = bms_union(outer, bms_difference(rinfo->clause_relids, baserel->relids));
+	}
+	if (join_conds != NIL && !a->keyed)
+	{
+		Analysis	joined = analyse(ri->table, baserel->relid,
+									 list_concat(list_copy(baserel->baserestrictinfo),
+												 join_conds), true);
+
+		if (joined.keyed)
+		{
+			ParamPathInfo *ppi = get_baserel_parampathinfo(root, baserel, outer);
+			double		rows = Min(ppi->ppi_rows, 100.0);
+
+			cost_read(&joined, rows, &startup, &total);
+			add_path(baserel, (Path *)
+					 shard_create_foreignscan_path(root, baserel, NULL, rows,
+												   startup, total, NIL, outer,
+												   NULL, NIL));
+		}
+	}
 }
 
 /*
@@ -194,7 +599,7 @@ shard_get_paths(PlannerInfo *root, RelOptInfo *baserel, Oid foreigntableid)
  * *attrs is NIL when the whole item is needed.
  */
 static List *
-fetched_columns(RelInfo *ri, Index relid, List **attrs)
+fetched_columns(RelInfo *ri, List **attrs)
 {
 	ShardTable *t = ri->table;
 	List	   *cols = NIL;
@@ -221,7 +626,8 @@ fetched_columns(RelInfo *ri, Index relid, List **attrs)
 	{
 		/*
 		 * The keys always come too: columns missing from an item are decoded
-		 * from them, and errors name the item by them.
+		 * from them, the merge orders by the sort key, and errors name the
+		 * item by them.
 		 */
 		if (t->pk.attribute)
 			*attrs = list_append_unique(*attrs, makeString(t->pk.attribute));
@@ -229,6 +635,45 @@ fetched_columns(RelInfo *ri, Index relid, List **attrs)
 			*attrs = list_append_unique(*attrs, makeString(t->sk.attribute));
 	}
 	return cols;
+}
+
+/* Flatten conditions into (column, op, fdw_exprs index) triples. */
+static List *
+flatten_conds(List *conds, List **fdw_exprs)
+{
+	List	   *result = NIL;
+	ListCell   *lc;
+
+	foreach(lc, conds)
+	{
+		Cond	   *c = lfirst(lc);
+
+		result = lappend_int(result, c->col);
+		result = lappend_int(result, c->op);
+		if (c->value)
+		{
+			*fdw_exprs = lappend(*fdw_exprs, c->value);
+			result = lappend_int(result, list_length(*fdw_exprs) - 1);
+		}
+		else
+			result = lappend_int(result, -1);
+	}
+	return result;
+}
+
+/*
+ * The per-shard Limit a LIMIT allows: only when this relation is the whole
+ * query, every condition is exact, and the rows come in the query's order
+ * (or the query asks for none).
+ */
+static int
+shard_limit(PlannerInfo *root, RelOptInfo *baserel, Analysis *a, List *pathkeys)
+{
+	if (root->limit_tuples <= 0 || !a->exact ||
+		bms_membership(root->all_baserels) != BMS_SINGLETON ||
+		(root->query_pathkeys != NIL && pathkeys == NIL))
+		return 0;
+	return (int) Min(root->limit_tuples, 1000000.0);
 }
 
 /* GetForeignPlan: carry the decisions to the executor in fdw_private. */
@@ -239,19 +684,28 @@ shard_get_plan(PlannerInfo *root, RelOptInfo *baserel, Oid foreigntableid,
 {
 	RelInfo    *ri = baserel->fdw_private;
 	List	   *attrs;
-	List	   *cols = fetched_columns(ri, baserel->relid, &attrs);
-	List	   *fdw_private;
+	List	   *cols = fetched_columns(ri, &attrs);
 	List	   *fdw_exprs = NIL;
-	List	   *key_cols = NIL;
+	Analysis	a = analyse(ri->table, baserel->relid, scan_clauses, false);
+	ScanOp		op = a.full_key && ri->table->index == NULL ? SCAN_OP_GET :
+		a.keyed ? SCAN_OP_QUERY : SCAN_OP_SCAN;
+	int			order = 0;
+	List	   *fdw_private;
 
-	scan_clauses = extract_actual_clauses(scan_clauses, false);
-	if (ri->keyed)
-	{
-		fdw_exprs = ri->key_exprs;
-		key_cols = ri->key_cols;
-	}
-	fdw_private = list_make4(makeInteger(ri->keyed ? SCAN_OP_QUERY : SCAN_OP_SCAN),
-							 cols, attrs, key_cols);
-	return make_foreignscan(tlist, scan_clauses, baserel->relid, fdw_exprs,
-							fdw_private, NIL, NIL, outer_plan);
+	if (best_path->path.pathkeys != NIL)
+		order = linitial_node(PathKey, best_path->path.pathkeys)->pk_strategy ==
+			BTLessStrategyNumber ? 1 : -1;
+	if (op == SCAN_OP_GET && order != 0)
+		op = SCAN_OP_QUERY;
+
+	fdw_private = list_make4(makeInteger(op), cols, attrs,
+							 flatten_conds(a.key_conds, &fdw_exprs));
+	fdw_private = lappend(fdw_private, flatten_conds(a.sort_conds, &fdw_exprs));
+	fdw_private = lappend(fdw_private, flatten_conds(a.filters, &fdw_exprs));
+	fdw_private = lappend(fdw_private, makeInteger(order));
+	fdw_private = lappend(fdw_private,
+						  makeInteger(shard_limit(root, baserel, &a, best_path->path.pathkeys)));
+	return make_foreignscan(tlist, extract_actual_clauses(scan_clauses, false),
+							baserel->relid, fdw_exprs, fdw_private, NIL, NIL,
+							outer_plan);
 }

@@ -16,17 +16,40 @@
 /* The DynamoDB operation a scan runs. */
 typedef enum ScanOp
 {
-	SCAN_OP_SCAN,				/* Scan the whole table */
-	SCAN_OP_QUERY				/* Query each partition key value */
+	SCAN_OP_SCAN,				/* Scan the whole table, in segments */
+	SCAN_OP_QUERY,				/* Query each partition key value */
+	SCAN_OP_GET					/* GetItem / BatchGetItem of whole keys */
 } ScanOp;
 
-/* The members of a ForeignScan's fdw_private list, in order. */
+/* A condition DynamoDB evaluates: the comparison of a key or attribute. */
+typedef enum CondOp
+{
+	COND_EQ,
+	COND_NE,
+	COND_LT,
+	COND_LE,
+	COND_GT,
+	COND_GE,
+	COND_PREFIX,				/* LIKE 'prefix%': begins_with */
+	COND_NULL,					/* IS NULL */
+	COND_NOT_NULL				/* IS NOT NULL */
+} CondOp;
+
+/*
+ * The members of a ForeignScan's fdw_private list, in order.  Conditions
+ * are IntLists of triples (column index, CondOp, index into fdw_exprs or
+ * -1).
+ */
 typedef enum ScanPrivate
 {
 	SCAN_PRIVATE_OP,			/* Integer: ScanOp */
 	SCAN_PRIVATE_COLUMNS,		/* IntList: column indexes to convert */
 	SCAN_PRIVATE_ATTRS,			/* List of String: projection, NIL = all */
-	SCAN_PRIVATE_KEY_COLUMNS	/* IntList: column fixed by each fdw_expr */
+	SCAN_PRIVATE_KEY_CONDS,		/* IntList: equalities fixing pk columns */
+	SCAN_PRIVATE_SORT_CONDS,	/* IntList: sort key conditions */
+	SCAN_PRIVATE_FILTERS,		/* IntList: FilterExpression conditions */
+	SCAN_PRIVATE_ORDER,			/* Integer: 0 none, 1 ascending, -1 descending */
+	SCAN_PRIVATE_LIMIT			/* Integer: per-shard Limit, 0 none */
 } ScanPrivate;
 
 extern void shard_get_rel_size(PlannerInfo *root, RelOptInfo *baserel,

@@ -1,39 +1,58 @@
 /*-------------------------------------------------------------------------
  *
  * scan.c
- *		The executor's side of a scan: one stream of pages per partition
- *		key value (Query) or per segment (Scan), every stream's requests in
- *		flight at once, the next page of each stream fetched while the
- *		current one is read, and items turned into tuples.
+ *		The executor's side of a scan: one stream of pages per shard
+ *		(Query), per segment (Scan) or per batch of keys (GetItem,
+ *		BatchGetItem), every stream's requests in flight at once, and items
+ *		turned into tuples, either as they arrive or merged in the sort
+ *		key's order.
  *
- * At most two pages of a stream are held at a time (the one being read and
- * the one fetched ahead), so memory stays bounded whatever the result size.
+ * A stream holds at most two pages (the one being read and the next one,
+ * fetched ahead), so memory stays bounded whatever the result size.  When
+ * the query stops early (LIMIT), EndForeignScan drops what is in flight.
  *
  *-------------------------------------------------------------------------
  */
 #include "shard_fdw.h"
 
+#include "catalog/pg_type.h"
 #include "commands/explain.h"
 #include "executor/executor.h"
+#include "lib/binaryheap.h"
 #include "miscadmin.h"
 #include "nodes/nodeFuncs.h"
 #include "utils/builtins.h"
+#include "utils/datetime.h"
 #include "utils/lsyscache.h"
 #include "utils/memutils.h"
 
+#include "avorder.h"
 #include "plan.h"
 #include "scan.h"
 
-/* One sequence of pages: a Query of one partition key or a Scan segment. */
+/* BatchGetItem takes at most this many keys. */
+#define BATCH_GET_MAX 100
+
+/* One condition as the executor has it: the planner's triple. */
+typedef struct ExecCond
+{
+	int			col;
+	CondOp		op;
+	int			expr;			/* index into the evaluated values, or -1 */
+} ExecCond;
+
+/* One sequence of pages. */
 typedef struct Stream
 {
-	char	   *pk_text;		/* the partition key value (Query) */
-	int			segment;		/* the segment (Scan) */
+	char	   *pk_text;		/* partition key value (Query) */
+	int			shard;			/* its shard, or -1 for the base key */
+	int			segment;		/* segment (Scan) */
+	List	   *keys;			/* item keys as JSON texts (GetItem) */
 	DdbRequest *page;			/* the page being read */
 	int			pos;			/* next item of page */
 	DdbRequest *ready;			/* the next page, arrived */
 	DdbRequest *next;			/* the next page, in flight */
-	bool		started;
+	const DdbJson *head;		/* ordered merge: the item it offers */
 } Stream;
 
 typedef struct ShardScanState
@@ -44,52 +63,476 @@ typedef struct ShardScanState
 	ScanOp		op;
 	List	   *cols;			/* column indexes to convert */
 	List	   *attrs;			/* projection attributes, NIL = all */
-	List	   *key_cols;		/* columns fixed by ... */
-	List	   *key_exprs;		/* ... these expressions, */
-	List	   *key_states;		/* ... ready to run */
+	ExecCond   *key_conds;
+	int			nkey_conds;
+	ExecCond   *sort_conds;
+	int			nsort_conds;
+	ExecCond   *filters;
+	int			nfilters;
+	int			order;			/* 1 ascending, -1 descending, 0 none */
+	int			limit;			/* per-shard Limit, 0 none */
+	List	   *exprs;			/* fdw_exprs, for EXPLAIN */
+	List	   *expr_states;
 	int			max_inflight;
-	int			segments;		/* TotalSegments of a Scan */
 
+	/* per execution */
+	Datum	   *values;			/* evaluated fdw_exprs */
+	bool	   *nulls;
+	Oid		   *types;
+	char	   *key_cond_expr;	/* KeyConditionExpression */
+	char	   *filter_expr;	/* FilterExpression */
+	List	   *names;			/* ExpressionAttributeNames, in order */
+	List	   *value_names;	/* ExpressionAttributeValues: names ... */
+	List	   *value_json;		/* ... and their AttributeValue JSON */
 	Stream	   *streams;
 	int			nstreams;
-	int			cur;			/* stream read last */
+	int			cur;			/* unordered: the stream read last */
+	binaryheap *heap;			/* ordered: streams by their head item */
 	bool		started;
+	MemoryContext runcxt;		/* lives for one execution (until rescan) */
 	MemoryContext rowcxt;
 
 	/* counters for EXPLAIN ANALYZE, over every rescan */
 	int64		pages;
 	DdbStats	stats;
+	int			shards_read;
 } ShardScanState;
+
+/* ---------------------------------------------------------------------
+ * Expressions and names
+ * ---------------------------------------------------------------------
+ */
+
+/* The position of attribute name in ss->names, added if absent. */
+static int
+name_index(ShardScanState *ss, const char *name)
+{
+	int			i = 0;
+	ListCell   *lc;
+
+	foreach(lc, ss->names)
+	{
+		if (strcmp(strVal(lfirst(lc)), name) == 0)
+			return i;
+		i++;
+	}
+	ss->names = lappend(ss->names, makeString(pstrdup(name)));
+	return i;
+}
+
+/* Add an expression value (AttributeValue JSON); returns its ":vN" name. */
+static char *
+add_value(ShardScanState *ss, const char *av_json)
+{
+	char	   *name = psprintf(":v%d", list_length(ss->value_names));
+
+	ss->value_names = lappend(ss->value_names, makeString(name));
+	ss->value_json = lappend(ss->value_json, makeString(pstrdup(av_json)));
+	return name;
+}
+
+/* {"type": "text"} as JSON text. */
+static char *
+av_json(const char *type, const char *text)
+{
+	Buf			out;
+	JsonWriter	w;
+
+	buf_init(&out);
+	jw_init(&w, &out);
+	jw_begin_object(&w);
+	jw_key(&w, type);
+	jw_cstring(&w, text);
+	jw_end_object(&w);
+	return out.data;
+}
+
+/* The DynamoDB type letter of a key. */
+static const char *
+key_type(ShardKey *k)
+{
+	return k->template ? "S" : k->type == DDB_TYPE_N ? "N" :
+		k->type == DDB_TYPE_B ? "B" : "S";
+}
+
+/* The key text of evaluated value i compared with column col. */
+static char *
+value_text(ShardScanState *ss, int col, int i)
+{
+	ShardColumn c = ss->t->columns[col];
+
+	c.typid = ss->types[i];
+	return codec_key_text(&c, ss->values[i]);
+}
+
+/*
+ * The key text of the value after evaluated value i (one more for
+ * integers, one microsecond or day later for times), for turning
+ * "greater than" into "at least"; NULL when there is none.
+ */
+static char *
+next_value_text(ShardScanState *ss, int col, int i)
+{
+	ShardColumn c = ss->t->columns[col];
+	Datum		v = ss->values[i];
+
+	c.typid = ss->types[i];
+	switch (c.typid)
+	{
+		case INT2OID:
+			v = Int64GetDatum((int64) DatumGetInt16(v) + 1);
+			c.typid = INT8OID;
+			break;
+		case INT4OID:
+			v = Int64GetDatum((int64) DatumGetInt32(v) + 1);
+			c.typid = INT8OID;
+			break;
+		case INT8OID:
+			if (DatumGetInt64(v) == PG_INT64_MAX)
+				return NULL;
+			v = Int64GetDatum(DatumGetInt64(v) + 1);
+			break;
+		case TIMESTAMPOID:
+		case TIMESTAMPTZOID:
+			v = Int64GetDatum(DatumGetInt64(v) + 1);
+			break;
+		case DATEOID:
+			v = Int32GetDatum(DatumGetInt32(v) + 1);
+			break;
+		default:
+			return NULL;
+	}
+	return codec_key_text(&c, v);
+}
+
+/* The prefix of the LIKE 'prefix%' pattern that is evaluated value i. */
+static char *
+like_prefix_text(ShardScanState *ss, int col, int i)
+{
+	char	   *pattern = value_text(ss, col, i);
+
+	pattern[strlen(pattern) - 1] = '\0';
+	return pattern;
+}
+
+/* ---------------------------------------------------------------------
+ * Conditions
+ * ---------------------------------------------------------------------
+ */
+
+/* The key texts of the columns fixed by equalities, indexed by column. */
+static const char **
+fixed_texts(ShardScanState *ss, bool *any_null)
+{
+	const char **texts = palloc0(sizeof(char *) * Max(ss->t->ncolumns, 1));
+
+	*any_null = false;
+	for (int i = 0; i < ss->nkey_conds; i++)
+	{
+		ExecCond   *c = &ss->key_conds[i];
+
+		if (ss->nulls[c->expr])
+			*any_null = true;
+		else
+			texts[c->col] = value_text(ss, c->col, c->expr);
+	}
+	return texts;
+}
+
+/* The number of leading fields of template tmpl whose columns are fixed. */
+static int
+leading_fixed(ShardTable *t, KeyTemplate *tmpl, const char **texts)
+{
+	int			n = 0;
+
+	for (int i = 0; i < tmpl->nparts; i++)
+	{
+		KeyPart    *p = &tmpl->parts[i];
+
+		if (p->kind == KP_LITERAL)
+			continue;
+		if (p->kind == KP_SHARD ||
+			texts[shard_find_column(t, p->text) - t->columns] == NULL)
+			break;
+		n++;
+	}
+	return n;
+}
+
+/* The number of fields of a template. */
+static int
+field_count(KeyTemplate *tmpl)
+{
+	int			n = 0;
+
+	for (int i = 0; i < tmpl->nparts; i++)
+		if (tmpl->parts[i].kind != KP_LITERAL)
+			n++;
+	return n;
+}
+
+/* Template values indexed by part, from texts indexed by column. */
+static const char **
+part_values(ShardTable *t, KeyTemplate *tmpl, const char **texts)
+{
+	const char **parts = palloc0(sizeof(char *) * tmpl->nparts);
+
+	for (int i = 0; i < tmpl->nparts; i++)
+		if (tmpl->parts[i].kind == KP_COLUMN)
+			parts[i] = texts[shard_find_column(t, tmpl->parts[i].text) - t->columns];
+	return parts;
+}
+
+/*
+ * The sort key text the row has when every column of the sort key is
+ * fixed, or NULL.
+ */
+static char *
+full_sort_key(ShardScanState *ss, const char **texts)
+{
+	ShardTable *t = ss->t;
+	Buf			out;
+	char		err[256];
+
+	if (t->sk.template == NULL)
+		return texts[t->sk.column] ? pstrdup(texts[t->sk.column]) : NULL;
+	if (leading_fixed(t, t->sk.template, texts) < field_count(t->sk.template))
+		return NULL;
+	buf_init(&out);
+	if (!keyfmt_render(t->sk.template, part_values(t, t->sk.template, texts), 0,
+					   &out, err, sizeof(err)))
+		return NULL;
+	return out.data;
+}
+
+/*
+ * Add the sort key's part of the KeyConditionExpression to buf.  Returns
+ * false when the conditions cannot match any stored key.
+ */
+static bool
+sort_key_condition(ShardScanState *ss, const char **texts, StringInfo buf)
+{
+	ShardTable *t = ss->t;
+	const char *type = key_type(&t->sk);
+	char	   *full;
+	char	   *lo = NULL;
+	char	   *hi = NULL;
+	bool		hi_inclusive = false;
+	int			sk;
+
+	if (t->sk.attribute == NULL)
+		return true;
+	sk = name_index(ss, t->sk.attribute);
+	full = full_sort_key(ss, texts);
+	if (full)
+	{
+		appendStringInfo(buf, " AND #n%d = %s", sk, add_value(ss, av_json(type, full)));
+		return true;
+	}
+	if (t->sk.template && leading_fixed(t, t->sk.template, texts) > 0)
+	{
+		Buf			out;
+		char		err[256];
+
+		buf_init(&out);
+		if (keyfmt_render_prefix(t->sk.template, part_values(t, t->sk.template, texts),
+								 leading_fixed(t, t->sk.template, texts),
+								 &out, err, sizeof(err)))
+			appendStringInfo(buf, " AND begins_with(#n%d, %s)", sk,
+							 add_value(ss, av_json("S", out.data)));
+		return true;
+	}
+	for (int i = 0; i < ss->nsort_conds; i++)
+	{
+		ExecCond   *c = &ss->sort_conds[i];
+		char	   *text;
+		int			width = t->sk.template ? t->sk.template->parts[0].width : 0;
+
+		if (ss->nulls[c->expr])
+			return false;
+		switch (c->op)
+		{
+			case COND_PREFIX:
+				appendStringInfo(buf, " AND begins_with(#n%d, %s)", sk,
+								 add_value(ss, av_json("S", like_prefix_text(ss, c->col, c->expr))));
+				return true;
+			case COND_GE:
+			case COND_GT:
+				text = (c->op == COND_GT && t->sk.template) ?
+					next_value_text(ss, c->col, c->expr) : value_text(ss, c->col, c->expr);
+				if (text && width > 0 && text[0] == '-')
+					text = NULL;	/* every stored value is greater */
+				if (text && width > 0)
+					text = psprintf("%0*ld", width, atol(text));
+				if (text && t->sk.template == NULL && c->op == COND_GT)
+				{
+					appendStringInfo(buf, " AND #n%d > %s", sk, add_value(ss, av_json(type, text)));
+					text = NULL;
+				}
+				lo = text;
+				break;
+			case COND_LT:
+			case COND_LE:
+				text = (c->op == COND_LE && t->sk.template) ?
+					next_value_text(ss, c->col, c->expr) : value_text(ss, c->col, c->expr);
+				if (text && width > 0 && text[0] == '-')
+					return false;	/* no stored value is smaller */
+				if (text && width > 0)
+					text = psprintf("%0*ld", width, atol(text));
+				if (text && width > 0 && (int) strlen(text) > width)
+					text = NULL;	/* every stored value is smaller */
+				hi = text;
+				hi_inclusive = t->sk.template == NULL && c->op == COND_LE;
+				break;
+			default:
+				break;
+		}
+	}
+	if (lo && hi)
+		appendStringInfo(buf, " AND #n%d BETWEEN %s AND %s", sk,
+						 add_value(ss, av_json(type, lo)), add_value(ss, av_json(type, hi)));
+	else if (lo)
+		appendStringInfo(buf, " AND #n%d >= %s", sk, add_value(ss, av_json(type, lo)));
+	else if (hi)
+		appendStringInfo(buf, " AND #n%d %s %s", sk, hi_inclusive ? "<=" : "<",
+						 add_value(ss, av_json(type, hi)));
+	return true;
+}
+
+/* The FilterExpression of the filters, or NULL. */
+static char *
+filter_expression(ShardScanState *ss)
+{
+	StringInfoData buf;
+	static const char *const ops[] = {
+		[COND_EQ] = "=", [COND_NE] = "<>", [COND_LT] = "<", [COND_LE] = "<=",
+		[COND_GT] = ">", [COND_GE] = ">=",
+	};
+
+	if (ss->nfilters == 0)
+		return NULL;
+	initStringInfo(&buf);
+	for (int i = 0; i < ss->nfilters; i++)
+	{
+		ExecCond   *c = &ss->filters[i];
+		ShardColumn *col = &ss->t->columns[c->col];
+		int			n = name_index(ss, col->attribute);
+
+		if (buf.len > 0)
+			appendStringInfoString(&buf, " AND ");
+		if (c->op == COND_NULL || c->op == COND_NOT_NULL)
+		{
+			char	   *null_type = add_value(ss, av_json("S", "NULL"));
+
+			appendStringInfo(&buf, c->op == COND_NULL ?
+							 "(attribute_not_exists(#n%d) OR attribute_type(#n%d, %s))" :
+							 "(attribute_exists(#n%d) AND NOT attribute_type(#n%d, %s))",
+							 n, n, null_type);
+			continue;
+		}
+		if (ss->nulls[c->expr])
+		{
+			/* nothing compares true with NULL */
+			appendStringInfo(&buf, "attribute_not_exists(#n%d) AND attribute_exists(#n%d)", n, n);
+			continue;
+		}
+		if (c->op == COND_PREFIX)
+		{
+			appendStringInfo(&buf, "begins_with(#n%d, %s)", n,
+							 add_value(ss, av_json("S", like_prefix_text(ss, c->col, c->expr))));
+			continue;
+		}
+		if (col->typid == BOOLOID)
+		{
+			Buf			out;
+			JsonWriter	w;
+
+			buf_init(&out);
+			jw_init(&w, &out);
+			jw_begin_object(&w);
+			jw_key(&w, "BOOL");
+			jw_bool(&w, DatumGetBool(ss->values[c->expr]));
+			jw_end_object(&w);
+			appendStringInfo(&buf, "#n%d = %s", n, add_value(ss, out.data));
+			continue;
+		}
+		appendStringInfo(&buf, "#n%d %s %s", n, ops[c->op],
+						 add_value(ss, av_json(col->ddb_type == DDB_TYPE_N ? "N" : "S",
+											   value_text(ss, c->col, c->expr))));
+	}
+	return buf.data;
+}
 
 /* ---------------------------------------------------------------------
  * Request bodies
  * ---------------------------------------------------------------------
  */
 
-/* The position of attribute name in names, added if absent. */
-static int
-name_index(List **names, const char *name)
+/* Write ProjectionExpression and the name and value maps. */
+static void
+write_expression_maps(ShardScanState *ss, JsonWriter *w, const char *projection)
 {
-	int			i = 0;
 	ListCell   *lc;
+	int			i = 0;
 
-	foreach(lc, *names)
+	if (projection)
 	{
-		if (strcmp(strVal(lfirst(lc)), name) == 0)
-			return i;
-		i++;
+		jw_key(w, "ProjectionExpression");
+		jw_cstring(w, projection);
 	}
-	*names = lappend(*names, makeString(pstrdup(name)));
-	return i;
+	if (ss->names != NIL)
+	{
+		jw_key(w, "ExpressionAttributeNames");
+		jw_begin_object(w);
+		foreach(lc, ss->names)
+		{
+			char		key[16];
+
+			snprintf(key, sizeof(key), "#n%d", i++);
+			jw_key(w, key);
+			jw_cstring(w, strVal(lfirst(lc)));
+		}
+		jw_end_object(w);
+	}
 }
 
-/* Write a key value as an AttributeValue of the key's type. */
-static void
-write_key_value(JsonWriter *w, DdbType type, const char *text)
+/* The projection expression, or NULL for whole items. */
+static char *
+projection_expression(ShardScanState *ss)
 {
+	StringInfoData buf;
+	ListCell   *lc;
+
+	if (ss->attrs == NIL)
+		return NULL;
+	initStringInfo(&buf);
+	foreach(lc, ss->attrs)
+		appendStringInfo(&buf, "%s#n%d", buf.len ? ", " : "",
+						 name_index(ss, strVal(lfirst(lc))));
+	return buf.data;
+}
+
+/* Write ExpressionAttributeValues, with the partition key's own value. */
+static void
+write_values(ShardScanState *ss, JsonWriter *w, const char *pk_json)
+{
+	ListCell   *lc1;
+	ListCell   *lc2;
+
+	if (pk_json == NULL && ss->value_names == NIL)
+		return;
+	jw_key(w, "ExpressionAttributeValues");
 	jw_begin_object(w);
-	jw_key(w, type == DDB_TYPE_N ? "N" : type == DDB_TYPE_B ? "B" : "S");
-	jw_cstring(w, text);
+	if (pk_json)
+	{
+		jw_key(w, ":pk");
+		jw_raw(w, pk_json);
+	}
+	forboth(lc1, ss->value_names, lc2, ss->value_json)
+	{
+		jw_key(w, strVal(lfirst(lc1)));
+		jw_raw(w, strVal(lfirst(lc2)));
+	}
 	jw_end_object(w);
 }
 
@@ -104,82 +547,99 @@ build_body(ShardScanState *ss, Stream *s, const DdbJson *start_key, size_t *len)
 	ShardTable *t = ss->t;
 	Buf			out;
 	JsonWriter	w;
-	List	   *names = NIL;
-	StringInfoData proj;
+	char	   *projection = projection_expression(ss);
 	ListCell   *lc;
-	int			pk_name = -1;
-
-	if (ss->op == SCAN_OP_QUERY)
-		pk_name = name_index(&names, t->pk.attribute);
-	initStringInfo(&proj);
-	foreach(lc, ss->attrs)
-		appendStringInfo(&proj, "%s#n%d", proj.len ? ", " : "",
-						 name_index(&names, strVal(lfirst(lc))));
 
 	buf_init(&out);
 	jw_init(&w, &out);
 	jw_begin_object(&w);
-	jw_key(&w, "TableName");
-	jw_cstring(&w, t->table);
-	if (t->index)
+	if (ss->op == SCAN_OP_GET)
 	{
-		jw_key(&w, "IndexName");
-		jw_cstring(&w, t->index);
-	}
-	if (ss->op == SCAN_OP_QUERY)
-	{
-		char	   *cond = psprintf("#n%d = :k0", pk_name);
+		bool		batch = list_length(s->keys) > 1;
 
-		jw_key(&w, "KeyConditionExpression");
-		jw_cstring(&w, cond);
-	}
-	if (proj.len > 0)
-	{
-		jw_key(&w, "ProjectionExpression");
-		jw_cstring(&w, proj.data);
-	}
-	if (names != NIL)
-	{
-		int			i = 0;
-
-		jw_key(&w, "ExpressionAttributeNames");
-		jw_begin_object(&w);
-		foreach(lc, names)
+		if (batch)
 		{
-			char	   *key = psprintf("#n%d", i++);
-
-			jw_key(&w, key);
-			jw_cstring(&w, strVal(lfirst(lc)));
+			jw_key(&w, "RequestItems");
+			jw_begin_object(&w);
+			jw_key(&w, t->table);
+			jw_begin_object(&w);
+			jw_key(&w, "Keys");
+			jw_begin_array(&w);
+			foreach(lc, s->keys)
+				jw_raw(&w, strVal(lfirst(lc)));
+			jw_end_array(&w);
 		}
-		jw_end_object(&w);
+		else
+		{
+			jw_key(&w, "TableName");
+			jw_cstring(&w, t->table);
+			jw_key(&w, "Key");
+			jw_raw(&w, strVal(linitial(s->keys)));
+		}
+		if (t->consistent_read)
+		{
+			jw_key(&w, "ConsistentRead");
+			jw_bool(&w, true);
+		}
+		write_expression_maps(ss, &w, projection);
+		if (batch)
+		{
+			jw_end_object(&w);
+			jw_end_object(&w);
+		}
 	}
-	if (ss->op == SCAN_OP_QUERY)
+	else
 	{
-		jw_key(&w, "ExpressionAttributeValues");
-		jw_begin_object(&w);
-		jw_key(&w, ":k0");
-		write_key_value(&w, t->pk.template ? DDB_TYPE_S : t->pk.type, s->pk_text);
-		jw_end_object(&w);
-	}
-	if (ss->op == SCAN_OP_SCAN && ss->segments > 1)
-	{
-		jw_key(&w, "Segment");
-		jw_int(&w, s->segment);
-		jw_key(&w, "TotalSegments");
-		jw_int(&w, ss->segments);
-	}
-	if (t->consistent_read && t->index == NULL)
-	{
-		jw_key(&w, "ConsistentRead");
-		jw_bool(&w, true);
+		jw_key(&w, "TableName");
+		jw_cstring(&w, t->table);
+		if (t->index)
+		{
+			jw_key(&w, "IndexName");
+			jw_cstring(&w, t->index);
+		}
+		if (ss->op == SCAN_OP_QUERY)
+		{
+			jw_key(&w, "KeyConditionExpression");
+			jw_cstring(&w, ss->key_cond_expr);
+		}
+		if (ss->filter_expr)
+		{
+			jw_key(&w, "FilterExpression");
+			jw_cstring(&w, ss->filter_expr);
+		}
+		write_expression_maps(ss, &w, projection);
+		write_values(ss, &w, ss->op == SCAN_OP_QUERY ?
+					 av_json(key_type(&t->pk), s->pk_text) : NULL);
+		if (ss->op == SCAN_OP_SCAN && ss->nstreams > 1)
+		{
+			jw_key(&w, "Segment");
+			jw_int(&w, s->segment);
+			jw_key(&w, "TotalSegments");
+			jw_int(&w, ss->nstreams);
+		}
+		if (ss->order < 0)
+		{
+			jw_key(&w, "ScanIndexForward");
+			jw_bool(&w, false);
+		}
+		if (ss->limit > 0)
+		{
+			jw_key(&w, "Limit");
+			jw_int(&w, ss->limit);
+		}
+		if (t->consistent_read && t->index == NULL)
+		{
+			jw_key(&w, "ConsistentRead");
+			jw_bool(&w, true);
+		}
+		if (start_key)
+		{
+			jw_key(&w, "ExclusiveStartKey");
+			jw_tree(&w, start_key);
+		}
 	}
 	jw_key(&w, "ReturnConsumedCapacity");
 	jw_cstring(&w, "TOTAL");
-	if (start_key)
-	{
-		jw_key(&w, "ExclusiveStartKey");
-		jw_tree(&w, start_key);
-	}
 	jw_end_object(&w);
 	*len = out.len;
 	return out.data;
@@ -190,6 +650,15 @@ build_body(ShardScanState *ss, Stream *s, const DdbJson *start_key, size_t *len)
  * ---------------------------------------------------------------------
  */
 
+/* The DynamoDB operation of a stream's requests. */
+static const char *
+stream_action(ShardScanState *ss, Stream *s)
+{
+	if (ss->op == SCAN_OP_GET)
+		return list_length(s->keys) > 1 ? "BatchGetItem" : "GetItem";
+	return ss->op == SCAN_OP_QUERY ? "Query" : "Scan";
+}
+
 /* Send the request for the next page of stream s. */
 static void
 stream_fetch(ShardScanState *ss, Stream *s, const DdbJson *start_key)
@@ -197,16 +666,40 @@ stream_fetch(ShardScanState *ss, Stream *s, const DdbJson *start_key)
 	size_t		len;
 	char	   *body = build_body(ss, s, start_key, &len);
 
-	s->next = ddb_request_create(ss->group, ss->op == SCAN_OP_QUERY ? "Query" : "Scan",
-								 body, len);
+	s->next = ddb_request_create(ss->group, stream_action(ss, s), body, len);
 	s->next->owner = s;
 	pfree(body);
 	ddb_submit(s->next);
 }
 
 /*
+ * The keys of a BatchGetItem page that DynamoDB left unprocessed, as JSON
+ * texts, or NIL.
+ */
+static List *
+unprocessed_keys(ShardScanState *ss, DdbRequest *page)
+{
+	const DdbJson *u = ddbjson_get(ddbjson_get(page->response, "UnprocessedKeys"),
+								   ss->t->table);
+	const DdbJson *keys = ddbjson_get(u, "Keys");
+	List	   *result = NIL;
+
+	for (int i = 0; keys && keys->kind == DJ_ARRAY && i < keys->n; i++)
+	{
+		Buf			out;
+		JsonWriter	w;
+
+		buf_init(&out);
+		jw_init(&w, &out);
+		jw_tree(&w, &keys->elems[i]);
+		result = lappend(result, makeString(out.data));
+	}
+	return result;
+}
+
+/*
  * Make an arrived page the one being read, and fetch the page after it
- * if there is one.
+ * if there is one (right away, or when it is needed if a Limit was sent).
  */
 static void
 stream_take_page(ShardScanState *ss, Stream *s, DdbRequest *req)
@@ -218,7 +711,17 @@ stream_take_page(ShardScanState *ss, Stream *s, DdbRequest *req)
 	s->pos = 0;
 	ss->pages++;
 	stats->scanned += (int64) ddbjson_get_number(req->response, "ScannedCount");
-	if (lek && lek->kind == DJ_OBJECT && lek->n > 0)
+	if (ss->op == SCAN_OP_GET)
+	{
+		List	   *left = unprocessed_keys(ss, req);
+
+		if (left != NIL)
+		{
+			s->keys = left;
+			stream_fetch(ss, s, NULL);
+		}
+	}
+	else if (lek && lek->kind == DJ_OBJECT && lek->n > 0 && ss->limit == 0)
 		stream_fetch(ss, s, lek);
 }
 
@@ -241,22 +744,33 @@ receive_page(ShardScanState *ss)
 		s->ready = req;
 }
 
-/* The items array of a page. */
+/* The items of a page, whatever the operation. */
 static const DdbJson *
-page_items(DdbRequest *page)
+page_items(ShardScanState *ss, DdbRequest *page, int *count)
 {
-	const DdbJson *items = ddbjson_get(page->response, "Items");
+	const DdbJson *items;
 
+	if (strcmp(page->action, "GetItem") == 0)
+	{
+		items = ddbjson_get(page->response, "Item");
+		*count = items ? 1 : 0;
+		return items;
+	}
+	if (strcmp(page->action, "BatchGetItem") == 0)
+		items = ddbjson_get(ddbjson_get(page->response, "Responses"), ss->t->table);
+	else
+		items = ddbjson_get(page->response, "Items");
 	if (items == NULL || items->kind != DJ_ARRAY)
 		ereport(ERROR,
 				(errcode(ERRCODE_FDW_ERROR),
-				 errmsg("DynamoDB %s response has no Items array", page->action)));
-	return items;
+				 errmsg("DynamoDB %s response has no items", page->action)));
+	*count = items->n;
+	return items->elems;
 }
 
 /*
- * The next item of stream s, or NULL when the stream has none at hand
- * (*waiting says whether more may come).
+ * The next item of stream s, or NULL when it has none at hand; *waiting
+ * says whether more may come.
  */
 static const DdbJson *
 stream_next_item(ShardScanState *ss, Stream *s, bool *waiting)
@@ -265,10 +779,15 @@ stream_next_item(ShardScanState *ss, Stream *s, bool *waiting)
 	{
 		if (s->page)
 		{
-			const DdbJson *items = page_items(s->page);
+			int			count;
+			const DdbJson *items = page_items(ss, s->page, &count);
+			const DdbJson *lek = ddbjson_get(s->page->response, "LastEvaluatedKey");
 
-			if (s->pos < items->n)
-				return &items->elems[s->pos++];
+			if (s->pos < count)
+				return &items[s->pos++];
+			if (s->next == NULL && s->ready == NULL && ss->limit > 0 &&
+				ss->op != SCAN_OP_GET && lek && lek->kind == DJ_OBJECT && lek->n > 0)
+				stream_fetch(ss, s, lek);
 			ddb_request_free(s->page);
 			s->page = NULL;
 			if (s->ready)
@@ -285,9 +804,24 @@ stream_next_item(ShardScanState *ss, Stream *s, bool *waiting)
 	}
 }
 
-/* The next item of the scan in arrival order, or NULL at the end. */
+/* The next item of stream s, waiting for its next page if need be. */
 static const DdbJson *
-next_item(ShardScanState *ss)
+stream_next_item_wait(ShardScanState *ss, Stream *s)
+{
+	for (;;)
+	{
+		bool		waiting = false;
+		const DdbJson *item = stream_next_item(ss, s, &waiting);
+
+		if (item || !waiting)
+			return item;
+		receive_page(ss);
+	}
+}
+
+/* The next item in arrival order, or NULL at the end. */
+static const DdbJson *
+next_item_unordered(ShardScanState *ss)
 {
 	for (;;)
 	{
@@ -310,6 +844,72 @@ next_item(ShardScanState *ss)
 			return NULL;
 		receive_page(ss);
 	}
+}
+
+/* Heap order of streams: by head item's sort key, DynamoDB's order. */
+static int
+stream_cmp(Datum a, Datum b, void *arg)
+{
+	ShardScanState *ss = arg;
+	const char *sk = ss->t->sk.attribute;
+	int			c = avorder_compare(ddbjson_get(((Stream *) DatumGetPointer(a))->head, sk),
+									ddbjson_get(((Stream *) DatumGetPointer(b))->head, sk));
+
+	/* binaryheap keeps the largest on top */
+	return ss->order > 0 ? -c : c;
+}
+
+/*
+ * The next item in the sort key's order, merging the streams, or NULL at
+ * the end.  Every stream's first page is needed before the first item.
+ */
+static const DdbJson *
+next_item_ordered(ShardScanState *ss)
+{
+	Stream	   *s;
+	const DdbJson *item;
+
+	if (ss->heap == NULL)
+	{
+		ss->heap = binaryheap_allocate(Max(ss->nstreams, 1), stream_cmp, ss);
+		for (int i = 0; i < ss->nstreams; i++)
+		{
+			s = &ss->streams[i];
+			s->head = stream_next_item_wait(ss, s);
+			if (s->head)
+				binaryheap_add_unordered(ss->heap, PointerGetDatum(s));
+		}
+		binaryheap_build(ss->heap);
+	}
+	if (binaryheap_empty(ss->heap))
+		return NULL;
+	s = (Stream *) DatumGetPointer(binaryheap_first(ss->heap));
+	item = s->head;
+
+	/*
+	 * The item stays valid until the stream moves past its page, which
+	 * happens on the next call: advance only then.
+	 */
+	s->head = NULL;
+	return item;
+}
+
+/* Move the stream whose item the ordered merge returned last forward. */
+static void
+advance_ordered(ShardScanState *ss)
+{
+	Stream	   *s;
+
+	if (ss->heap == NULL || binaryheap_empty(ss->heap))
+		return;
+	s = (Stream *) DatumGetPointer(binaryheap_first(ss->heap));
+	if (s->head != NULL)
+		return;
+	s->head = stream_next_item_wait(ss, s);
+	if (s->head)
+		binaryheap_replace_first(ss->heap, PointerGetDatum(s));
+	else
+		(void) binaryheap_remove_first(ss->heap);
 }
 
 /* ---------------------------------------------------------------------
@@ -384,76 +984,167 @@ item_to_slot(ShardScanState *ss, const DdbJson *item, TupleTableSlot *slot)
  * ---------------------------------------------------------------------
  */
 
-/*
- * The partition key value of the row the key expressions fix, or NULL
- * when one of them is NULL (then no row can match).
- */
+/* The item key JSON of a GetItem for partition key pk and sort key sk. */
 static char *
-partition_key_text(ShardScanState *ss, ExprContext *econtext)
+item_key_json(ShardTable *t, const char *pk, const char *sk)
 {
-	ShardTable *t = ss->t;
-	const char **values = palloc0(sizeof(char *) * Max(t->ncolumns, 1));
-	ListCell   *lc1;
-	ListCell   *lc2;
 	Buf			out;
-	char		err[256];
+	JsonWriter	w;
 
-	forboth(lc1, ss->key_cols, lc2, ss->key_states)
+	buf_init(&out);
+	jw_init(&w, &out);
+	jw_begin_object(&w);
+	jw_key(&w, t->pk.attribute);
+	jw_raw(&w, av_json(key_type(&t->pk), pk));
+	if (sk)
 	{
-		ExprState  *state = lfirst(lc2);
-		ShardColumn col = ss->t->columns[lfirst_int(lc1)];
-		bool		isnull;
-		Datum		value = ExecEvalExpr(state, econtext, &isnull);
-
-		if (isnull)
-			return NULL;
-		col.typid = exprType((Node *) state->expr);
-		values[lfirst_int(lc1)] = codec_key_text(&col, value);
+		jw_key(&w, t->sk.attribute);
+		jw_raw(&w, av_json(key_type(&t->sk), sk));
 	}
-	if (t->pk.template == NULL)
-		return (char *) values[t->pk.column];
-
-	{
-		const char **parts = palloc0(sizeof(char *) * t->pk.template->nparts);
-
-		for (int i = 0; i < t->pk.template->nparts; i++)
-			if (t->pk.template->parts[i].kind == KP_COLUMN)
-				parts[i] = values[shard_find_column(t, t->pk.template->parts[i].text) - t->columns];
-		buf_init(&out);
-		if (!keyfmt_render(t->pk.template, parts, 0, &out, err, sizeof(err)))
-			return NULL;
-		return out.data;
-	}
+	jw_end_object(&w);
+	return out.data;
 }
 
-/* Set up the streams and send their first requests. */
+/*
+ * The partition key values the scan reads: one per shard (and the base
+ * key with legacy_unsharded), as a list of Stream templates.
+ */
+static List *
+partition_streams(ShardScanState *ss, const char **texts)
+{
+	ShardTable *t = ss->t;
+	List	   *result = NIL;
+	ListCell   *lc;
+	char		err[256];
+	List	   *shards;
+
+	if (t->strategy == SHARD_DYNAMIC)
+		ereport(ERROR,
+				(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
+				 errmsg("reading foreign table \"%s\" with shard_strategy \"dynamic\" is not supported yet",
+						t->relname)));
+	shards = route_read_shards(t, texts, t->shards);
+	foreach(lc, shards)
+	{
+		Stream	   *s = palloc0(sizeof(Stream));
+
+		s->shard = lfirst_int(lc);
+		s->pk_text = route_partition_key(t, texts, s->shard, false, err, sizeof(err));
+		if (s->pk_text == NULL)
+			return NIL;			/* a value no stored key can have */
+		result = lappend(result, s);
+	}
+	if (t->legacy_unsharded && t->strategy != SHARD_NONE)
+	{
+		Stream	   *s = palloc0(sizeof(Stream));
+
+		s->shard = -1;
+		s->pk_text = route_partition_key(t, texts, 0, true, err, sizeof(err));
+		if (s->pk_text)
+			result = lappend(result, s);
+	}
+	return result;
+}
+
+/* Evaluate the expressions and build the streams, then send. */
 static void
 scan_start(ShardScanState *ss, ExprContext *econtext)
 {
-	MemoryContext old = MemoryContextSwitchTo(econtext->ecxt_per_query_memory);
+	MemoryContext old;
+	ListCell   *lc;
+	int			i = 0;
+	const char **texts;
+	bool		any_null;
+	List	   *streams = NIL;
+	StringInfoData kc;
 
+	MemoryContextReset(ss->runcxt);
+	old = MemoryContextSwitchTo(ss->runcxt);
 	ss->group = ddb_group_create(ss->conn, ss->max_inflight);
-	if (ss->op == SCAN_OP_QUERY)
+	ss->names = NIL;
+	ss->value_names = NIL;
+	ss->value_json = NIL;
+	ss->heap = NULL;
+	foreach(lc, ss->expr_states)
 	{
-		char	   *pk = partition_key_text(ss, econtext);
+		ExprState  *state = lfirst(lc);
 
-		ss->nstreams = pk ? 1 : 0;
-		ss->streams = palloc0(sizeof(Stream) * Max(ss->nstreams, 1));
-		if (pk)
-			ss->streams[0].pk_text = pk;
+		ss->values[i] = ExecEvalExpr(state, econtext, &ss->nulls[i]);
+		ss->types[i] = exprType((Node *) state->expr);
+		i++;
+	}
+	texts = fixed_texts(ss, &any_null);
+	if (any_null)
+		streams = NIL;			/* "= NULL" matches nothing */
+	else if (ss->op == SCAN_OP_SCAN)
+	{
+		for (int seg = 0; seg < ss->max_inflight; seg++)
+		{
+			Stream	   *s = palloc0(sizeof(Stream));
+
+			s->segment = seg;
+			streams = lappend(streams, s);
+		}
 	}
 	else
 	{
-		ss->nstreams = ss->segments;
-		ss->streams = palloc0(sizeof(Stream) * ss->nstreams);
-		for (int i = 0; i < ss->nstreams; i++)
-			ss->streams[i].segment = i;
+		streams = partition_streams(ss, texts);
+		if (ss->op == SCAN_OP_GET)
+		{
+			char	   *sk = ss->t->sk.attribute ? full_sort_key(ss, texts) : NULL;
+			List	   *keys = NIL;
+			Stream	   *batch = NULL;
+
+			foreach(lc, streams)
+				keys = lappend(keys, makeString(item_key_json(ss->t, ((Stream *) lfirst(lc))->pk_text, sk)));
+			streams = NIL;
+			foreach(lc, keys)
+			{
+				if (batch == NULL || list_length(batch->keys) == BATCH_GET_MAX)
+				{
+					batch = palloc0(sizeof(Stream));
+					streams = lappend(streams, batch);
+				}
+				batch->keys = lappend(batch->keys, lfirst(lc));
+			}
+		}
+		else
+		{
+			initStringInfo(&kc);
+			appendStringInfo(&kc, "#n%d = :pk", name_index(ss, ss->t->pk.attribute));
+			if (!sort_key_condition(ss, texts, &kc))
+				streams = NIL;
+			ss->key_cond_expr = kc.data;
+		}
 	}
-	for (int i = 0; i < ss->nstreams; i++)
+	ss->filter_expr = filter_expression(ss);
+	ss->nstreams = list_length(streams);
+	ss->streams = palloc0(sizeof(Stream) * Max(ss->nstreams, 1));
+	i = 0;
+	foreach(lc, streams)
+		ss->streams[i++] = *(Stream *) lfirst(lc);
+	ss->shards_read = ss->op == SCAN_OP_SCAN ? 0 : ss->nstreams;
+	for (i = 0; i < ss->nstreams; i++)
 		stream_fetch(ss, &ss->streams[i], NULL);
 	ss->cur = 0;
 	ss->started = true;
 	MemoryContextSwitchTo(old);
+}
+
+/* Unpack a flattened condition list. */
+static ExecCond *
+unpack_conds(List *flat, int *n)
+{
+	ExecCond   *conds = palloc0(sizeof(ExecCond) * Max(list_length(flat) / 3, 1));
+
+	*n = list_length(flat) / 3;
+	for (int i = 0; i < *n; i++)
+	{
+		conds[i].col = list_nth_int(flat, 3 * i);
+		conds[i].op = (CondOp) list_nth_int(flat, 3 * i + 1);
+		conds[i].expr = list_nth_int(flat, 3 * i + 2);
+	}
+	return conds;
 }
 
 /* BeginForeignScan */
@@ -462,32 +1153,44 @@ shard_begin_scan(ForeignScanState *node, int eflags)
 {
 	ForeignScan *fs = (ForeignScan *) node->ss.ps.plan;
 	EState	   *estate = node->ss.ps.state;
-	ShardScanState  *ss = palloc0(sizeof(ShardScanState));
+	ShardScanState *ss = palloc0(sizeof(ShardScanState));
 	RangeTblEntry *rte = exec_rt_fetch(fs->scan.scanrelid, estate);
 	Oid			userid = OidIsValid(SHARD_SCAN_USER(fs, rte)) ? SHARD_SCAN_USER(fs, rte) : GetUserId();
+	int			nexprs = list_length(fs->fdw_exprs);
 
 	node->fdw_state = ss;
 	ss->t = shard_get_table(rte->relid, true);
 	ss->op = intVal(list_nth(fs->fdw_private, SCAN_PRIVATE_OP));
 	ss->cols = list_nth(fs->fdw_private, SCAN_PRIVATE_COLUMNS);
 	ss->attrs = list_nth(fs->fdw_private, SCAN_PRIVATE_ATTRS);
-	ss->key_cols = list_nth(fs->fdw_private, SCAN_PRIVATE_KEY_COLUMNS);
-	ss->key_exprs = fs->fdw_exprs;
+	ss->key_conds = unpack_conds(list_nth(fs->fdw_private, SCAN_PRIVATE_KEY_CONDS),
+								 &ss->nkey_conds);
+	ss->sort_conds = unpack_conds(list_nth(fs->fdw_private, SCAN_PRIVATE_SORT_CONDS),
+								  &ss->nsort_conds);
+	ss->filters = unpack_conds(list_nth(fs->fdw_private, SCAN_PRIVATE_FILTERS),
+							   &ss->nfilters);
+	ss->order = intVal(list_nth(fs->fdw_private, SCAN_PRIVATE_ORDER));
+	ss->limit = intVal(list_nth(fs->fdw_private, SCAN_PRIVATE_LIMIT));
+	ss->exprs = fs->fdw_exprs;
+	ss->values = palloc0(sizeof(Datum) * Max(nexprs, 1));
+	ss->nulls = palloc0(sizeof(bool) * Max(nexprs, 1));
+	ss->types = palloc0(sizeof(Oid) * Max(nexprs, 1));
+	ss->runcxt = AllocSetContextCreate(estate->es_query_cxt, "shard_fdw scan",
+									   ALLOCSET_DEFAULT_SIZES);
 	ss->rowcxt = AllocSetContextCreate(estate->es_query_cxt, "shard_fdw row",
 									   ALLOCSET_DEFAULT_SIZES);
 	if (eflags & EXEC_FLAG_EXPLAIN_ONLY)
 		return;
-	ss->key_states = ExecInitExprList(fs->fdw_exprs, (PlanState *) node);
+	ss->expr_states = ExecInitExprList(fs->fdw_exprs, (PlanState *) node);
 	ss->conn = shard_get_connection(GetForeignTable(rte->relid)->serverid, userid);
 	ss->max_inflight = ss->conn->server->max_concurrency;
-	ss->segments = ss->op == SCAN_OP_SCAN ? ss->max_inflight : 1;
 }
 
 /* IterateForeignScan */
 TupleTableSlot *
 shard_iterate_scan(ForeignScanState *node)
 {
-	ShardScanState  *ss = node->fdw_state;
+	ShardScanState *ss = node->fdw_state;
 	TupleTableSlot *slot = node->ss.ss_ScanTupleSlot;
 	const DdbJson *item;
 	MemoryContext old;
@@ -495,7 +1198,15 @@ shard_iterate_scan(ForeignScanState *node)
 	if (!ss->started)
 		scan_start(ss, node->ss.ps.ps_ExprContext);
 	MemoryContextReset(ss->rowcxt);
-	item = next_item(ss);
+	old = MemoryContextSwitchTo(ss->runcxt);
+	if (ss->order != 0)
+	{
+		advance_ordered(ss);
+		item = next_item_ordered(ss);
+	}
+	else
+		item = next_item_unordered(ss);
+	MemoryContextSwitchTo(old);
 	if (item == NULL)
 		return ExecClearTuple(slot);
 	ss->stats.items++;
@@ -534,25 +1245,32 @@ scan_stop(ShardScanState *ss)
 void
 shard_rescan(ForeignScanState *node)
 {
-	ShardScanState  *ss = node->fdw_state;
-
-	scan_stop(ss);
+	scan_stop(node->fdw_state);
 }
 
 /* EndForeignScan */
 void
 shard_end_scan(ForeignScanState *node)
 {
-	ShardScanState  *ss = node->fdw_state;
+	ShardScanState *ss = node->fdw_state;
 
 	if (ss)
 		scan_stop(ss);
 }
 
-/* How EXPLAIN shows a value fixing a key column: a literal or $n. */
+/* ---------------------------------------------------------------------
+ * EXPLAIN
+ * ---------------------------------------------------------------------
+ */
+
+/* How EXPLAIN shows expression i: a literal or $n. */
 static char *
-key_value_text(Expr *expr)
+expr_text(ShardScanState *ss, int i)
 {
+	Expr	   *expr = list_nth(ss->exprs, i);
+
+	if (IsA(expr, RelabelType))
+		expr = ((RelabelType *) expr)->arg;
 	if (IsA(expr, Const))
 	{
 		Const	   *c = (Const *) expr;
@@ -567,56 +1285,90 @@ key_value_text(Expr *expr)
 	return "?";
 }
 
-/*
- * The key condition as EXPLAIN shows it: "game = 'g1'", or for a template
- * "pk = '{game_id}#{shard}' (game_id = 'g1')".
- */
+/* Conditions as text: "col op value AND ...". */
 static char *
-key_condition_text(ShardScanState *ss)
+conds_text(ShardScanState *ss, ExecCond *conds, int n)
 {
-	ShardTable *t = ss->t;
+	static const char *const ops[] = {
+		[COND_EQ] = "=", [COND_NE] = "<>", [COND_LT] = "<", [COND_LE] = "<=",
+		[COND_GT] = ">", [COND_GE] = ">=", [COND_PREFIX] = "begins with",
+		[COND_NULL] = "IS NULL", [COND_NOT_NULL] = "IS NOT NULL",
+	};
 	StringInfoData buf;
-	ListCell   *lc1;
-	ListCell   *lc2;
-	bool		first = true;
 
 	initStringInfo(&buf);
-	if (t->pk.template == NULL)
+	for (int i = 0; i < n; i++)
 	{
-		forboth(lc1, ss->key_cols, lc2, ss->key_exprs)
-			if (lfirst_int(lc1) == t->pk.column)
-				appendStringInfo(&buf, "%s = %s", t->pk.attribute,
-								 key_value_text(lfirst(lc2)));
-		return buf.data;
+		appendStringInfo(&buf, "%s%s %s", i ? " AND " : "",
+						 ss->t->columns[conds[i].col].name, ops[conds[i].op]);
+		if (conds[i].expr >= 0)
+			appendStringInfo(&buf, " %s", expr_text(ss, conds[i].expr));
 	}
-	appendStringInfo(&buf, "%s = %s (", t->pk.attribute, quote_literal_cstr(t->pk.format));
-	forboth(lc1, ss->key_cols, lc2, ss->key_exprs)
-	{
-		appendStringInfo(&buf, "%s%s = %s", first ? "" : ", ",
-						 t->columns[lfirst_int(lc1)].name, key_value_text(lfirst(lc2)));
-		first = false;
-	}
-	appendStringInfoChar(&buf, ')');
 	return buf.data;
+}
+
+/* The shards the plan visits, for EXPLAIN. */
+static char *
+shards_text(ShardScanState *ss)
+{
+	ShardTable *t = ss->t;
+	bool		fixed = true;
+	ListCell   *lc;
+
+	if (t->strategy == SHARD_NONE)
+		return "1 (unsharded)";
+	foreach(lc, t->shard_by)
+	{
+		bool		found = false;
+
+		for (int i = 0; i < ss->nkey_conds; i++)
+			if (ss->key_conds[i].col == lfirst_int(lc))
+				found = true;
+		fixed &= found;
+	}
+	if (t->shard_by != NIL && fixed &&
+		(t->strategy == SHARD_CALCULATED || t->strategy == SHARD_RANGE))
+		return psprintf("1 of %d (%s on %s)", t->shards,
+						t->strategy == SHARD_CALCULATED ? "calculated" : "range",
+						t->strategy == SHARD_CALCULATED ? shardhash_name(t->hash) : "boundaries");
+	return psprintf("%d%s", t->strategy == SHARD_DYNAMIC ? t->max_shards : t->shards,
+					t->legacy_unsharded ? " + unsharded key" : "");
 }
 
 /* ExplainForeignScan: what goes to DynamoDB, and with ANALYZE what it cost. */
 void
 shard_explain_scan(ForeignScanState *node, ExplainState *es)
 {
-	ShardScanState  *ss = node->fdw_state;
+	ShardScanState *ss = node->fdw_state;
 	ShardTable *t = ss->t;
-	StringInfoData buf;
-	ListCell   *lc;
+	static const char *const opnames[] = {
+		[SCAN_OP_SCAN] = "Scan", [SCAN_OP_QUERY] = "Query", [SCAN_OP_GET] = "GetItem",
+	};
 
-	ExplainPropertyText("DynamoDB Operation", ss->op == SCAN_OP_QUERY ? "Query" : "Scan", es);
+	ExplainPropertyText("DynamoDB Operation", opnames[ss->op], es);
 	ExplainPropertyText("DynamoDB Table", t->table, es);
 	if (t->index)
 		ExplainPropertyText("DynamoDB Index", t->index, es);
-	if (ss->op == SCAN_OP_QUERY)
-		ExplainPropertyText("Key Condition", key_condition_text(ss), es);
+	if (ss->op != SCAN_OP_SCAN)
+	{
+		ExplainPropertyText("Shards", shards_text(ss), es);
+		ExplainPropertyText("Key Condition", conds_text(ss, ss->key_conds, ss->nkey_conds), es);
+	}
+	if (ss->nsort_conds > 0)
+		ExplainPropertyText("Sort Key Condition",
+							conds_text(ss, ss->sort_conds, ss->nsort_conds), es);
+	if (ss->nfilters > 0)
+		ExplainPropertyText("DynamoDB Filter", conds_text(ss, ss->filters, ss->nfilters), es);
+	if (ss->order != 0)
+		ExplainPropertyText("Merge", psprintf("%s %s", t->sk.attribute,
+											  ss->order > 0 ? "ASC" : "DESC"), es);
+	if (ss->limit > 0)
+		ExplainPropertyInteger("Limit per Shard", NULL, ss->limit, es);
 	if (es->verbose)
 	{
+		StringInfoData buf;
+		ListCell   *lc;
+
 		initStringInfo(&buf);
 		foreach(lc, ss->attrs)
 			appendStringInfo(&buf, "%s%s", buf.len ? ", " : "", strVal(lfirst(lc)));
@@ -628,6 +1380,8 @@ shard_explain_scan(ForeignScanState *node, ExplainState *es)
 
 		if (ss->group)
 			add_stats(&total, ddb_group_stats(ss->group));
+		if (ss->op != SCAN_OP_SCAN)
+			ExplainPropertyInteger("Shards Read", NULL, ss->shards_read, es);
 		ExplainPropertyInteger("DynamoDB Requests", NULL, total.requests, es);
 		ExplainPropertyInteger("DynamoDB Pages", NULL, ss->pages, es);
 		ExplainPropertyInteger("DynamoDB Items Scanned", NULL, total.scanned, es);

@@ -256,6 +256,18 @@ extern void ddb_report_error(DdbRequest *req) pg_attribute_noreturn();
 extern const DdbStats *ddb_backend_stats(void);
 
 /* ---------------------------------------------------------------------
+ * in route.c
+ * ---------------------------------------------------------------------
+ */
+
+extern char *route_range_key(ShardTable *t, const char *text);
+extern int	route_shard(ShardTable *t, const char *const *values);
+extern char *route_partition_key(ShardTable *t, const char *const *values,
+								 long shard, bool base, char *err, size_t errlen);
+extern List *route_read_shards(ShardTable *t, const char *const *values,
+							   int known_shards);
+
+/* ---------------------------------------------------------------------
  * in codec.c
  * ---------------------------------------------------------------------
  */

@@ -84,6 +84,7 @@ main(int argc, char **argv)
 	suite_ddbjson();
 	suite_keyfmt();
 	suite_shardhash();
+	suite_avorder();
 	printf("%d passed, %d failed\n", unit_passed, unit_failed);
 	return unit_failed == 0 ? 0 : 1;
 }

@@ -30,5 +30,6 @@ extern void suite_sigv4(const char *testdata_dir);
 extern void suite_ddbjson(void);
 extern void suite_keyfmt(void);
 extern void suite_shardhash(void);
+extern void suite_avorder(void);
 
 #endif							/* SHARD_FDW_UNIT_H */
