@@ -13,6 +13,7 @@
 #include "shard_fdw.h"
 
 #include "access/table.h"
+#include "common/pg_prng.h"
 #include "commands/explain.h"
 #include "executor/executor.h"
 #include "miscadmin.h"
@@ -135,7 +136,7 @@ template_values(ModifyState *ms, ShardKey *key, TupleTableSlot *slot)
  * template, or the text of its column.  Errors name the column.
  */
 static char *
-key_value(ModifyState *ms, ShardKey *key, TupleTableSlot *slot)
+key_value(ModifyState *ms, ShardKey *key, TupleTableSlot *slot, long shard)
 {
 	char	   *text;
 
@@ -145,7 +146,7 @@ key_value(ModifyState *ms, ShardKey *key, TupleTableSlot *slot)
 		char		err[256];
 
 		buf_init(&out);
-		if (!keyfmt_render(key->template, template_values(ms, key, slot), 0,
+		if (!keyfmt_render(key->template, template_values(ms, key, slot), shard,
 						   &out, err, sizeof(err)))
 			ereport(ERROR,
 					(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
@@ -177,6 +178,52 @@ key_value(ModifyState *ms, ShardKey *key, TupleTableSlot *slot)
 	return text;
 }
 
+/*
+ * The shard the row in slot goes to: random, hashed or ranged from its
+ * shard_by columns (errors name a NULL one), or 0 when unsharded.
+ */
+static long
+row_shard(ModifyState *ms, TupleTableSlot *slot)
+{
+	ShardTable *t = ms->t;
+	const char **texts;
+	ListCell   *lc;
+
+	switch (t->strategy)
+	{
+		case SHARD_NONE:
+			return 0;
+		case SHARD_RANDOM:
+			return t->shard_base +
+				(long) pg_prng_uint64_range(&pg_global_prng_state, 0, t->shards - 1);
+		case SHARD_DYNAMIC:
+			ereport(ERROR,
+					(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
+					 errmsg("writing to foreign table \"%s\" with shard_strategy \"dynamic\" is not supported yet",
+							t->relname)));
+		case SHARD_CALCULATED:
+		case SHARD_RANGE:
+			break;
+	}
+	texts = palloc0(sizeof(char *) * t->ncolumns);
+	foreach(lc, t->shard_by)
+	{
+		ShardColumn *col = &t->columns[lfirst_int(lc)];
+		bool		isnull;
+		Datum		value = slot_getattr(slot, col->attnum, &isnull);
+
+		if (isnull)
+			ereport(ERROR,
+					(errcode(ERRCODE_NOT_NULL_VIOLATION),
+					 errmsg("cannot write a row with NULL in column \"%s\" to foreign table \"%s\"",
+							col->name, t->relname),
+					 errdetail("Column \"%s\" chooses the row's shard (option \"shard_by\").",
+							   col->name)));
+		texts[lfirst_int(lc)] = codec_key_text(col, value);
+	}
+	return route_shard(t, texts);
+}
+
 /* Write a key attribute's value as an AttributeValue. */
 static void
 write_key(JsonWriter *w, ShardKey *key, const char *text)
@@ -197,8 +244,8 @@ static size_t
 write_item(ModifyState *ms, JsonWriter *w, TupleTableSlot *slot)
 {
 	ShardTable *t = ms->t;
-	char	   *pk = key_value(ms, &t->pk, slot);
-	char	   *sk = t->sk.attribute ? key_value(ms, &t->sk, slot) : NULL;
+	char	   *pk = key_value(ms, &t->pk, slot, row_shard(ms, slot));
+	char	   *sk = t->sk.attribute ? key_value(ms, &t->sk, slot, 0) : NULL;
 	size_t		size = 0;
 
 	jw_begin_object(w);

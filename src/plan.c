@@ -533,6 +533,24 @@ ordered_pathkeys(PlannerInfo *root, RelOptInfo *baserel, RelInfo *ri)
 	return NIL;
 }
 
+/* Which column an equivalence class member must be. */
+typedef struct MatchColumn
+{
+	ShardTable *table;
+	Index		relid;
+	int			col;
+} MatchColumn;
+
+/* Callback of generate_implied_equalities_for_column. */
+static bool
+ec_member_is_column(PlannerInfo *root, RelOptInfo *rel, EquivalenceClass *ec,
+					EquivalenceMember *em, void *arg)
+{
+	MatchColumn *m = arg;
+
+	return column_of(m->table, m->relid, em->em_expr) == m->col;
+}
+
 /* GetForeignPaths: the plain path, an ordered one, and parameterized ones. */
 void
 shard_get_paths(PlannerInfo *root, RelOptInfo *baserel, Oid foreigntableid)
@@ -544,6 +562,7 @@ shard_get_paths(PlannerInfo *root, RelOptInfo *baserel, Oid foreigntableid)
 	List	   *pathkeys;
 	ListCell   *lc;
 	List	   *join_conds = NIL;
+	List	   *candidates;
 	Relids		outer = NULL;
 
 	cost_read(a, baserel->rows, &startup, &total);
@@ -560,9 +579,23 @@ shard_get_paths(PlannerInfo *root, RelOptInfo *baserel, Oid foreigntableid)
 
 	/*
 	 * Join clauses that fix partition key columns make a parameterized
-	 * path: a nested loop then sends one keyed Query per outer row.
+	 * path: a nested loop then sends one keyed Query per outer row.  Those
+	 * clauses are in joininfo, or implied by equivalence classes.
 	 */
-	foreach(lc, baserel->joininfo)
+	candidates = list_copy(baserel->joininfo);
+	for (int i = 0; i < ri->table->ncolumns; i++)
+	{
+		MatchColumn arg = {ri->table, baserel->relid, i};
+
+		if (!is_key_column(ri->table, &ri->table->pk, i))
+			continue;
+		candidates = list_concat(candidates,
+								 generate_implied_equalities_for_column(root, baserel,
+																		ec_member_is_column,
+																		&arg,
+																		baserel->lateral_referencers));
+	}
+	foreach(lc, candidates)
 	{
 		RestrictInfo *rinfo = lfirst_node(RestrictInfo, lc);
 		Cond		c;
@@ -676,7 +709,11 @@ shard_limit(PlannerInfo *root, RelOptInfo *baserel, Analysis *a, List *pathkeys)
 	return (int) Min(root->limit_tuples, 1000000.0);
 }
 
-/* GetForeignPlan: carry the decisions to the executor in fdw_private. */
+/*
+ * GetForeignPlan: carry the decisions to the executor in fdw_private.  The
+ * join clauses of a parameterized path still name the outer relation here;
+ * PostgreSQL replaces those Vars in fdw_exprs with parameters afterwards.
+ */
 ForeignScan *
 shard_get_plan(PlannerInfo *root, RelOptInfo *baserel, Oid foreigntableid,
 			   ForeignPath *best_path, List *tlist, List *scan_clauses,
@@ -686,7 +723,8 @@ shard_get_plan(PlannerInfo *root, RelOptInfo *baserel, Oid foreigntableid,
 	List	   *attrs;
 	List	   *cols = fetched_columns(ri, &attrs);
 	List	   *fdw_exprs = NIL;
-	Analysis	a = analyse(ri->table, baserel->relid, scan_clauses, false);
+	Analysis	a = analyse(ri->table, baserel->relid, scan_clauses,
+								best_path->path.param_info != NULL);
 	ScanOp		op = a.full_key && ri->table->index == NULL ? SCAN_OP_GET :
 		a.keyed ? SCAN_OP_QUERY : SCAN_OP_SCAN;
 	int			order = 0;

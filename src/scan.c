@@ -1297,6 +1297,8 @@ conds_text(ShardScanState *ss, ExecCond *conds, int n)
 	StringInfoData buf;
 
 	initStringInfo(&buf);
+	if (n == 0)
+		appendStringInfoString(&buf, "(none)");
 	for (int i = 0; i < n; i++)
 	{
 		appendStringInfo(&buf, "%s%s %s", i ? " AND " : "",
@@ -1352,6 +1354,10 @@ shard_explain_scan(ForeignScanState *node, ExplainState *es)
 	if (ss->op != SCAN_OP_SCAN)
 	{
 		ExplainPropertyText("Shards", shards_text(ss), es);
+		if (t->pk.format)
+			ExplainPropertyText("Partition Key",
+								psprintf("%s = %s", t->pk.attribute,
+										 quote_literal_cstr(t->pk.format)), es);
 		ExplainPropertyText("Key Condition", conds_text(ss, ss->key_conds, ss->nkey_conds), es);
 	}
 	if (ss->nsort_conds > 0)

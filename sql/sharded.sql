@@ -1,0 +1,178 @@
+-- Sharded tables: the leaderboard of seed 002 (calculated shards), random
+-- and range shards, legacy unsharded items, indexes and joins.
+\getenv endpoint SHARD_FDW_ENDPOINT
+\getenv akid SHARD_FDW_ACCESS_KEY
+\getenv secret SHARD_FDW_SECRET_KEY
+CREATE SERVER ddb FOREIGN DATA WRAPPER shard_fdw OPTIONS (endpoint :'endpoint');
+CREATE USER MAPPING FOR CURRENT_USER SERVER ddb
+  OPTIONS (access_key_id :'akid', secret_access_key :'secret');
+SELECT shard_fdw_request('ddb', 'CreateTable', '{
+  "TableName": "Leaderboards", "BillingMode": "PAY_PER_REQUEST",
+  "KeySchema": [{"AttributeName": "pk", "KeyType": "HASH"},
+                {"AttributeName": "sk", "KeyType": "RANGE"}],
+  "AttributeDefinitions": [{"AttributeName": "pk", "AttributeType": "S"},
+                           {"AttributeName": "sk", "AttributeType": "S"}]
+}') #>> '{TableDescription,TableStatus}' AS status;
+
+CREATE FOREIGN TABLE leaderboard (
+  game_id text NOT NULL, player_id text NOT NULL, score bigint NOT NULL,
+  achieved timestamptz
+) SERVER ddb OPTIONS (
+  table 'Leaderboards',
+  partition_key 'pk', partition_key_format '{game_id}#{shard}',
+  sort_key 'sk', sort_key_format '{score:020}#{player_id}',
+  shards '10', shard_strategy 'calculated', shard_by 'player_id',
+  shard_hash 'fnv1a_32');
+CREATE TABLE local_scores AS
+  SELECT 'game_' || (i % 2) AS game_id, 'player' || i AS player_id,
+         (i * 7919) % 100000 AS score,
+         timestamptz '2024-01-01 00:00:00+00' + i * interval '1 minute' AS achieved
+    FROM generate_series(1, 600) i;
+INSERT INTO leaderboard SELECT * FROM local_scores;
+
+-- the top 10 of one game: ten Queries, merged by score, each limited
+EXPLAIN (VERBOSE, COSTS OFF)
+  SELECT player_id, score FROM leaderboard
+   WHERE game_id = 'game_1' ORDER BY score DESC LIMIT 10;
+SELECT player_id, score FROM leaderboard
+ WHERE game_id = 'game_1' ORDER BY score DESC LIMIT 10;
+SELECT player_id, score FROM local_scores
+ WHERE game_id = 'game_1' ORDER BY score DESC LIMIT 10;
+EXPLAIN (ANALYZE, COSTS OFF, TIMING OFF, SUMMARY OFF)
+  SELECT player_id, score FROM leaderboard
+   WHERE game_id = 'game_1' ORDER BY score DESC LIMIT 10;
+-- with an offset, and ascending
+SELECT player_id, score FROM leaderboard
+ WHERE game_id = 'game_0' ORDER BY score LIMIT 5 OFFSET 20;
+SELECT player_id, score FROM local_scores
+ WHERE game_id = 'game_0' ORDER BY score LIMIT 5 OFFSET 20;
+
+-- a score range becomes a sort key condition on the zero-padded field
+EXPLAIN (COSTS OFF)
+  SELECT player_id, score FROM leaderboard
+   WHERE game_id = 'game_1' AND score >= 1000 AND score <= 5000 ORDER BY score;
+SELECT count(*), min(score), max(score) FROM leaderboard
+ WHERE game_id = 'game_1' AND score >= 1000 AND score <= 5000;
+SELECT count(*), min(score), max(score) FROM local_scores
+ WHERE game_id = 'game_1' AND score >= 1000 AND score <= 5000;
+SELECT count(*) FROM leaderboard WHERE game_id = 'game_1' AND score > 99000;
+SELECT count(*) FROM local_scores WHERE game_id = 'game_1' AND score > 99000;
+SELECT count(*) FROM leaderboard WHERE game_id = 'game_1' AND score < 0;
+
+-- one player: the calculated shard is known, so one Query
+EXPLAIN (COSTS OFF)
+  SELECT score FROM leaderboard WHERE game_id = 'game_1' AND player_id = 'player7';
+SELECT score FROM leaderboard WHERE game_id = 'game_1' AND player_id = 'player7';
+-- the whole key: one GetItem
+EXPLAIN (COSTS OFF)
+  SELECT achieved FROM leaderboard
+   WHERE game_id = 'game_1' AND player_id = 'player7' AND score = 55433;
+SELECT achieved FROM leaderboard
+ WHERE game_id = 'game_1' AND player_id = 'player7' AND score = 55433;
+
+-- the score lives only inside sk for items another application wrote
+SELECT shard_fdw_request('ddb', 'PutItem', '{"TableName": "Leaderboards",
+  "Item": {"pk": {"S": "game_9#3"}, "sk": {"S": "00000000000000000077#zed"}}}') AS put;
+SELECT game_id, player_id, score FROM leaderboard WHERE game_id = 'game_9';
+
+-- without a partition key: a parallel Scan
+SELECT count(*), sum(score) FROM leaderboard WHERE game_id <> 'game_9';
+SELECT count(*), sum(score) FROM local_scores;
+
+-- a nested loop sends one keyed Query set per outer row
+CREATE TABLE games (game_id text PRIMARY KEY, title text);
+INSERT INTO games VALUES ('game_0', 'Zero'), ('game_1', 'One');
+ANALYZE games;
+SET enable_hashjoin = off;
+SET enable_mergejoin = off;
+EXPLAIN (COSTS OFF)
+  SELECT g.title, max(l.score) FROM games g JOIN leaderboard l USING (game_id)
+   GROUP BY g.title;
+SELECT g.title, max(l.score) FROM games g JOIN leaderboard l USING (game_id)
+ GROUP BY g.title ORDER BY g.title;
+RESET enable_hashjoin;
+RESET enable_mergejoin;
+
+-- items of a migration still under the bare key (legacy_unsharded)
+ALTER FOREIGN TABLE leaderboard OPTIONS (ADD legacy_unsharded 'true');
+SELECT shard_fdw_request('ddb', 'PutItem', '{"TableName": "Leaderboards",
+  "Item": {"pk": {"S": "game_1"}, "sk": {"S": "00000000000000999999#old"},
+           "game_id": {"S": "game_1"}, "player_id": {"S": "old"},
+           "score": {"N": "999999"}}}') AS put;
+EXPLAIN (COSTS OFF)
+  SELECT player_id, score FROM leaderboard
+   WHERE game_id = 'game_1' ORDER BY score DESC LIMIT 3;
+SELECT player_id, score FROM leaderboard
+ WHERE game_id = 'game_1' ORDER BY score DESC LIMIT 3;
+ALTER FOREIGN TABLE leaderboard OPTIONS (DROP legacy_unsharded);
+
+-- random shards: a read visits them all; the whole key is a BatchGetItem
+CREATE FOREIGN TABLE feed (
+  topic text, seq int, body text
+) SERVER ddb OPTIONS (
+  table 'Leaderboards',
+  partition_key 'pk', partition_key_format 'feed#{topic}#_{shard}',
+  sort_key 'sk', sort_key_format '{seq:08}',
+  shards '4', shard_strategy 'random');
+INSERT INTO feed SELECT 'news', i, 'item ' || i FROM generate_series(1, 40) i;
+SELECT count(DISTINCT pk) AS shards_used FROM (
+  SELECT jsonb_array_elements(shard_fdw_request('ddb', 'Scan',
+           '{"TableName": "Leaderboards"}') -> 'Items') #>> '{pk,S}' AS pk) s
+ WHERE pk LIKE 'feed#news#\_%';
+SELECT count(*), sum(seq) FROM feed WHERE topic = 'news';
+EXPLAIN (COSTS OFF) SELECT body FROM feed WHERE topic = 'news' AND seq = 17;
+SELECT body FROM feed WHERE topic = 'news' AND seq = 17;
+SELECT seq FROM feed WHERE topic = 'news' ORDER BY seq DESC LIMIT 3;
+
+-- range shards (seed 003): shards hold title ranges of the NFKD-lowercased
+-- titles, and a title is found in one shard
+SELECT shard_fdw_request('ddb', 'CreateTable', '{
+  "TableName": "Music", "BillingMode": "PAY_PER_REQUEST",
+  "KeySchema": [{"AttributeName": "gsi1pk", "KeyType": "HASH"},
+                {"AttributeName": "title", "KeyType": "RANGE"}],
+  "AttributeDefinitions": [{"AttributeName": "gsi1pk", "AttributeType": "S"},
+                           {"AttributeName": "title", "AttributeType": "S"}]
+}') #>> '{TableDescription,TableStatus}' AS status;
+CREATE FOREIGN TABLE albums (title text COLLATE "C", artist text)
+  SERVER ddb OPTIONS (
+  table 'Music', partition_key 'gsi1pk', partition_key_format 'album#{shard}',
+  sort_key 'title', shard_strategy 'range', shard_by 'title',
+  range_boundaries '["", "agartha", "barstow / crazy", "can you feel it", "cyan rot", "dreams take over eve", "feud semiotics (rb. ", "grave poetry", "i live", "kannaval", "live in florence", "mir ist''s gleich / i", "notice", "platforms ep", "rituals", "skylten", "surtr / absorbed", "the human touch", "tonttujen jouluyö: ", "walking away", "голос"]');
+INSERT INTO albums VALUES ('2 Pie Island', 'Someone'), ('Heavy Migration', 'Dday One'),
+  ('Leaving Home', 'Solar Fields'), ('Space Cadet', 'Someone Else'),
+  ('Голос', 'Кто-то'), ('Über', 'Jemand'), ('Agartha', 'First');
+SELECT title, artist FROM albums ORDER BY title;
+SELECT a.title, s.pk FROM albums a,
+  LATERAL (SELECT shard_fdw_request('ddb', 'GetItem', jsonb_build_object(
+     'TableName', 'Music', 'Key', jsonb_build_object(
+        'gsi1pk', jsonb_build_object('S', p.pk),
+        'title', jsonb_build_object('S', a.title)))) AS r, p.pk
+     FROM (SELECT 'album#' || n AS pk FROM generate_series(0, 20) n) p) s
+ WHERE s.r ? 'Item' ORDER BY a.title;
+EXPLAIN (COSTS OFF) SELECT artist FROM albums WHERE title = 'Leaving Home';
+SELECT artist FROM albums WHERE title = 'Leaving Home';
+EXPLAIN (COSTS OFF) SELECT title FROM albums ORDER BY title LIMIT 3;
+SELECT title FROM albums ORDER BY title LIMIT 3;
+SELECT title FROM albums WHERE title LIKE 'S%';
+
+-- reading through a global secondary index
+SELECT shard_fdw_request('ddb', 'UpdateTable', '{
+  "TableName": "Music",
+  "AttributeDefinitions": [{"AttributeName": "artist", "AttributeType": "S"}],
+  "GlobalSecondaryIndexUpdates": [{"Create": {"IndexName": "byArtist",
+    "KeySchema": [{"AttributeName": "artist", "KeyType": "HASH"}],
+    "Projection": {"ProjectionType": "ALL"}}}]
+}') #>> '{TableDescription,TableName}' AS updated;
+CREATE FOREIGN TABLE albums_by_artist (artist text, title text)
+  SERVER ddb OPTIONS (table 'Music', index 'byArtist');
+EXPLAIN (COSTS OFF) SELECT title FROM albums_by_artist WHERE artist = 'Someone';
+SELECT title FROM albums_by_artist WHERE artist = 'Someone';
+INSERT INTO albums_by_artist VALUES ('x', 'y');
+
+DROP TABLE local_scores, games;
+DROP FOREIGN TABLE leaderboard, feed, albums, albums_by_artist;
+SELECT shard_fdw_request('ddb', 'DeleteTable', '{"TableName": "Leaderboards"}')
+  #>> '{TableDescription,TableName}' AS deleted;
+SELECT shard_fdw_request('ddb', 'DeleteTable', '{"TableName": "Music"}')
+  #>> '{TableDescription,TableName}' AS deleted;
+DROP SERVER ddb CASCADE;
