@@ -26,6 +26,9 @@
 /* DynamoDB's item size limit. */
 #define DDB_MAX_ITEM_BYTES (400 * 1024)
 
+/* BatchWriteItem takes at most this many items. */
+#define DDB_BATCH_WRITE_MAX 25
+
 /* The members of a ForeignModify's fdw_private list. */
 typedef enum ModifyPrivate
 {
@@ -38,6 +41,8 @@ typedef struct ModifyState
 	DdbConn    *conn;
 	DdbGroup   *group;
 	bool		do_nothing;
+	bool		pipelined;		/* COPY: rows sent without waiting */
+	int			in_flight;		/* pipelined rows not yet judged */
 	MemoryContext rowcxt;
 	int64		written;		/* rows written so far by this statement */
 } ModifyState;
@@ -94,9 +99,12 @@ void
 shard_begin_insert(ModifyTableState *mtstate, ResultRelInfo *rinfo)
 {
 	ModifyTable *plan = (ModifyTable *) mtstate->ps.plan;
+	ModifyState *ms = modify_setup(mtstate->ps.state, rinfo,
+								   plan != NULL && plan->onConflictAction == ONCONFLICT_NOTHING);
 
-	modify_setup(mtstate->ps.state, rinfo,
-				 plan != NULL && plan->onConflictAction == ONCONFLICT_NOTHING);
+	/* COPY has no plan, no RETURNING and no ON CONFLICT */
+	ms->pipelined = plan == NULL && ms->t->insert_mode == INSERT_MODE_INSERT &&
+		rinfo->ri_projectReturning == NULL;
 }
 
 /*
@@ -238,16 +246,19 @@ write_key(JsonWriter *w, ShardKey *key, const char *text)
 /*
  * Write the item of the row in slot: the key attributes, then every
  * non-NULL column as its own attribute.  Returns the item's size as
- * DynamoDB counts it (names plus values, approximately for numbers).
+ * DynamoDB counts it (names plus values, approximately for numbers), and
+ * in *identity a string that is the same for two rows exactly when they
+ * have the same primary key.
  */
 static size_t
-write_item(ModifyState *ms, JsonWriter *w, TupleTableSlot *slot)
+write_item(ModifyState *ms, JsonWriter *w, TupleTableSlot *slot, char **identity)
 {
 	ShardTable *t = ms->t;
 	char	   *pk = key_value(ms, &t->pk, slot, row_shard(ms, slot));
 	char	   *sk = t->sk.attribute ? key_value(ms, &t->sk, slot, 0) : NULL;
 	size_t		size = 0;
 
+	*identity = psprintf("%s%c%s", pk, '\0' + 1, sk ? sk : "");
 	jw_begin_object(w);
 	jw_key(w, t->pk.attribute);
 	write_key(w, &t->pk, pk);
@@ -290,9 +301,22 @@ write_item(ModifyState *ms, JsonWriter *w, TupleTableSlot *slot)
 	return size;
 }
 
-/* The PutItem body for the row in slot, conditional on a new key. */
+/* The JSON text of the row's item; *identity as for write_item. */
 static char *
-put_body(ModifyState *ms, TupleTableSlot *slot, size_t *len)
+item_json(ModifyState *ms, TupleTableSlot *slot, char **identity)
+{
+	Buf			out;
+	JsonWriter	w;
+
+	buf_init(&out);
+	jw_init(&w, &out);
+	write_item(ms, &w, slot, identity);
+	return out.data;
+}
+
+/* The PutItem body of an item, conditional on a new key in insert mode. */
+static char *
+put_body(ModifyState *ms, const char *item, size_t *len)
 {
 	Buf			out;
 	JsonWriter	w;
@@ -303,7 +327,7 @@ put_body(ModifyState *ms, TupleTableSlot *slot, size_t *len)
 	jw_key(&w, "TableName");
 	jw_cstring(&w, ms->t->table);
 	jw_key(&w, "Item");
-	write_item(ms, &w, slot);
+	jw_raw(&w, item);
 	if (ms->t->insert_mode == INSERT_MODE_INSERT)
 	{
 		jw_key(&w, "ConditionExpression");
@@ -382,34 +406,36 @@ insert_error_context(void *arg)
 {
 	ModifyState *ms = arg;
 
-	errcontext("writing row %lld to foreign table \"%s\" (%lld row%s of this statement written before it)",
-			   (long long) ms->written + 1, ms->t->relname,
-			   (long long) ms->written, ms->written == 1 ? "" : "s");
+	errcontext("writing to foreign table \"%s\": %lld row%s of this statement written",
+			   ms->t->relname, (long long) ms->written, ms->written == 1 ? "" : "s");
 }
 
-/* ExecForeignInsert: write one row. */
-TupleTableSlot *
-shard_exec_insert(EState *estate, ResultRelInfo *rinfo, TupleTableSlot *slot,
-				  TupleTableSlot *planSlot)
+/*
+ * Send a PutItem for an item; the request's owner is the row's slot (or
+ * NULL when nobody waits for the row).
+ */
+static DdbRequest *
+send_put(ModifyState *ms, const char *item, void *owner)
 {
-	ModifyState *ms = rinfo->ri_FdwState;
-	MemoryContext old = MemoryContextSwitchTo(ms->rowcxt);
 	size_t		len;
-	char	   *body;
-	DdbRequest *req;
-	TupleTableSlot *result = slot;
-	ErrorContextCallback cb;
+	char	   *body = put_body(ms, item, &len);
+	DdbRequest *req = ddb_request_create(ms->group, "PutItem", body, len);
 
-	cb.callback = insert_error_context;
-	cb.arg = ms;
-	cb.previous = error_context_stack;
-	error_context_stack = &cb;
-	MemoryContextReset(ms->rowcxt);
-	body = put_body(ms, slot, &len);
-	req = ddb_request_create(ms->group, "PutItem", body, len);
 	req->idempotent = ms->t->insert_mode != INSERT_MODE_INSERT;
+	req->owner = owner;
 	ddb_submit(req);
-	ddb_wait_for(req);
+	return req;
+}
+
+/*
+ * Judge a finished PutItem: true when the row was written, false when ON
+ * CONFLICT DO NOTHING skipped it; errors out otherwise.  Frees req.
+ */
+static bool
+put_done(ModifyState *ms, DdbRequest *req)
+{
+	bool		written = true;
+
 	if (req->status != DDB_OK)
 	{
 		bool		duplicate = strcmp(req->error_type, "ConditionalCheckFailedException") == 0;
@@ -420,7 +446,7 @@ shard_exec_insert(EState *estate, ResultRelInfo *rinfo, TupleTableSlot *slot,
 		if (duplicate && req->maybe_applied && stored_item_is_ours(ms, item))
 			duplicate = false;
 		else if (duplicate && ms->do_nothing)
-			result = NULL;
+			written = false;
 		else if (duplicate)
 			ereport(ERROR,
 					(errcode(ERRCODE_UNIQUE_VIOLATION),
@@ -431,12 +457,267 @@ shard_exec_insert(EState *estate, ResultRelInfo *rinfo, TupleTableSlot *slot,
 		else
 			ddb_report_error(req);
 	}
-	if (result)
+	if (written)
 		ms->written++;
 	ddb_request_free(req);
+	return written;
+}
+
+/*
+ * Wait for every PutItem of the modify and judge them: the successes
+ * first, so that the count of rows written before an error is exact, then
+ * the failures in the order they came, the first real one raised.  Each
+ * request's owner, when set, is a bool set to whether its row was skipped.
+ */
+static void
+judge_all(ModifyState *ms)
+{
+	DdbRequest **done = palloc(sizeof(DdbRequest *) * 16);
+	int			ndone = 0;
+	int			space = 16;
+	DdbRequest *req;
+
+	while ((req = ddb_wait_any(ms->group)) != NULL)
+	{
+		if (ndone == space)
+		{
+			space *= 2;
+			done = repalloc(done, sizeof(DdbRequest *) * space);
+		}
+		done[ndone++] = req;
+	}
+	for (int pass = 0; pass < 2; pass++)
+		for (int i = 0; i < ndone; i++)
+			if ((done[i]->status == DDB_OK) == (pass == 0))
+			{
+				bool	   *skipped = done[i]->owner;
+				bool		written = put_done(ms, done[i]);
+
+				if (skipped)
+					*skipped = !written;
+			}
+	pfree(done);
+}
+
+/* Push the error context of a modify; pop it with pop_context. */
+static void
+push_context(ModifyState *ms, ErrorContextCallback *cb)
+{
+	cb->callback = insert_error_context;
+	cb->arg = ms;
+	cb->previous = error_context_stack;
+	error_context_stack = cb;
+}
+
+/* Pop the error context pushed by push_context. */
+static void
+pop_context(ErrorContextCallback *cb)
+{
+	error_context_stack = cb->previous;
+}
+
+/*
+ * ExecForeignInsert: write one row.  In COPY (no RETURNING, no ON
+ * CONFLICT) rows are sent without waiting, up to twice max_concurrency
+ * in flight, and judged as their answers come; otherwise each row waits for
+ * its answer.
+ */
+TupleTableSlot *
+shard_exec_insert(EState *estate, ResultRelInfo *rinfo, TupleTableSlot *slot,
+				  TupleTableSlot *planSlot)
+{
+	ModifyState *ms = rinfo->ri_FdwState;
+	MemoryContext old;
+	char	   *identity;
+	DdbRequest *req;
+	TupleTableSlot *result = slot;
+	ErrorContextCallback cb;
+
+	push_context(ms, &cb);
+	MemoryContextReset(ms->rowcxt);
+	old = MemoryContextSwitchTo(ms->rowcxt);
+	req = send_put(ms, item_json(ms, slot, &identity), NULL);
+	if (ms->pipelined)
+	{
+		if (++ms->in_flight >= 2 * ms->conn->server->max_concurrency)
+		{
+			judge_all(ms);
+			ms->in_flight = 0;
+		}
+	}
+	else
+	{
+		ddb_wait_for(req);
+		if (!put_done(ms, req))
+			result = NULL;
+	}
 	MemoryContextSwitchTo(old);
-	error_context_stack = cb.previous;
+	pop_context(&cb);
 	return result;
+}
+
+/*
+ * GetForeignModifyBatchSize: batch_size rows at a time, unless RETURNING
+ * or row triggers need each row back at once.
+ */
+int
+shard_batch_size(ResultRelInfo *rinfo)
+{
+	ShardTable *t = shard_get_table(RelationGetRelid(rinfo->ri_RelationDesc), false);
+
+	if (rinfo->ri_projectReturning != NULL ||
+		(rinfo->ri_TrigDesc &&
+		 (rinfo->ri_TrigDesc->trig_insert_before_row ||
+		  rinfo->ri_TrigDesc->trig_insert_after_row)))
+		return 1;
+	return t->batch_size;
+}
+
+/* The BatchWriteItem body of up to 25 items. */
+static char *
+batch_write_body(ModifyState *ms, char **items, int n, size_t *len)
+{
+	Buf			out;
+	JsonWriter	w;
+
+	buf_init(&out);
+	jw_init(&w, &out);
+	jw_begin_object(&w);
+	jw_key(&w, "RequestItems");
+	jw_begin_object(&w);
+	jw_key(&w, ms->t->table);
+	jw_begin_array(&w);
+	for (int i = 0; i < n; i++)
+	{
+		jw_begin_object(&w);
+		jw_key(&w, "PutRequest");
+		jw_begin_object(&w);
+		jw_key(&w, "Item");
+		jw_raw(&w, items[i]);
+		jw_end_object(&w);
+		jw_end_object(&w);
+	}
+	jw_end_array(&w);
+	jw_end_object(&w);
+	jw_key(&w, "ReturnConsumedCapacity");
+	jw_cstring(&w, "TOTAL");
+	jw_end_object(&w);
+	*len = out.len;
+	return out.data;
+}
+
+/* Send a BatchWriteItem of items[0..n-1], after delay_us. */
+static void
+send_batch_write(ModifyState *ms, char **items, int n, long delay_us)
+{
+	size_t		len;
+	char	   *body = batch_write_body(ms, items, n, &len);
+	DdbRequest *req = ddb_request_create(ms->group, "BatchWriteItem", body, len);
+
+	req->owner = (void *) (intptr_t) n;
+	ddb_submit_after(req, delay_us);
+}
+
+/*
+ * Write items by BatchWriteItem, DYNAMODB_BATCH_WRITE_MAX a request, all
+ * requests in flight at once; items DynamoDB leaves unprocessed are sent
+ * again after a growing pause.  The items must have distinct keys.
+ */
+static void
+batch_write(ModifyState *ms, char **items, int n)
+{
+	DdbRequest *req;
+	int			round = 0;
+
+	for (int i = 0; i < n; i += DDB_BATCH_WRITE_MAX)
+		send_batch_write(ms, items + i, Min(DDB_BATCH_WRITE_MAX, n - i), 0);
+	while ((req = ddb_wait_any(ms->group)) != NULL)
+	{
+		const DdbJson *left;
+		char	  **again;
+		int			nagain = 0;
+		int			nsent = (int) (intptr_t) req->owner;
+
+		if (req->status != DDB_OK)
+			ddb_report_error(req);
+		left = ddbjson_get(ddbjson_get(req->response, "UnprocessedItems"), ms->t->table);
+		again = palloc(sizeof(char *) * Max(nsent, 1));
+		for (int i = 0; left && left->kind == DJ_ARRAY && i < left->n; i++)
+		{
+			Buf			out;
+			JsonWriter	w;
+
+			buf_init(&out);
+			jw_init(&w, &out);
+			jw_tree(&w, ddbjson_get(ddbjson_get(&left->elems[i], "PutRequest"), "Item"));
+			again[nagain++] = out.data;
+		}
+		ms->written += nsent - nagain;
+		ddb_request_free(req);
+		if (nagain > 0)
+			send_batch_write(ms, again, nagain,
+							 Min(1000000L, 25000L << Min(round++, 6)));
+	}
+}
+
+/*
+ * ExecForeignBatchInsert: write a batch of rows, all at once.  Every row's
+ * item is built (and a bad row refused) before any request is sent.  In
+ * insert mode each row is a conditional PutItem; in upsert mode the rows
+ * go by BatchWriteItem, a row whose key an earlier row of the batch has
+ * waiting until that one is written, so that the later row wins.
+ */
+TupleTableSlot **
+shard_exec_batch_insert(EState *estate, ResultRelInfo *rinfo,
+						TupleTableSlot **slots, TupleTableSlot **planSlots,
+						int *numSlots)
+{
+	ModifyState *ms = rinfo->ri_FdwState;
+	MemoryContext old;
+	ErrorContextCallback cb;
+	char	  **items = palloc(sizeof(char *) * *numSlots);
+	char	  **identities = palloc(sizeof(char *) * *numSlots);
+	int			n = *numSlots;
+	int			kept = 0;
+
+	push_context(ms, &cb);
+	MemoryContextReset(ms->rowcxt);
+	old = MemoryContextSwitchTo(ms->rowcxt);
+	for (int i = 0; i < n; i++)
+		items[i] = item_json(ms, slots[i], &identities[i]);
+	if (ms->t->insert_mode == INSERT_MODE_UPSERT)
+	{
+		int			start = 0;
+
+		for (int i = 1; i <= n; i++)
+		{
+			bool		repeated = false;
+
+			for (int k = start; i < n && k < i && !repeated; k++)
+				repeated = strcmp(identities[k], identities[i]) == 0;
+			if (i == n || repeated)
+			{
+				batch_write(ms, items + start, i - start);
+				start = i;
+			}
+		}
+		kept = n;
+	}
+	else
+	{
+		bool	   *skipped = palloc0(sizeof(bool) * n);
+
+		for (int i = 0; i < n; i++)
+			send_put(ms, items[i], &skipped[i]);
+		judge_all(ms);
+		for (int i = 0; i < n; i++)
+			if (!skipped[i])
+				slots[kept++] = slots[i];
+	}
+	MemoryContextSwitchTo(old);
+	pop_context(&cb);
+	*numSlots = kept;
+	return slots;
 }
 
 /* EndForeignModify and EndForeignInsert: free the requests' memory. */
@@ -452,10 +733,19 @@ shard_end_modify(EState *estate, ResultRelInfo *rinfo)
 	}
 }
 
-/* EndForeignInsert */
+/* EndForeignInsert: judge what COPY left in flight, then free. */
 void
 shard_end_insert(EState *estate, ResultRelInfo *rinfo)
 {
+	ModifyState *ms = rinfo->ri_FdwState;
+	ErrorContextCallback cb;
+
+	if (ms && ms->pipelined && ms->group)
+	{
+		push_context(ms, &cb);
+		judge_all(ms);
+		pop_context(&cb);
+	}
 	shard_end_modify(estate, rinfo);
 }
 

@@ -29,6 +29,12 @@ extern void shard_begin_modify(ModifyTableState *mtstate, ResultRelInfo *rinfo,
 extern TupleTableSlot *shard_exec_insert(EState *estate, ResultRelInfo *rinfo,
 										 TupleTableSlot *slot,
 										 TupleTableSlot *planSlot);
+extern TupleTableSlot **shard_exec_batch_insert(EState *estate,
+												ResultRelInfo *rinfo,
+												TupleTableSlot **slots,
+												TupleTableSlot **planSlots,
+												int *numSlots);
+extern int	shard_batch_size(ResultRelInfo *rinfo);
 extern void shard_end_modify(EState *estate, ResultRelInfo *rinfo);
 extern void shard_begin_insert(ModifyTableState *mtstate, ResultRelInfo *rinfo);
 extern void shard_end_insert(EState *estate, ResultRelInfo *rinfo);

@@ -37,6 +37,10 @@ shard_fdw_handler(PG_FUNCTION_ARGS)
 	routine->PlanForeignModify = shard_plan_modify;
 	routine->BeginForeignModify = shard_begin_modify;
 	routine->ExecForeignInsert = shard_exec_insert;
+#ifdef SHARD_HAVE_BATCH_INSERT
+	routine->ExecForeignBatchInsert = shard_exec_batch_insert;
+	routine->GetForeignModifyBatchSize = shard_batch_size;
+#endif
 	routine->EndForeignModify = shard_end_modify;
 	routine->BeginForeignInsert = shard_begin_insert;
 	routine->EndForeignInsert = shard_end_insert;

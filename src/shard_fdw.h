@@ -232,6 +232,7 @@ typedef struct DdbRequest
 
 	/* private to transport.c */
 	DdbAttempt *attempt;
+	TimestampTz first_attempt_at;
 	TimestampTz retry_at;
 	dlist_node	node;
 } DdbRequest;
@@ -248,6 +249,7 @@ extern DdbRequest *ddb_request_create(DdbGroup *group, const char *action,
 									  const char *body, size_t len);
 extern void ddb_request_free(DdbRequest *req);
 extern void ddb_submit(DdbRequest *req);
+extern void ddb_submit_after(DdbRequest *req, long delay_us);
 extern DdbRequest *ddb_wait_any(DdbGroup *group);
 extern void ddb_wait_for(DdbRequest *req);
 extern DdbJson *ddb_call(DdbGroup *group, const char *action,

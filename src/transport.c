@@ -317,8 +317,15 @@ ddb_request_free(DdbRequest *req)
 void
 ddb_submit(DdbRequest *req)
 {
+	ddb_submit_after(req, 0);
+}
+
+/* Queue the request to start no sooner than delay_us from now. */
+void
+ddb_submit_after(DdbRequest *req, long delay_us)
+{
 	req->status = DDB_QUEUED;
-	req->retry_at = 0;
+	req->retry_at = delay_us > 0 ? GetCurrentTimestamp() + delay_us : 0;
 	req->group->unfinished++;
 	dlist_push_tail(&req->group->conn->transport->queue, &req->node);
 }
@@ -541,6 +548,8 @@ attempt_start(DdbTransport *t, DdbRequest *req)
 				 errmsg("could not start a DynamoDB request")));
 	}
 	req->status = DDB_RUNNING;
+	if (req->attempts == 0)
+		req->first_attempt_at = GetCurrentTimestamp();
 	req->attempts++;
 	req->attempt = a;
 	req->group->running++;
@@ -802,7 +811,9 @@ attempt_done(DdbTransport *t, DdbAttempt *a, CURLcode code)
 		finish(req, req->response ? DDB_OK : DDB_FAILED);
 		return;
 	}
-	if (req->attempts > t->conn->server->max_retries)
+	if (req->attempts > t->conn->server->max_retries ||
+		TimestampDifferenceExceeds(req->first_attempt_at, GetCurrentTimestamp(),
+								   (int) Min(t->conn->server->request_timeout_ms, INT_MAX)))
 	{
 		finish(req, DDB_FAILED);
 		return;
