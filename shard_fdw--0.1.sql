@@ -63,3 +63,32 @@ CREATE FUNCTION shard_fdw_stats(
 RETURNS record
 AS 'MODULE_PATHNAME'
 LANGUAGE C STRICT;
+
+-- Where a row with these column values would be written.
+CREATE FUNCTION shard_fdw_key(ftable regclass, column_values jsonb,
+  OUT shard int, OUT partition_key text, OUT sort_key text)
+RETURNS record
+AS 'MODULE_PATHNAME'
+LANGUAGE C STRICT;
+
+-- Items per shard of one logical key, and each shard's share.
+CREATE FUNCTION shard_fdw_shard_counts(ftable regclass, column_values jsonb,
+  OUT shard int, OUT partition_key text, OUT items bigint, OUT share float8)
+RETURNS SETOF record
+AS 'MODULE_PATHNAME'
+LANGUAGE C STRICT;
+
+-- The shard count that keeps every shard under a partition's limits.
+CREATE FUNCTION shard_fdw_recommend_shards(writes_per_second float8,
+  reads_per_second float8, item_bytes int,
+  consistent_reads bool DEFAULT false, headroom float8 DEFAULT 0.7)
+RETURNS int
+AS 'MODULE_PATHNAME'
+LANGUAGE C STRICT IMMUTABLE;
+
+-- range_boundaries computed from a sample of keys.
+CREATE FUNCTION shard_fdw_range_boundaries(sample text[], shards int,
+  normalize_keys bool DEFAULT true, prefix_chars int DEFAULT 20)
+RETURNS text[]
+AS 'MODULE_PATHNAME'
+LANGUAGE C STRICT IMMUTABLE;

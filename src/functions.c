@@ -2,7 +2,9 @@
  *
  * functions.c
  *		SQL functions for the people who run shard_fdw: a raw DynamoDB call
- *		through a server's connection, and the backend's request counters.
+ *		through a server's connection, the backend's request counters, and
+ *		sharding tools (where a row goes, per-shard counts, a recommended
+ *		shard count, range boundaries from a sample).
  *
  *-------------------------------------------------------------------------
  */
@@ -15,9 +17,18 @@
 #include "miscadmin.h"
 #include "utils/builtins.h"
 #include "utils/jsonb.h"
+#include "utils/lsyscache.h"
+#include "common/pg_prng.h"
+#include "mb/pg_wchar.h"
+#include "utils/array.h"
+#include <math.h>
 
 PG_FUNCTION_INFO_V1(shard_fdw_request);
 PG_FUNCTION_INFO_V1(shard_fdw_stats);
+PG_FUNCTION_INFO_V1(shard_fdw_key);
+PG_FUNCTION_INFO_V1(shard_fdw_shard_counts);
+PG_FUNCTION_INFO_V1(shard_fdw_recommend_shards);
+PG_FUNCTION_INFO_V1(shard_fdw_range_boundaries);
 
 /*
  * shard_fdw_request(server name, operation text, body jsonb) returns jsonb:
@@ -80,4 +91,327 @@ shard_fdw_stats(PG_FUNCTION_ARGS)
 	values[3] = Int64GetDatum(s->throttles);
 	values[4] = Float8GetDatum(s->capacity);
 	PG_RETURN_DATUM(HeapTupleGetDatum(heap_form_tuple(BlessTupleDesc(desc), values, nulls)));
+}
+
+/* ---------------------------------------------------------------------
+ * Sharding tools
+ * ---------------------------------------------------------------------
+ */
+
+/*
+ * The key text of every column named in a JSON object of column values
+ * ({"player_id": "p1", "score": 42}), indexed by column; the values go
+ * through the columns' input functions first, so they are written as the
+ * FDW would write them.
+ */
+static const char **
+column_texts(ShardTable *t, Jsonb *values)
+{
+	const char **texts = palloc0(sizeof(char *) * Max(t->ncolumns, 1));
+	char	   *json = JsonbToCString(NULL, &values->root, VARSIZE(values));
+	char		err[256];
+	DdbJson    *obj = ddbjson_parse(json, strlen(json), err, sizeof(err));
+
+	if (obj == NULL || obj->kind != DJ_OBJECT)
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("column values must be a JSON object")));
+	for (int i = 0; i < obj->n; i++)
+	{
+		ShardColumn *col = shard_find_column(t, obj->keys[i]);
+		const DdbJson *v = &obj->elems[i];
+		Oid			infunc;
+		Oid			ioparam;
+
+		if (col == NULL)
+			ereport(ERROR,
+					(errcode(ERRCODE_UNDEFINED_COLUMN),
+					 errmsg("foreign table \"%s\" has no column \"%s\"",
+							t->relname, obj->keys[i])));
+		if (v->kind == DJ_NULL)
+			continue;
+		if (v->kind != DJ_STRING && v->kind != DJ_NUMBER && v->kind != DJ_BOOL)
+			ereport(ERROR,
+					(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+					 errmsg("value of column \"%s\" must be a JSON scalar", col->name)));
+		getTypeInputInfo(col->typid, &infunc, &ioparam);
+		texts[col - t->columns] =
+			codec_key_text(col, OidInputFunctionCall(infunc,
+													 v->kind == DJ_BOOL ? (v->boolean ? "true" : "false") : v->str,
+													 ioparam, col->typmod));
+	}
+	return texts;
+}
+
+/*
+ * shard_fdw_key(ftable regclass, values jsonb) returns (shard, partition_key,
+ * sort_key): where a row with these column values would be written.  With
+ * random sharding the shard is drawn as an INSERT would draw it.
+ */
+Datum
+shard_fdw_key(PG_FUNCTION_ARGS)
+{
+	ShardTable *t = shard_get_table(PG_GETARG_OID(0), true);
+	const char **texts = column_texts(t, PG_GETARG_JSONB_P(1));
+	TupleDesc	desc;
+	Datum		values[3];
+	bool		nulls[3] = {0};
+	long		shard;
+	char		err[256];
+	char	   *pk;
+
+	if (get_call_result_type(fcinfo, NULL, &desc) != TYPEFUNC_COMPOSITE)
+		elog(ERROR, "return type must be a row type");
+	switch (t->strategy)
+	{
+		case SHARD_NONE:
+			shard = 0;
+			nulls[0] = true;
+			break;
+		case SHARD_RANDOM:
+			shard = t->shard_base +
+				(long) pg_prng_uint64_range(&pg_global_prng_state, 0, t->shards - 1);
+			break;
+		case SHARD_DYNAMIC:
+			ereport(ERROR,
+					(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
+					 errmsg("shard_strategy \"dynamic\" is not supported yet")));
+		default:
+			shard = route_shard(t, texts);
+			if (shard < 0)
+				ereport(ERROR,
+						(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+						 errmsg("every column of option \"shard_by\" needs a value")));
+	}
+	pk = route_partition_key(t, texts, shard, false, err, sizeof(err));
+	if (pk == NULL)
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("cannot build the partition key: %s", err)));
+	values[0] = Int32GetDatum((int32) shard);
+	values[1] = CStringGetTextDatum(pk);
+	nulls[2] = true;
+	if (t->sk.attribute)
+	{
+		if (t->sk.template)
+		{
+			const char **parts = palloc0(sizeof(char *) * t->sk.template->nparts);
+			Buf			out;
+
+			for (int i = 0; i < t->sk.template->nparts; i++)
+				if (t->sk.template->parts[i].kind == KP_COLUMN)
+					parts[i] = texts[shard_find_column(t, t->sk.template->parts[i].text) - t->columns];
+			buf_init(&out);
+			if (keyfmt_render(t->sk.template, parts, 0, &out, err, sizeof(err)))
+			{
+				values[2] = CStringGetTextDatum(out.data);
+				nulls[2] = false;
+			}
+		}
+		else if (texts[t->sk.column])
+		{
+			values[2] = CStringGetTextDatum(texts[t->sk.column]);
+			nulls[2] = false;
+		}
+	}
+	PG_RETURN_DATUM(HeapTupleGetDatum(heap_form_tuple(BlessTupleDesc(desc), values, nulls)));
+}
+
+/*
+ * shard_fdw_shard_counts(ftable regclass, values jsonb) returns setof
+ * (shard, partition_key, items, share): the items of each shard of one
+ * logical key (the partition key columns given in values), counted with
+ * Query Select COUNT, and each shard's share of them, to see skew.
+ */
+Datum
+shard_fdw_shard_counts(PG_FUNCTION_ARGS)
+{
+	ReturnSetInfo *rsinfo = (ReturnSetInfo *) fcinfo->resultinfo;
+	ShardTable *t = shard_get_table(PG_GETARG_OID(0), true);
+	const char **texts = column_texts(t, PG_GETARG_JSONB_P(1));
+	List	   *shards;
+	ListCell   *lc;
+	DdbConn    *conn;
+	DdbGroup   *group;
+	int			n;
+	int64	   *counts;
+	char	  **keys;
+	int64		total = 0;
+	int			i = 0;
+
+	InitMaterializedSRF(fcinfo, 0);
+	if (t->strategy == SHARD_DYNAMIC)
+		ereport(ERROR,
+				(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
+				 errmsg("shard_strategy \"dynamic\" is not supported yet")));
+	shards = route_read_shards(t, (const char *const *) texts, t->shards);
+	n = list_length(shards);
+	counts = palloc0(sizeof(int64) * n);
+	keys = palloc0(sizeof(char *) * n);
+	conn = shard_get_connection(GetForeignTable(t->relid)->serverid, GetUserId());
+	group = ddb_group_create(conn, conn->server->max_concurrency);
+	foreach(lc, shards)
+	{
+		char		err[256];
+		Buf			body;
+		JsonWriter	w;
+		const DdbJson *lek = NULL;
+
+		keys[i] = route_partition_key(t, texts, lfirst_int(lc), false, err, sizeof(err));
+		if (keys[i] == NULL)
+			ereport(ERROR,
+					(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+					 errmsg("cannot build the partition key: %s", err)));
+		do
+		{
+			DdbJson    *resp;
+
+			buf_init(&body);
+			jw_init(&w, &body);
+			jw_begin_object(&w);
+			jw_key(&w, "TableName");
+			jw_cstring(&w, t->table);
+			jw_key(&w, "KeyConditionExpression");
+			jw_cstring(&w, "#k = :k");
+			jw_key(&w, "ExpressionAttributeNames");
+			jw_begin_object(&w);
+			jw_key(&w, "#k");
+			jw_cstring(&w, t->pk.attribute);
+			jw_end_object(&w);
+			jw_key(&w, "ExpressionAttributeValues");
+			jw_begin_object(&w);
+			jw_key(&w, ":k");
+			jw_begin_object(&w);
+			jw_key(&w, t->pk.template ? "S" : t->pk.type == DDB_TYPE_N ? "N" : "S");
+			jw_cstring(&w, keys[i]);
+			jw_end_object(&w);
+			jw_end_object(&w);
+			jw_key(&w, "Select");
+			jw_cstring(&w, "COUNT");
+			if (lek)
+			{
+				jw_key(&w, "ExclusiveStartKey");
+				jw_tree(&w, lek);
+			}
+			jw_end_object(&w);
+			resp = ddb_call(group, "Query", body.data, body.len);
+			counts[i] += (int64) ddbjson_get_number(resp, "Count");
+			lek = ddbjson_get(resp, "LastEvaluatedKey");
+		} while (lek && lek->kind == DJ_OBJECT && lek->n > 0);
+		total += counts[i];
+		i++;
+	}
+	ddb_group_free(group);
+	i = 0;
+	foreach(lc, shards)
+	{
+		Datum		values[4];
+		bool		nulls[4] = {0};
+
+		values[0] = Int32GetDatum(lfirst_int(lc));
+		values[1] = CStringGetTextDatum(keys[i]);
+		values[2] = Int64GetDatum(counts[i]);
+		values[3] = Float8GetDatum(total > 0 ? (double) counts[i] / total : 0.0);
+		tuplestore_putvalues(rsinfo->setResult, rsinfo->setDesc, values, nulls);
+		i++;
+	}
+	return (Datum) 0;
+}
+
+/*
+ * shard_fdw_recommend_shards(writes_per_s, reads_per_s, item_bytes,
+ * consistent_reads, headroom) returns int: the shard count that keeps each
+ * shard under a partition's limits (1,000 WCU and 3,000 RCU a second; a
+ * WCU writes 1 KB, an RCU reads 4 KB strongly or 8 KB eventually
+ * consistently) at the given fraction of them (seeds 002 and 004).
+ */
+Datum
+shard_fdw_recommend_shards(PG_FUNCTION_ARGS)
+{
+	float8		writes = PG_GETARG_FLOAT8(0);
+	float8		reads = PG_GETARG_FLOAT8(1);
+	int32		item_bytes = PG_GETARG_INT32(2);
+	bool		consistent = PG_GETARG_BOOL(3);
+	float8		headroom = PG_GETARG_FLOAT8(4);
+	float8		wcu;
+	float8		rcu;
+	float8		need;
+
+	if (writes < 0 || reads < 0 || item_bytes <= 0 || item_bytes > 400 * 1024)
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("rates must be non-negative and the item size between 1 and 409600 bytes")));
+	if (headroom <= 0 || headroom > 1)
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("headroom must be in (0, 1]")));
+	wcu = writes * ceil(item_bytes / 1024.0);
+	rcu = reads * ceil(item_bytes / 4096.0) * (consistent ? 1.0 : 0.5);
+	need = Max(wcu / (1000.0 * headroom), rcu / (3000.0 * headroom));
+	PG_RETURN_INT32((int32) Max(1.0, ceil(need)));
+}
+
+/* The first nchars characters of s, as a new string. */
+static char *
+first_chars(const char *s, int nchars)
+{
+	const char *p = s;
+
+	for (int i = 0; i < nchars && *p; i++)
+		p += pg_mblen(p);
+	return pnstrdup(s, p - s);
+}
+
+/* qsort comparator of C strings by bytes. */
+static int
+cmp_bytes(const void *a, const void *b)
+{
+	return strcmp(*(char *const *) a, *(char *const *) b);
+}
+
+/*
+ * shard_fdw_range_boundaries(sample text[], shards int, normalize bool,
+ * prefix_chars int) returns text[]: range_boundaries for a sample of keys
+ * (seed 003): the normalized keys sorted by bytes, every
+ * ceil(n / shards)-th of them cut to prefix_chars characters, the first
+ * replaced with "", duplicates dropped.
+ */
+Datum
+shard_fdw_range_boundaries(PG_FUNCTION_ARGS)
+{
+	ArrayType  *sample = PG_GETARG_ARRAYTYPE_P(0);
+	int32		shards = PG_GETARG_INT32(1);
+	bool		normalize = PG_GETARG_BOOL(2);
+	int32		prefix_chars = PG_GETARG_INT32(3);
+	ShardTable	t = {.relname = "sample", .range_normalize = normalize};
+	Datum	   *elems;
+	bool	   *nulls;
+	int			n;
+	char	  **keys;
+	int			nkeys = 0;
+	Datum	   *bounds;
+	int			nbounds = 0;
+	int			step;
+
+	if (shards < 1 || prefix_chars < 1)
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("shards and prefix_chars must be positive")));
+	deconstruct_array(sample, TEXTOID, -1, false, TYPALIGN_INT, &elems, &nulls, &n);
+	keys = palloc(sizeof(char *) * Max(n, 1));
+	for (int i = 0; i < n; i++)
+		if (!nulls[i])
+			keys[nkeys++] = route_range_key(&t, TextDatumGetCString(elems[i]));
+	qsort(keys, nkeys, sizeof(char *), cmp_bytes);
+	bounds = palloc(sizeof(Datum) * (shards + 1));
+	bounds[nbounds++] = CStringGetTextDatum("");
+	step = (nkeys + shards - 1) / shards;
+	for (int i = step; step > 0 && i < nkeys && nbounds < shards; i += step)
+	{
+		char	   *cut = first_chars(keys[i], prefix_chars);
+
+		if (strcmp(TextDatumGetCString(bounds[nbounds - 1]), cut) < 0)
+			bounds[nbounds++] = CStringGetTextDatum(cut);
+	}
+	PG_RETURN_ARRAYTYPE_P(construct_array(bounds, nbounds, TEXTOID, -1, false, TYPALIGN_INT));
 }
