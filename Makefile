@@ -38,6 +38,9 @@ PG_CONFIG ?= pg_config
 PGXS := $(shell $(PG_CONFIG) --pgxs)
 include $(PGXS)
 
+# Every object depends on every header: the structs are shared.
+$(OBJS): $(wildcard src/*.h)
+
 UNIT_SRCS = $(wildcard test/unit/*.c)
 UNIT_CFLAGS = -std=gnu11 -g -O1 $(WARNINGS) -fsanitize=address,undefined \
 	-fno-omit-frame-pointer -fno-sanitize-recover=undefined -Isrc -Itest/unit

@@ -17,7 +17,11 @@
 #include "commands/explain.h"
 #include "executor/executor.h"
 #include "miscadmin.h"
+#include "nodes/makefuncs.h"
 #include "nodes/plannodes.h"
+#include "optimizer/appendinfo.h"
+#include "catalog/pg_type.h"
+#include "access/sysattr.h"
 #include "utils/memutils.h"
 #include "utils/rel.h"
 
@@ -42,21 +46,68 @@ typedef struct ModifyState
 	DdbGroup   *group;
 	bool		do_nothing;
 	bool		pipelined;		/* COPY: rows sent without waiting */
+	AttrNumber	ctid_attno;		/* UPDATE, DELETE: junk columns */
+	AttrNumber *key_attnos;		/* by column index, 0 when none */
 	int			in_flight;		/* pipelined rows not yet judged */
 	MemoryContext rowcxt;
 	int64		written;		/* rows written so far by this statement */
 } ModifyState;
 
-/* PlanForeignModify: only INSERT, and whether ON CONFLICT DO NOTHING. */
+/* PlanForeignModify: whether ON CONFLICT DO NOTHING. */
 List *
 shard_plan_modify(PlannerInfo *root, ModifyTable *plan, Index resultRelation,
 				  int subplan_index)
 {
-	if (plan->operation != CMD_INSERT)
-		ereport(ERROR,
-				(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
-				 errmsg("shard_fdw supports only INSERT so far")));
 	return list_make1(makeBoolean(plan->onConflictAction == ONCONFLICT_NOTHING));
+}
+
+/* The name of the junk column carrying the old value of column attnum. */
+static char *
+key_junk_name(AttrNumber attnum)
+{
+	return psprintf("shard_fdw_key_%d", attnum);
+}
+
+/* True when column col is used by key k (its column or a template field). */
+static bool
+used_by_key(ShardTable *t, ShardKey *k, int col)
+{
+	if (k->attribute == NULL)
+		return false;
+	if (k->template == NULL)
+		return k->column == col;
+	for (int i = 0; i < k->template->nparts; i++)
+		if (k->template->parts[i].kind == KP_COLUMN &&
+			strcmp(k->template->parts[i].text, t->columns[col].name) == 0)
+			return true;
+	return false;
+}
+
+/*
+ * AddForeignUpdateTargets: UPDATE and DELETE find an item by its stored
+ * key, so the scan hands them the old values of the key columns, and in
+ * ctid the shard the item was read from (block number; the legacy
+ * unsharded key is LEGACY_SHARD_BLOCK).
+ */
+void
+shard_add_update_targets(PlannerInfo *root, Index rtindex,
+						 RangeTblEntry *target_rte, Relation target_relation)
+{
+	ShardTable *t = shard_get_table(RelationGetRelid(target_relation), true);
+
+	add_row_identity_var(root, makeVar(rtindex, SelfItemPointerAttributeNumber,
+									   TIDOID, -1, InvalidOid, 0),
+						 rtindex, "ctid");
+	for (int i = 0; i < t->ncolumns; i++)
+	{
+		ShardColumn *col = &t->columns[i];
+
+		if (!used_by_key(t, &t->pk, i) && !used_by_key(t, &t->sk, i))
+			continue;
+		add_row_identity_var(root, makeVar(rtindex, col->attnum, col->typid,
+										   col->typmod, col->collation, 0),
+							 rtindex, key_junk_name(col->attnum));
+	}
 }
 
 /* Set up the state of a modify on rinfo's relation. */
@@ -88,10 +139,24 @@ void
 shard_begin_modify(ModifyTableState *mtstate, ResultRelInfo *rinfo,
 				   List *fdw_private, int subplan_index, int eflags)
 {
+	ModifyState *ms;
+	CmdType		operation = mtstate->operation;
+
 	if (eflags & EXEC_FLAG_EXPLAIN_ONLY)
 		return;
-	modify_setup(mtstate->ps.state, rinfo,
-				 boolVal(list_nth(fdw_private, MODIFY_PRIVATE_DO_NOTHING)));
+	ms = modify_setup(mtstate->ps.state, rinfo,
+					  boolVal(list_nth(fdw_private, MODIFY_PRIVATE_DO_NOTHING)));
+	if (operation == CMD_UPDATE || operation == CMD_DELETE)
+	{
+		Plan	   *subplan = outerPlanState(mtstate)->plan;
+
+		ms->ctid_attno = ExecFindJunkAttributeInTlist(subplan->targetlist, "ctid");
+		ms->key_attnos = palloc0(sizeof(AttrNumber) * Max(ms->t->ncolumns, 1));
+		for (int i = 0; i < ms->t->ncolumns; i++)
+			ms->key_attnos[i] =
+				ExecFindJunkAttributeInTlist(subplan->targetlist,
+											 key_junk_name(ms->t->columns[i].attnum));
+	}
 }
 
 /* BeginForeignInsert: COPY, and INSERT routed to a partition. */
@@ -247,18 +312,18 @@ write_key(JsonWriter *w, ShardKey *key, const char *text)
  * Write the item of the row in slot: the key attributes, then every
  * non-NULL column as its own attribute.  Returns the item's size as
  * DynamoDB counts it (names plus values, approximately for numbers), and
- * in *identity a string that is the same for two rows exactly when they
- * have the same primary key.
+ * the item's keys in *pkp and *skp (NULL without a sort key).
  */
 static size_t
-write_item(ModifyState *ms, JsonWriter *w, TupleTableSlot *slot, char **identity)
+write_item(ModifyState *ms, JsonWriter *w, TupleTableSlot *slot, char **pkp, char **skp)
 {
 	ShardTable *t = ms->t;
 	char	   *pk = key_value(ms, &t->pk, slot, row_shard(ms, slot));
 	char	   *sk = t->sk.attribute ? key_value(ms, &t->sk, slot, 0) : NULL;
 	size_t		size = 0;
 
-	*identity = psprintf("%s%c%s", pk, '\0' + 1, sk ? sk : "");
+	*pkp = pk;
+	*skp = sk;
 	jw_begin_object(w);
 	jw_key(w, t->pk.attribute);
 	write_key(w, &t->pk, pk);
@@ -301,16 +366,16 @@ write_item(ModifyState *ms, JsonWriter *w, TupleTableSlot *slot, char **identity
 	return size;
 }
 
-/* The JSON text of the row's item; *identity as for write_item. */
+/* The JSON text of the row's item, and its keys (see write_item). */
 static char *
-item_json(ModifyState *ms, TupleTableSlot *slot, char **identity)
+item_json(ModifyState *ms, TupleTableSlot *slot, char **pk, char **sk)
 {
 	Buf			out;
 	JsonWriter	w;
 
 	buf_init(&out);
 	jw_init(&w, &out);
-	write_item(ms, &w, slot, identity);
+	write_item(ms, &w, slot, pk, sk);
 	return out.data;
 }
 
@@ -528,7 +593,8 @@ shard_exec_insert(EState *estate, ResultRelInfo *rinfo, TupleTableSlot *slot,
 {
 	ModifyState *ms = rinfo->ri_FdwState;
 	MemoryContext old;
-	char	   *identity;
+	char	   *pk;
+	char	   *sk;
 	DdbRequest *req;
 	TupleTableSlot *result = slot;
 	ErrorContextCallback cb;
@@ -536,7 +602,7 @@ shard_exec_insert(EState *estate, ResultRelInfo *rinfo, TupleTableSlot *slot,
 	push_context(ms, &cb);
 	MemoryContextReset(ms->rowcxt);
 	old = MemoryContextSwitchTo(ms->rowcxt);
-	req = send_put(ms, item_json(ms, slot, &identity), NULL);
+	req = send_put(ms, item_json(ms, slot, &pk, &sk), NULL);
 	if (ms->pipelined)
 	{
 		if (++ms->in_flight >= 2 * ms->conn->server->max_concurrency)
@@ -684,7 +750,13 @@ shard_exec_batch_insert(EState *estate, ResultRelInfo *rinfo,
 	MemoryContextReset(ms->rowcxt);
 	old = MemoryContextSwitchTo(ms->rowcxt);
 	for (int i = 0; i < n; i++)
-		items[i] = item_json(ms, slots[i], &identities[i]);
+	{
+		char	   *pk;
+		char	   *sk;
+
+		items[i] = item_json(ms, slots[i], &pk, &sk);
+		identities[i] = psprintf("%s%c%s", pk, '\x01', sk ? sk : "");
+	}
 	if (ms->t->insert_mode == INSERT_MODE_UPSERT)
 	{
 		int			start = 0;
@@ -720,6 +792,359 @@ shard_exec_batch_insert(EState *estate, ResultRelInfo *rinfo,
 	return slots;
 }
 
+/* ---------------------------------------------------------------------
+ * UPDATE and DELETE
+ * ---------------------------------------------------------------------
+ */
+
+/* Write a {"pk": ..., "sk": ...} key object. */
+static void
+write_key_object(ModifyState *ms, JsonWriter *w, const char *pk, const char *sk)
+{
+	ShardTable *t = ms->t;
+
+	jw_begin_object(w);
+	jw_key(w, t->pk.attribute);
+	write_key(w, &t->pk, pk);
+	if (sk)
+	{
+		jw_key(w, t->sk.attribute);
+		write_key(w, &t->sk, sk);
+	}
+	jw_end_object(w);
+}
+
+/*
+ * The stored key of the row an UPDATE or DELETE is at: rendered from the
+ * old values of the key columns and the shard the scan read it from.
+ */
+static void
+old_key(ModifyState *ms, TupleTableSlot *planSlot, char **pk, char **sk)
+{
+	ShardTable *t = ms->t;
+	const char **texts = palloc0(sizeof(char *) * Max(t->ncolumns, 1));
+	bool		isnull;
+	Datum		ctid = ExecGetJunkAttribute(planSlot, ms->ctid_attno, &isnull);
+	BlockNumber block;
+	char		err[256];
+
+	if (isnull)
+		elog(ERROR, "shard_fdw: ctid is NULL");
+	block = ItemPointerGetBlockNumberNoCheck((ItemPointer) DatumGetPointer(ctid));
+	for (int i = 0; i < t->ncolumns; i++)
+	{
+		Datum		v;
+
+		if (ms->key_attnos[i] == 0)
+			continue;
+		v = ExecGetJunkAttribute(planSlot, ms->key_attnos[i], &isnull);
+		if (!isnull)
+			texts[i] = codec_key_text(&t->columns[i], v);
+	}
+	*pk = route_partition_key(t, texts, block, block == LEGACY_SHARD_BLOCK, err, sizeof(err));
+	*sk = NULL;
+	if (*pk == NULL)
+		elog(ERROR, "shard_fdw: cannot rebuild the key of a row read: %s", err);
+	if (t->sk.attribute == NULL)
+		return;
+	if (t->sk.template == NULL)
+		*sk = (char *) texts[t->sk.column];
+	else
+	{
+		const char **parts = palloc0(sizeof(char *) * t->sk.template->nparts);
+		Buf			out;
+
+		for (int i = 0; i < t->sk.template->nparts; i++)
+			if (t->sk.template->parts[i].kind == KP_COLUMN)
+				parts[i] = texts[shard_find_column(t, t->sk.template->parts[i].text) - t->columns];
+		buf_init(&out);
+		if (!keyfmt_render(t->sk.template, parts, 0, &out, err, sizeof(err)))
+			elog(ERROR, "shard_fdw: cannot rebuild the sort key of a row read: %s", err);
+		*sk = out.data;
+	}
+}
+
+/*
+ * The UpdateItem body that sets every non-key column of the new row (and
+ * removes the attributes of NULL ones), on the item with the given key if
+ * it still exists.  Attributes no column maps are left alone.
+ */
+static char *
+update_body(ModifyState *ms, TupleTableSlot *slot, const char *pk, const char *sk,
+			size_t *len)
+{
+	ShardTable *t = ms->t;
+	Buf			out;
+	JsonWriter	w;
+	StringInfoData set;
+	StringInfoData remove;
+	List	   *names = NIL;
+	ListCell   *lc;
+	int			i;
+
+	initStringInfo(&set);
+	initStringInfo(&remove);
+	buf_init(&out);
+	jw_init(&w, &out);
+	jw_begin_object(&w);
+	jw_key(&w, "TableName");
+	jw_cstring(&w, t->table);
+	jw_key(&w, "Key");
+	write_key_object(ms, &w, pk, sk);
+	jw_key(&w, "ConditionExpression");
+	jw_cstring(&w, "attribute_exists(#k)");
+	jw_key(&w, "ExpressionAttributeValues");
+	jw_begin_object(&w);
+	for (i = 0; i < t->ncolumns; i++)
+	{
+		ShardColumn *col = &t->columns[i];
+		bool		isnull;
+		Datum		value;
+
+		if (col->ddb_type == DDB_TYPE_ITEM || strcmp(col->attribute, t->pk.attribute) == 0 ||
+			(t->sk.attribute && strcmp(col->attribute, t->sk.attribute) == 0))
+			continue;
+		names = lappend(names, col->attribute);
+		value = slot_getattr(slot, col->attnum, &isnull);
+		if (isnull)
+		{
+			appendStringInfo(&remove, "%s#a%d", remove.len ? ", " : "", list_length(names) - 1);
+			continue;
+		}
+		appendStringInfo(&set, "%s#a%d = :a%d", set.len ? ", " : "",
+						 list_length(names) - 1, list_length(names) - 1);
+		jw_key(&w, psprintf(":a%d", list_length(names) - 1));
+		codec_write_value(&w, col, value);
+	}
+	jw_end_object(&w);
+	jw_key(&w, "ExpressionAttributeNames");
+	jw_begin_object(&w);
+	jw_key(&w, "#k");
+	jw_cstring(&w, t->pk.attribute);
+	i = 0;
+	foreach(lc, names)
+	{
+		jw_key(&w, psprintf("#a%d", i++));
+		jw_cstring(&w, lfirst(lc));
+	}
+	jw_end_object(&w);
+	if (set.len > 0 || remove.len > 0)
+	{
+		jw_key(&w, "UpdateExpression");
+		jw_cstring(&w, psprintf("%s%s%s%s", set.len ? "SET " : "", set.data,
+								set.len && remove.len ? " " : "",
+								remove.len ? psprintf("REMOVE %s", remove.data) : ""));
+	}
+	jw_key(&w, "ReturnConsumedCapacity");
+	jw_cstring(&w, "TOTAL");
+	jw_end_object(&w);
+	*len = out.len;
+	return out.data;
+}
+
+/*
+ * The TransactWriteItems body that moves an item to a new key: delete the
+ * old one if it still exists, put the new one if its key is free.
+ */
+static char *
+move_body(ModifyState *ms, const char *old_pk, const char *old_sk,
+		  const char *item, size_t *len)
+{
+	ShardTable *t = ms->t;
+	Buf			out;
+	JsonWriter	w;
+
+	buf_init(&out);
+	jw_init(&w, &out);
+	jw_begin_object(&w);
+	jw_key(&w, "TransactItems");
+	jw_begin_array(&w);
+	for (int i = 0; i < 2; i++)
+	{
+		jw_begin_object(&w);
+		jw_key(&w, i == 0 ? "Delete" : "Put");
+		jw_begin_object(&w);
+		jw_key(&w, "TableName");
+		jw_cstring(&w, t->table);
+		if (i == 0)
+		{
+			jw_key(&w, "Key");
+			write_key_object(ms, &w, old_pk, old_sk);
+		}
+		else
+		{
+			jw_key(&w, "Item");
+			jw_raw(&w, item);
+		}
+		jw_key(&w, "ConditionExpression");
+		jw_cstring(&w, i == 0 ? "attribute_exists(#k)" : "attribute_not_exists(#k)");
+		jw_key(&w, "ExpressionAttributeNames");
+		jw_begin_object(&w);
+		jw_key(&w, "#k");
+		jw_cstring(&w, t->pk.attribute);
+		jw_end_object(&w);
+		jw_end_object(&w);
+		jw_end_object(&w);
+	}
+	jw_end_array(&w);
+	jw_key(&w, "ReturnConsumedCapacity");
+	jw_cstring(&w, "TOTAL");
+	jw_end_object(&w);
+	*len = out.len;
+	return out.data;
+}
+
+/* Run a one-off request of the modify and wait for it. */
+static DdbRequest *
+run_request(ModifyState *ms, const char *action, const char *body, size_t len)
+{
+	DdbRequest *req = ddb_request_create(ms->group, action, body, len);
+
+	ddb_submit(req);
+	ddb_wait_for(req);
+	return req;
+}
+
+/*
+ * ExecForeignUpdate: an UpdateItem when the key stays, a TransactWriteItems
+ * that moves the item when a key column changes (e.g. a new score in seed
+ * 002's sort key).  A row whose item vanished meanwhile is not updated.
+ */
+TupleTableSlot *
+shard_exec_update(EState *estate, ResultRelInfo *rinfo, TupleTableSlot *slot,
+				  TupleTableSlot *planSlot)
+{
+	ModifyState *ms = rinfo->ri_FdwState;
+	MemoryContext old = MemoryContextSwitchTo(ms->rowcxt);
+	ErrorContextCallback cb;
+	char	   *old_pk;
+	char	   *old_sk;
+	char	   *item;
+	char	   *new_pk;
+	char	   *new_sk;
+	char	   *body;
+	size_t		len;
+	DdbRequest *req;
+	TupleTableSlot *result = slot;
+
+	push_context(ms, &cb);
+	MemoryContextReset(ms->rowcxt);
+	old_key(ms, planSlot, &old_pk, &old_sk);
+	item = item_json(ms, slot, &new_pk, &new_sk);
+	if (strcmp(new_pk, old_pk) == 0 && (old_sk == NULL || strcmp(new_sk, old_sk) == 0))
+	{
+		body = update_body(ms, slot, old_pk, old_sk, &len);
+		req = run_request(ms, "UpdateItem", body, len);
+		if (req->status != DDB_OK)
+		{
+			if (strcmp(req->error_type, "ConditionalCheckFailedException") != 0)
+				ddb_report_error(req);
+			result = NULL;
+		}
+	}
+	else
+	{
+		body = move_body(ms, old_pk, old_sk, item, &len);
+		req = run_request(ms, "TransactWriteItems", body, len);
+		if (req->status != DDB_OK)
+		{
+			if (strcmp(req->error_type, "TransactionCanceledException") != 0)
+				ddb_report_error(req);
+			/* DynamoDB lists a reason per item: [Delete's, Put's] */
+			if (strstr(req->error_message, "[ConditionalCheckFailed"))
+				result = NULL;	/* the old item vanished */
+			else if (strstr(req->error_message, "ConditionalCheckFailed]"))
+				ereport(ERROR,
+						(errcode(ERRCODE_UNIQUE_VIOLATION),
+						 errmsg("duplicate key value violates the primary key of DynamoDB table \"%s\"",
+								ms->t->table),
+						 errdetail("Moving the item to key (%s%s%s) would overwrite another item.",
+								   new_pk, new_sk ? ", " : "", new_sk ? new_sk : "")));
+			else
+				ddb_report_error(req);
+		}
+	}
+	if (result)
+		ms->written++;
+	MemoryContextSwitchTo(old);
+	pop_context(&cb);
+	return result;
+}
+
+/* The DeleteItem body for a key, asking for the old item when RETURNING. */
+static char *
+delete_body(ModifyState *ms, const char *pk, const char *sk, size_t *len)
+{
+	Buf			out;
+	JsonWriter	w;
+
+	buf_init(&out);
+	jw_init(&w, &out);
+	jw_begin_object(&w);
+	jw_key(&w, "TableName");
+	jw_cstring(&w, ms->t->table);
+	jw_key(&w, "Key");
+	write_key_object(ms, &w, pk, sk);
+	jw_key(&w, "ReturnValues");
+	jw_cstring(&w, "ALL_OLD");
+	jw_key(&w, "ReturnConsumedCapacity");
+	jw_cstring(&w, "TOTAL");
+	jw_end_object(&w);
+	*len = out.len;
+	return out.data;
+}
+
+/*
+ * ExecForeignDelete: a DeleteItem of the stored key.  The old item comes
+ * back (ReturnValues ALL_OLD) for RETURNING; a row whose item was already
+ * gone is not counted.
+ */
+TupleTableSlot *
+shard_exec_delete(EState *estate, ResultRelInfo *rinfo, TupleTableSlot *slot,
+				  TupleTableSlot *planSlot)
+{
+	ModifyState *ms = rinfo->ri_FdwState;
+	MemoryContext old = MemoryContextSwitchTo(ms->rowcxt);
+	ErrorContextCallback cb;
+	char	   *pk;
+	char	   *sk;
+	char	   *body;
+	size_t		len;
+	DdbRequest *req;
+	const DdbJson *item;
+	TupleTableSlot *result = slot;
+
+	push_context(ms, &cb);
+	MemoryContextReset(ms->rowcxt);
+	old_key(ms, planSlot, &pk, &sk);
+	body = delete_body(ms, pk, sk, &len);
+	req = run_request(ms, "DeleteItem", body, len);
+	if (req->status != DDB_OK)
+		ddb_report_error(req);
+	item = ddbjson_get(req->response, "Attributes");
+	if (item == NULL)
+		result = NULL;
+	else
+	{
+		ExecClearTuple(slot);
+		memset(slot->tts_isnull, true, sizeof(bool) * slot->tts_tupleDescriptor->natts);
+		MemoryContextSwitchTo(old);
+		for (int i = 0; i < ms->t->ncolumns; i++)
+		{
+			ShardColumn *col = &ms->t->columns[i];
+
+			slot->tts_values[col->attnum - 1] =
+				codec_read_value(ddbjson_get(item, col->attribute), col, item, ms->t,
+								 &slot->tts_isnull[col->attnum - 1]);
+		}
+		ExecStoreVirtualTuple(slot);
+		ms->written++;
+	}
+	MemoryContextSwitchTo(old);
+	pop_context(&cb);
+	return result;
+}
+
 /* EndForeignModify and EndForeignInsert: free the requests' memory. */
 void
 shard_end_modify(EState *estate, ResultRelInfo *rinfo)
@@ -749,13 +1174,13 @@ shard_end_insert(EState *estate, ResultRelInfo *rinfo)
 	shard_end_modify(estate, rinfo);
 }
 
-/* IsForeignRelUpdatable: INSERT only, and none through an index. */
+/* IsForeignRelUpdatable: everything, except through an index. */
 int
 shard_is_updatable(Relation rel)
 {
 	ShardTable *t = shard_get_table(RelationGetRelid(rel), false);
 
-	return t->index ? 0 : (1 << CMD_INSERT);
+	return t->index ? 0 : (1 << CMD_INSERT) | (1 << CMD_UPDATE) | (1 << CMD_DELETE);
 }
 
 /* ExplainForeignModify */
@@ -765,8 +1190,16 @@ shard_explain_modify(ModifyTableState *mtstate, ResultRelInfo *rinfo,
 {
 	ShardTable *t = shard_get_table(RelationGetRelid(rinfo->ri_RelationDesc), false);
 
-	ExplainPropertyText("DynamoDB Operation",
-						t->insert_mode == INSERT_MODE_INSERT ?
-						"PutItem (attribute_not_exists)" : "PutItem", es);
+	static const char *const ops[] = {
+		[CMD_UPDATE] = "UpdateItem, or TransactWriteItems (Delete + Put) when the key changes",
+		[CMD_DELETE] = "DeleteItem",
+	};
+
+	if (mtstate->operation == CMD_INSERT)
+		ExplainPropertyText("DynamoDB Operation",
+							t->insert_mode == INSERT_MODE_INSERT ?
+							"PutItem (attribute_not_exists)" : "BatchWriteItem", es);
+	else
+		ExplainPropertyText("DynamoDB Operation", ops[mtstate->operation], es);
 	ExplainPropertyText("DynamoDB Table", t->table, es);
 }

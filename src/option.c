@@ -818,6 +818,40 @@ check_template_columns(ShardTable *t, KeyTemplate *tmpl, const char *option)
 }
 
 /*
+ * The template of the base key: the {shard} field and the literal part
+ * before it left out, as keyfmt_render_base renders it; NULL when the
+ * template has no {shard} or nothing would be left.
+ */
+static KeyTemplate *
+base_template(KeyTemplate *t)
+{
+	KeyTemplate *base;
+	int			shard = -1;
+	int			drop;
+
+	for (int i = 0; i < t->nparts; i++)
+		if (t->parts[i].kind == KP_SHARD)
+			shard = i;
+	if (shard < 0 || t->nparts == 1)
+		return NULL;
+	if (shard >= 2 && t->parts[shard - 1].kind == KP_LITERAL)
+		drop = shard - 1;		/* the literal before it goes too */
+	else if (shard == 0 && t->nparts > 2)
+		drop = shard;			/* and the literal after it */
+	else
+		drop = -1;				/* only the field goes */
+	base = palloc0(sizeof(KeyTemplate));
+	base->parts = palloc0(sizeof(KeyPart) * t->nparts);
+	for (int i = 0; i < t->nparts; i++)
+	{
+		if (i == shard || (drop >= 0 && (i == drop || (drop == shard && i == shard + 1))))
+			continue;
+		base->parts[base->nparts++] = t->parts[i];
+	}
+	return base;
+}
+
+/*
  * Resolve one key: its attribute name and how its value is built.  The
  * attribute comes from the option, else from the DynamoDB table's key
  * schema; with no template, the key is the column holding that attribute.
@@ -834,6 +868,7 @@ resolve_key(ShardTable *t, ShardKey *key, const char *name_option,
 	if (format)
 	{
 		key->template = parse_template_option(format_option, format);
+		key->base = base_template(key->template);
 		check_template_columns(t, key->template, format_option);
 		if (key->attribute == NULL)
 			ereport(ERROR,

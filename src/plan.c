@@ -19,6 +19,7 @@
 #include <math.h>
 
 #include "access/stratnum.h"
+#include "access/sysattr.h"
 #include "catalog/pg_collation.h"
 #include "catalog/pg_operator.h"
 #include "catalog/pg_type.h"
@@ -743,6 +744,10 @@ shard_get_plan(PlannerInfo *root, RelOptInfo *baserel, Oid foreigntableid,
 	fdw_private = lappend(fdw_private, makeInteger(order));
 	fdw_private = lappend(fdw_private,
 						  makeInteger(shard_limit(root, baserel, &a, best_path->path.pathkeys)));
+	fdw_private = lappend(fdw_private,
+						  makeBoolean(bms_is_member(SelfItemPointerAttributeNumber -
+													FirstLowInvalidHeapAttributeNumber,
+													ri->attrs_used)));
 	return make_foreignscan(tlist, extract_actual_clauses(scan_clauses, false),
 							baserel->relid, fdw_exprs, fdw_private, NIL, NIL,
 							outer_plan);

@@ -15,6 +15,7 @@
  */
 #include "shard_fdw.h"
 
+#include "access/htup_details.h"
 #include "catalog/pg_type.h"
 #include "commands/explain.h"
 #include "executor/executor.h"
@@ -71,6 +72,7 @@ typedef struct ShardScanState
 	int			nfilters;
 	int			order;			/* 1 ascending, -1 descending, 0 none */
 	int			limit;			/* per-shard Limit, 0 none */
+	bool		need_ctid;		/* UPDATE/DELETE: the shard in ctid */
 	List	   *exprs;			/* fdw_exprs, for EXPLAIN */
 	List	   *expr_states;
 	int			max_inflight;
@@ -932,17 +934,45 @@ decode_from_key(ShardTable *t, ShardKey *k, const DdbJson *item, const char *col
 	key = codec_av_text(ddbjson_get(item, k->attribute));
 	if (key == NULL)
 		return NULL;
-	for (int i = 0; i < k->template->nparts; i++)
+	for (int pass = 0; pass < 2; pass++)
 	{
-		if (k->template->parts[i].kind != KP_COLUMN ||
-			strcmp(k->template->parts[i].text, colname) != 0)
+		/* a key that is not sharded may be a legacy base key */
+		KeyTemplate *tmpl = pass == 0 ? k->template : k->base;
+
+		if (tmpl == NULL)
+			break;
+		spans = palloc(sizeof(KeySpan) * tmpl->nparts);
+		if (!keyfmt_decode(tmpl, key, strlen(key), spans, NULL))
 			continue;
-		spans = palloc(sizeof(KeySpan) * k->template->nparts);
-		if (!keyfmt_decode(k->template, key, strlen(key), spans, NULL))
-			return NULL;
-		return keyfmt_field_text(k->template, i, key, &spans[i]);
+		for (int i = 0; i < tmpl->nparts; i++)
+			if (tmpl->parts[i].kind == KP_COLUMN &&
+				strcmp(tmpl->parts[i].text, colname) == 0)
+				return keyfmt_field_text(tmpl, i, key, &spans[i]);
+		return NULL;
 	}
 	return NULL;
+}
+
+/*
+ * The shard an item's partition key names: its {shard} field, 0 when the
+ * template has none, LEGACY_SHARD_BLOCK for a bare (base) key.
+ */
+static BlockNumber
+item_shard(ShardTable *t, const DdbJson *item)
+{
+	const char *key;
+	KeySpan    *spans;
+	long		shard;
+
+	if (t->pk.template == NULL)
+		return 0;
+	key = codec_av_text(ddbjson_get(item, t->pk.attribute));
+	if (key == NULL)
+		return 0;
+	spans = palloc(sizeof(KeySpan) * t->pk.template->nparts);
+	if (!keyfmt_decode(t->pk.template, key, strlen(key), spans, &shard))
+		return LEGACY_SHARD_BLOCK;
+	return shard < 0 ? 0 : (BlockNumber) shard;
 }
 
 /* Fill slot from item. */
@@ -976,7 +1006,16 @@ item_to_slot(ShardScanState *ss, const DdbJson *item, TupleTableSlot *slot)
 		slot->tts_values[att] = codec_read_value(av, col, item, t,
 												 &slot->tts_isnull[att]);
 	}
-	ExecStoreVirtualTuple(slot);
+	if (ss->need_ctid)
+	{
+		HeapTuple	tuple = heap_form_tuple(slot->tts_tupleDescriptor,
+											slot->tts_values, slot->tts_isnull);
+
+		ItemPointerSet(&tuple->t_self, item_shard(t, item), 1);
+		ExecStoreHeapTuple(tuple, slot, false);
+	}
+	else
+		ExecStoreVirtualTuple(slot);
 }
 
 /* ---------------------------------------------------------------------
@@ -1171,6 +1210,7 @@ shard_begin_scan(ForeignScanState *node, int eflags)
 							   &ss->nfilters);
 	ss->order = intVal(list_nth(fs->fdw_private, SCAN_PRIVATE_ORDER));
 	ss->limit = intVal(list_nth(fs->fdw_private, SCAN_PRIVATE_LIMIT));
+	ss->need_ctid = boolVal(list_nth(fs->fdw_private, SCAN_PRIVATE_NEED_CTID));
 	ss->exprs = fs->fdw_exprs;
 	ss->values = palloc0(sizeof(Datum) * Max(nexprs, 1));
 	ss->nulls = palloc0(sizeof(bool) * Max(nexprs, 1));

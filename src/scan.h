@@ -35,6 +35,15 @@ extern TupleTableSlot **shard_exec_batch_insert(EState *estate,
 												TupleTableSlot **planSlots,
 												int *numSlots);
 extern int	shard_batch_size(ResultRelInfo *rinfo);
+extern void shard_add_update_targets(PlannerInfo *root, Index rtindex,
+									 RangeTblEntry *target_rte,
+									 Relation target_relation);
+extern TupleTableSlot *shard_exec_update(EState *estate, ResultRelInfo *rinfo,
+										 TupleTableSlot *slot,
+										 TupleTableSlot *planSlot);
+extern TupleTableSlot *shard_exec_delete(EState *estate, ResultRelInfo *rinfo,
+										 TupleTableSlot *slot,
+										 TupleTableSlot *planSlot);
 extern void shard_end_modify(EState *estate, ResultRelInfo *rinfo);
 extern void shard_begin_insert(ModifyTableState *mtstate, ResultRelInfo *rinfo);
 extern void shard_end_insert(EState *estate, ResultRelInfo *rinfo);

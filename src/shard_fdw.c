@@ -34,6 +34,7 @@ shard_fdw_handler(PG_FUNCTION_ARGS)
 	routine->EndForeignScan = shard_end_scan;
 	routine->ExplainForeignScan = shard_explain_scan;
 
+	routine->AddForeignUpdateTargets = shard_add_update_targets;
 	routine->PlanForeignModify = shard_plan_modify;
 	routine->BeginForeignModify = shard_begin_modify;
 	routine->ExecForeignInsert = shard_exec_insert;
@@ -41,6 +42,8 @@ shard_fdw_handler(PG_FUNCTION_ARGS)
 	routine->ExecForeignBatchInsert = shard_exec_batch_insert;
 	routine->GetForeignModifyBatchSize = shard_batch_size;
 #endif
+	routine->ExecForeignUpdate = shard_exec_update;
+	routine->ExecForeignDelete = shard_exec_delete;
 	routine->EndForeignModify = shard_end_modify;
 	routine->BeginForeignInsert = shard_begin_insert;
 	routine->EndForeignInsert = shard_end_insert;

@@ -15,6 +15,7 @@
 #include "postgres.h"
 
 #include "foreign/foreign.h"
+#include "storage/block.h"
 #include "lib/ilist.h"
 #include "lib/stringinfo.h"
 #include "nodes/pathnodes.h"
@@ -106,9 +107,16 @@ typedef struct ShardKey
 	char	   *attribute;		/* DynamoDB attribute name; NULL: no such key */
 	char	   *format;			/* template text, or NULL */
 	KeyTemplate *template;		/* parsed format, or NULL */
+	KeyTemplate *base;			/* template of the base key (no {shard}) */
 	int			column;			/* index into columns[] when no template */
 	DdbType		type;			/* S, N or B */
 } ShardKey;
+
+/*
+ * A scan hands UPDATE and DELETE the shard an item was read from as the
+ * block number of its ctid; this one stands for the legacy unsharded key.
+ */
+#define LEGACY_SHARD_BLOCK ((BlockNumber) 0xFFFFFFFE)
 
 /* Everything about one foreign table, with defaults applied. */
 typedef struct ShardTable

@@ -1,0 +1,85 @@
+-- UPDATE and DELETE: items found by their stored key, an UpdateItem when
+-- the key stays, a TransactWriteItems (Delete + Put) when it moves.
+\getenv endpoint SHARD_FDW_ENDPOINT
+\getenv akid SHARD_FDW_ACCESS_KEY
+\getenv secret SHARD_FDW_SECRET_KEY
+CREATE SERVER ddb FOREIGN DATA WRAPPER shard_fdw OPTIONS (endpoint :'endpoint');
+CREATE USER MAPPING FOR CURRENT_USER SERVER ddb
+  OPTIONS (access_key_id :'akid', secret_access_key :'secret');
+SELECT shard_fdw_request('ddb', 'CreateTable', '{
+  "TableName": "modify_tab", "BillingMode": "PAY_PER_REQUEST",
+  "KeySchema": [{"AttributeName": "pk", "KeyType": "HASH"},
+                {"AttributeName": "sk", "KeyType": "RANGE"}],
+  "AttributeDefinitions": [{"AttributeName": "pk", "AttributeType": "S"},
+                           {"AttributeName": "sk", "AttributeType": "S"}]
+}') #>> '{TableDescription,TableStatus}' AS status;
+CREATE FOREIGN TABLE board (game_id text, player_id text, score bigint, note text)
+  SERVER ddb OPTIONS (table 'modify_tab',
+    partition_key 'pk', partition_key_format '{game_id}#{shard}',
+    sort_key 'sk', sort_key_format '{score:020}#{player_id}',
+    shards '4', shard_strategy 'calculated', shard_by 'player_id',
+    shard_hash 'fnv1a_32', legacy_unsharded 'true');
+INSERT INTO board SELECT 'g', 'p' || i, i * 10, 'n' || i FROM generate_series(1, 8) i;
+
+-- a non-key column: UpdateItem; attributes no column maps are kept
+SELECT shard_fdw_request('ddb', 'UpdateItem', jsonb_build_object(
+  'TableName', 'modify_tab', 'Key', jsonb_build_object(
+     'pk', jsonb_build_object('S', k.partition_key),
+     'sk', jsonb_build_object('S', k.sort_key)),
+  'UpdateExpression', 'SET #e = :x',
+  'ExpressionAttributeNames', '{"#e": "extra"}'::jsonb,
+  'ExpressionAttributeValues', '{":x": {"S": "kept"}}'::jsonb)) AS upd
+  FROM shard_fdw_key('board', '{"game_id": "g", "player_id": "p1", "score": 10}') k;
+EXPLAIN (VERBOSE, COSTS OFF) UPDATE board SET note = 'changed' WHERE game_id = 'g' AND player_id = 'p1';
+UPDATE board SET note = 'changed' WHERE game_id = 'g' AND player_id = 'p1' RETURNING *;
+SELECT i -> 'Item' -> 'note' AS note, i -> 'Item' -> 'extra' AS extra
+  FROM shard_fdw_key('board', '{"game_id": "g", "player_id": "p1", "score": 10}') k,
+       LATERAL (SELECT shard_fdw_request('ddb', 'GetItem', jsonb_build_object(
+         'TableName', 'modify_tab', 'Key', jsonb_build_object(
+           'pk', jsonb_build_object('S', k.partition_key),
+           'sk', jsonb_build_object('S', k.sort_key)))) AS i) x;
+UPDATE board SET note = NULL WHERE game_id = 'g' AND player_id = 'p2';
+SELECT player_id, note FROM board WHERE game_id = 'g' AND player_id = 'p2';
+
+-- a new score moves the item to a new sort key, in one transaction
+UPDATE board SET score = 999 WHERE game_id = 'g' AND player_id = 'p3' RETURNING player_id, score;
+SELECT player_id, score, note FROM board WHERE game_id = 'g' ORDER BY score DESC LIMIT 3;
+SELECT count(*) AS items FROM board WHERE game_id = 'g';
+SELECT count(*) AS old_item FROM board WHERE game_id = 'g' AND player_id = 'p3' AND score = 30;
+-- moving onto an existing key is a unique violation, and changes nothing
+INSERT INTO board VALUES ('g', 'p4', 50, 'twin');
+UPDATE board SET score = 50 WHERE game_id = 'g' AND player_id = 'p4' AND score = 40;
+SELECT score, note FROM board WHERE game_id = 'g' AND player_id = 'p4' ORDER BY score;
+-- every row of a game, shard by shard
+UPDATE board SET score = score + 1 WHERE game_id = 'g' AND note LIKE 'n%';
+SELECT player_id, score FROM board WHERE game_id = 'g' ORDER BY score;
+
+-- an item under the legacy bare key moves into its shard when updated
+SELECT shard_fdw_request('ddb', 'PutItem', '{"TableName": "modify_tab",
+  "Item": {"pk": {"S": "g"}, "sk": {"S": "00000000000000000007#old"},
+           "player_id": {"S": "old"}, "score": {"N": "7"}}}') AS put;
+UPDATE board SET note = 'migrated' WHERE game_id = 'g' AND player_id = 'old';
+SELECT shard_fdw_request('ddb', 'GetItem', '{"TableName": "modify_tab",
+  "Key": {"pk": {"S": "g"}, "sk": {"S": "00000000000000000007#old"}}}') AS legacy_item;
+SELECT partition_key, (SELECT count(*) FROM board WHERE game_id = 'g' AND player_id = 'old') AS found
+  FROM shard_fdw_key('board', '{"game_id": "g", "player_id": "old", "score": 7}');
+
+-- DELETE by stored key, with RETURNING from the old item
+DELETE FROM board WHERE game_id = 'g' AND player_id = 'p5' RETURNING *;
+DELETE FROM board WHERE game_id = 'g' AND score > 60;
+SELECT player_id, score FROM board WHERE game_id = 'g' ORDER BY score;
+
+-- random shards: the shard an item was read from comes along in ctid
+CREATE FOREIGN TABLE feed (topic text, seq int, body text)
+  SERVER ddb OPTIONS (table 'modify_tab',
+    partition_key 'pk', partition_key_format 'feed#{topic}#{shard}',
+    sort_key 'sk', sort_key_format '{seq:06}', shards '4', shard_strategy 'random');
+INSERT INTO feed SELECT 't', i, 'b' || i FROM generate_series(1, 20) i;
+UPDATE feed SET body = upper(body) WHERE topic = 't' AND seq % 2 = 0;
+DELETE FROM feed WHERE topic = 't' AND seq > 15;
+SELECT seq, body FROM feed WHERE topic = 't' ORDER BY seq;
+
+DROP FOREIGN TABLE board, feed;
+SELECT shard_fdw_request('ddb', 'DeleteTable', '{"TableName": "modify_tab"}')
+  #>> '{TableDescription,TableName}' AS deleted;
+DROP SERVER ddb CASCADE;
