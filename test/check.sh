@@ -1,0 +1,229 @@
+#!/usr/bin/env bash
+# test/check.sh — the test command: installs what is missing, builds and
+# installs the extension, runs the C unit tests, starts DynamoDB Local, the
+# fault-injecting proxy and a throwaway PostgreSQL, runs the regression tests
+# (sql/ against expected/) and the scripted tests (test/scripts/test_*.py),
+# repeats the regression tests with the extension built under
+# AddressSanitizer and UndefinedBehaviorSanitizer, and reinstalls the normal
+# build. Stops at the first failing stage; the last line is
+# "check: N passed, N failed".
+set -euo pipefail
+cd "$(dirname "$0")/.."
+# shellcheck source=test/lib.sh
+. test/lib.sh
+
+STAGE_TOTAL=9
+STAGE_NO=0
+STAGE=""
+PASSED=0
+FAILED=0
+SANITIZED_INSTALL=0
+SANITIZER_REPORT='ERROR: (Address|Leak)Sanitizer|WARNING: AddressSanitizer|runtime error:'
+
+# stage NAME: start the next stage with a one-line header.
+stage() {
+    STAGE_NO=$((STAGE_NO + 1))
+    STAGE="$1"
+    echo
+    echo "==== [$STAGE_NO/$STAGE_TOTAL] $STAGE"
+}
+
+# add_counts PASSED FAILED: add to the totals of the summary line.
+add_counts() {
+    PASSED=$((PASSED + $1))
+    FAILED=$((FAILED + $2))
+}
+
+# add_runner_counts FILE: add the last "N passed, N failed" line of FILE;
+# fails when there is none.
+add_runner_counts() {
+    local line passed failed
+    line="$(grep -Eo '[0-9]+ passed, [0-9]+ failed' "$1" | tail -n 1)" || return 1
+    read -r passed _ failed _ <<<"$line"
+    add_counts "$passed" "$failed"
+}
+
+# add_regress_counts FILE: add pg_regress's result ("All N tests passed." or
+# "F of N tests failed."); fails when there is none.
+add_regress_counts() {
+    local numbers failed total
+    if numbers="$(grep -Eo 'All [0-9]+ tests passed' "$1" | grep -Eo '[0-9]+')"; then
+        add_counts "$numbers" 0
+    elif numbers="$(grep -Eo '[0-9]+ of [0-9]+ tests failed' "$1" | tr -cs '0-9' ' ')"; then
+        read -r failed total <<<"$numbers"
+        add_counts $((total - failed)) "$failed"
+    else
+        return 1
+    fi
+}
+
+# unit_tests: the C unit tests (make unit).
+unit_tests() {
+    local out="$RUN_DIR/unit.out"
+    if ! make -s unit 2>&1 | tee "$out"; then
+        add_runner_counts "$out" || true
+        die "make unit failed"
+    fi
+    add_runner_counts "$out" || die "make unit printed no \"N passed, N failed\" line"
+}
+
+# installcheck: the regression tests; prints regression.diffs and returns
+# non-zero on failure.
+installcheck() {
+    local out="$RUN_DIR/installcheck.out"
+    if ! compgen -G "sql/*.sql" >/dev/null; then
+        echo "no sql/*.sql files: no regression tests to run"
+        return 0
+    fi
+    if ! make -s installcheck 2>&1 | tee "$out"; then
+        add_regress_counts "$out" || true
+        if [ -f regression.diffs ]; then
+            echo "---- regression.diffs"
+            cat regression.diffs
+        fi
+        echo "make installcheck failed (regression.diffs above)" >&2
+        return 1
+    fi
+    add_regress_counts "$out" || die "make installcheck printed no pg_regress result"
+}
+
+# scripted_tests: run every test/scripts/test_*.py against a freshly reset proxy.
+scripted_tests() {
+    local script out scripts=()
+    mapfile -t scripts < <(compgen -G "test/scripts/test_*.py" | sort)
+    for script in "${scripts[@]}"; do
+        echo "---- $script"
+        curl -s -f -X POST "$SHARD_FDW_PROXY/reset" >/dev/null ||
+            die "the proxy does not answer at $SHARD_FDW_PROXY"
+        out="$RUN_DIR/$(basename "$script").out"
+        if ! "$PYTHON" "$script" 2>&1 | tee "$out"; then
+            add_runner_counts "$out" || add_counts 0 1
+            die "$script failed"
+        fi
+        add_runner_counts "$out" || add_counts 1 0
+    done
+}
+
+# build_asan_helper FILE: compile a stub swift_demangle() to preload with
+# the sanitizer runtime. A preloaded ASan runtime initialises lazily inside
+# libp11-kit's constructor, in newlocale() with the locale lock held; its
+# failed dlsym("swift_demangle") then makes dlerror() call gettext, which
+# takes that lock again and corrupts it, and PostgreSQL hangs at start.
+# With the symbol present, dlsym succeeds and gettext is never reached.
+build_asan_helper() {
+    gcc -shared -fPIC -x c -o "$1" - <<'EOF'
+#include <stddef.h>
+#include <stdint.h>
+char *swift_demangle(const char *name, size_t length, char *buffer,
+                     size_t *buffer_length, uint32_t flags);
+/* Demangles nothing: the sanitizers fall back to the plain name. */
+char *swift_demangle(const char *name, size_t length, char *buffer,
+                     size_t *buffer_length, uint32_t flags)
+{
+    (void) name; (void) length; (void) buffer; (void) buffer_length; (void) flags;
+    return NULL;
+}
+EOF
+}
+
+# sanitizer_reports DIR LOG OFFSET: print the sanitizer reports written as
+# files in DIR or into the server log LOG after byte OFFSET; fails if any.
+# (A backend's sanitizer runtime may read its options after PostgreSQL has
+# overwritten the process environment with its title, and then reports to
+# stderr, which is the server log.)
+sanitizer_reports() {
+    local dir="$1" log="$2" offset="$3" found=0
+    if compgen -G "$dir/*" >/dev/null; then
+        head -n 60 "$dir"/*
+        found=1
+    fi
+    if tail -c +"$((offset + 1))" "$log" | grep -Eq "$SANITIZER_REPORT"; then
+        tail -c +"$((offset + 1))" "$log" | grep -E -A 30 "$SANITIZER_REPORT" | head -n 200
+        found=1
+    fi
+    [ "$found" -eq 0 ]
+}
+
+# sanitized_installcheck: rebuild with SANITIZE=1, restart PostgreSQL with
+# the sanitizer runtimes preloaded, rerun the regression tests, and fail on
+# any sanitizer report.
+sanitized_installcheck() {
+    local reports="$RUN_DIR/sanitizer" helper="$RUN_DIR/swift_demangle_stub.so"
+    local log="$RUN_DIR/pg/postgres.log" offset status=0
+    mkdir -p "$reports"
+    chmod 1777 "$reports"
+    build_asan_helper "$helper" || die "cannot build the sanitizer preload helper"
+    make -s clean
+    SANITIZED_INSTALL=1
+    build_and_install SANITIZE=1
+    pg_stop
+    offset="$(stat -c %s "$log")"
+    pg_start \
+        LD_PRELOAD="$(gcc -print-file-name=libasan.so):$(gcc -print-file-name=libubsan.so):$helper" \
+        ASAN_OPTIONS="detect_leaks=0:abort_on_error=1:log_path=$reports/asan" \
+        UBSAN_OPTIONS="print_stacktrace=1:log_path=$reports/ubsan"
+    installcheck || status=1
+    pg_stop
+    pg_start
+    sanitizer_reports "$reports" "$log" "$offset" ||
+        die "the sanitizers reported errors (above; copies in log/)"
+    [ "$status" -eq 0 ] || die "make installcheck failed under the sanitizers"
+    echo "no sanitizer reports"
+}
+
+# reinstall_normal_build: replace the sanitizer build with the normal one.
+reinstall_normal_build() {
+    make -s clean
+    build_and_install
+    SANITIZED_INSTALL=0
+}
+
+# report STATUS: the EXIT_HOOK: restore the normal build if a failure left
+# the sanitizer build installed, then print the summary line.
+report() {
+    local status="$1"
+    if [ "$SANITIZED_INSTALL" -eq 1 ]; then
+        say "reinstalling the normal build"
+        reinstall_normal_build >/dev/null 2>&1 || echo "warning: could not reinstall the normal build" >&2
+    fi
+    echo
+    if [ "$status" -ne 0 ]; then
+        [ "$FAILED" -gt 0 ] || FAILED=1
+        echo "FAILED at stage [$STAGE_NO/$STAGE_TOTAL] $STAGE (logs in log/)"
+    else
+        echo "all $STAGE_TOTAL stages passed in $SECONDS s"
+    fi
+    echo "check: $PASSED passed, $FAILED failed"
+}
+
+EXIT_HOOK=report
+make_run_dir
+
+stage "dependencies"
+ensure_deps
+
+stage "DynamoDB Local"
+ensure_dynamodb_local
+
+stage "build and install"
+build_and_install
+
+stage "unit tests"
+unit_tests
+
+stage "services"
+start_dynamodb_local
+start_proxy
+start_postgres
+
+stage "regression tests"
+installcheck || die "make installcheck failed"
+
+stage "scripted tests"
+scripted_tests
+
+stage "regression tests under ASan and UBSan"
+sanitized_installcheck
+
+stage "reinstall the normal build"
+reinstall_normal_build

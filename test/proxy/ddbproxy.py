@@ -1,0 +1,1216 @@
+#!/usr/bin/python3
+"""A DynamoDB proxy for shard_fdw's tests.
+
+It stands between the extension and DynamoDB Local and adds what DynamoDB
+Local lacks:
+
+* SigV4 verification of every request, computed by botocore, so the
+  extension's own signer is checked by an independent implementation.
+* Latency added before each request is forwarded.
+* Faults, queued through the control API and consumed by the requests
+  they match: error statuses, throttles, connection resets, slow,
+  malformed, truncated and corrupted (bad x-amz-crc32) responses.
+* Write budgets: token buckets per partition-key value and per table that
+  answer ProvisionedThroughputExceededException with ThrottlingReasons, as
+  DynamoDB does for hot keys.
+
+Control API, JSON over HTTP on the same port:
+
+  POST   /__proxy/faults   queue a fault spec (or a list of them)
+  GET    /__proxy/faults   the faults still queued
+  DELETE /__proxy/faults   drop every queued fault
+  GET    /__proxy/config   the current settings
+  POST   /__proxy/config   change settings (keys: latency_ms,
+                           verify_signatures, key_budget, table_budget)
+  GET    /__proxy/stats    counters
+  POST   /__proxy/reset    back to the start-up state (faults, budgets,
+                           settings, counters, cached key schemas)
+
+A fault spec is an object.  Common keys: "kind" (required), "action"
+(X-Amz-Target operation such as "PutItem"; default any), "table" (default
+any), "count" (requests it fires on, default 1), "skip" (matching requests
+let through before it fires, default 0).  Kinds and their own keys:
+
+  status     answer an error: "status" (default 500), "error" (__type,
+             default by status), "message", "when": "before" (default) or
+             "after" forwarding (the write is then applied)
+  throttle   answer 400 "error": ProvisionedThroughputExceededException
+             (default), ThrottlingException or RequestLimitExceeded, with
+             "reasons": a list of reason strings or {"reason", "resource"}
+             objects; a bare string gets the table's ARN as its resource
+  reset      close the connection with a TCP reset instead of answering,
+             "when": "before" (default) or "after" forwarding
+  slow       forward, send the headers, then drip the body over "delay_ms"
+             (default 2000)
+  malformed  answer 200 with a body that is not JSON ("body" to choose
+             it), correct Content-Length and x-amz-crc32; not forwarded
+  truncate   forward, announce the full Content-Length, send half the
+             body, close the connection
+  badcrc     forward, answer the real body with a wrong x-amz-crc32
+
+Throttling reasons follow DynamoDB's API reference (ThrottlingReason):
+"reason" is ResourceType+OperationType+LimitType, e.g.
+TableWriteKeyRangeThroughputExceeded or TableWriteProvisionedThroughputExceeded,
+and "resource" is the table's ARN.  The list is named "ThrottlingReasons"
+in ProvisionedThroughputExceededException and RequestLimitExceeded, and
+"throttlingReasons" in ThrottlingException.
+
+Budgets cost one token per item written by PutItem, UpdateItem, DeleteItem,
+BatchWriteItem and TransactWriteItems.  "key_budget" and "table_budget" are
+{"rate": tokens per second, "burst": bucket size} or null (off, the
+default).  A BatchWriteItem returns its throttled items in UnprocessedItems
+and fails only when every item is throttled; the other operations fail
+whole.  Key schemas and table ARNs come from DescribeTable on the backend.
+"""
+
+import argparse
+import binascii
+import contextlib
+import datetime
+import hashlib
+import hmac
+import http.client
+import json
+import socket
+import struct
+import sys
+import threading
+import time
+import urllib.parse
+import uuid
+from dataclasses import dataclass, field
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+
+from botocore.auth import SigV4Auth
+from botocore.awsrequest import AWSRequest
+from botocore.compat import HTTPHeaders
+from botocore.credentials import Credentials
+
+DDB = "com.amazonaws.dynamodb.v20120810#"
+CORAL = "com.amazon.coral.service#"
+JSON_TYPE = "application/x-amz-json-1.0"
+SIGV4_FORMAT = "%Y%m%dT%H%M%SZ"
+MAX_CLOCK_SKEW_S = 15 * 60
+HOP_BY_HOP = {
+    "connection", "keep-alive", "proxy-connection", "transfer-encoding",
+    "te", "trailer", "upgrade", "expect", "content-length", "host",
+    "date", "server",
+}
+WRITE_ACTIONS = {
+    "PutItem", "UpdateItem", "DeleteItem", "BatchWriteItem",
+    "TransactWriteItems",
+}
+SCHEMA_ACTIONS = {"CreateTable", "DeleteTable", "UpdateTable"}
+THROTTLE_ERRORS = {
+    "ProvisionedThroughputExceededException": (
+        "ThrottlingReasons",
+        "The level of configured provisioned throughput for the table was "
+        "exceeded. Consider increasing your provisioning level with the "
+        "UpdateTable API."),
+    "ThrottlingException": (
+        "throttlingReasons",
+        "Throughput exceeds the current capacity of your table or index."),
+    "RequestLimitExceeded": (
+        "ThrottlingReasons",
+        "Throughput exceeds the current throughput limit for your account."),
+}
+STATUS_ERRORS = {
+    500: ("InternalServerError", "Internal server error"),
+    503: ("ServiceUnavailableException", "Service unavailable"),
+}
+KEY_RANGE_REASON = "TableWriteKeyRangeThroughputExceeded"
+TABLE_REASON = "TableWriteProvisionedThroughputExceeded"
+FAULT_KEYS = {
+    "status": {"status", "error", "message", "when"},
+    "throttle": {"error", "reasons", "message"},
+    "reset": {"when"},
+    "slow": {"delay_ms"},
+    "malformed": {"body"},
+    "truncate": set(),
+    "badcrc": set(),
+}
+COMMON_FAULT_KEYS = {"kind", "action", "table", "count", "skip"}
+DEFAULT_MALFORMED_BODY = '{"Count":1,"Items":[{"pk":{"S":"trunc'
+
+
+class ProxyError(Exception):
+    """A request the proxy answers itself with a DynamoDB-style error."""
+
+    def __init__(self, status, error_type, message, extra=None):
+        super().__init__(message)
+        self.status = status
+        self.error_type = error_type
+        self.message = message
+        self.extra = extra or {}
+
+    def body(self):
+        """The JSON error body DynamoDB would send."""
+        doc = {"__type": self.error_type, "message": self.message}
+        doc.update(self.extra)
+        return json.dumps(doc).encode()
+
+
+class BadControlRequest(Exception):
+    """A control API call that cannot be honoured."""
+
+
+def crc32(data):
+    """The x-amz-crc32 header value of a body."""
+    return str(binascii.crc32(data) & 0xFFFFFFFF)
+
+
+def action_name(target):
+    """'DynamoDB_20120810.PutItem' -> 'PutItem'."""
+    return (target or "").rpartition(".")[2]
+
+
+def now_s():
+    """A monotonic clock, in seconds."""
+    return time.monotonic()
+
+
+# ---------------------------------------------------------------- parsing
+
+
+def tables_of(action, request):
+    """The table names a DynamoDB request touches."""
+    if "TableName" in request:
+        return {request["TableName"]}
+    if action in ("BatchGetItem", "BatchWriteItem"):
+        return set(request.get("RequestItems", {}))
+    if action in ("TransactGetItems", "TransactWriteItems"):
+        return {
+            op["TableName"]
+            for entry in request.get("TransactItems", [])
+            for op in entry.values() if "TableName" in op
+        }
+    return set()
+
+
+def write_items(action, request):
+    """(table, item-or-key) for every item a write request writes."""
+    if action == "PutItem":
+        return [(request.get("TableName"), request.get("Item", {}))]
+    if action in ("UpdateItem", "DeleteItem"):
+        return [(request.get("TableName"), request.get("Key", {}))]
+    if action == "BatchWriteItem":
+        return [
+            (table, batch_item_key(entry))
+            for table, entries in request.get("RequestItems", {}).items()
+            for entry in entries
+        ]
+    if action == "TransactWriteItems":
+        writes = []
+        for entry in request.get("TransactItems", []):
+            for kind, op in entry.items():
+                if kind in ("Put", "Update", "Delete"):
+                    writes.append((op.get("TableName"),
+                                   op.get("Item", op.get("Key", {}))))
+        return writes
+    return []
+
+
+def batch_item_key(entry):
+    """The item or key of one BatchWriteItem entry."""
+    if "PutRequest" in entry:
+        return entry["PutRequest"].get("Item", {})
+    return entry.get("DeleteRequest", {}).get("Key", {})
+
+
+# -------------------------------------------------------------- signatures
+
+
+class ExactHeadersSigV4(SigV4Auth):
+    """SigV4Auth that signs exactly the headers the request carries."""
+
+    def headers_to_sign(self, request):
+        return request.headers
+
+
+@dataclass
+class Authorization:
+    """The parts of a SigV4 Authorization header."""
+
+    access_key: str
+    date: str
+    region: str
+    service: str
+    terminator: str
+    signed_headers: list
+    signature: str
+
+
+def parse_authorization(value):
+    """Split an Authorization header; raise ProxyError when malformed."""
+    scheme, _, rest = value.strip().partition(" ")
+    if scheme != "AWS4-HMAC-SHA256":
+        raise incomplete("Authorization header must use AWS4-HMAC-SHA256.")
+    fields = {}
+    for part in rest.split(","):
+        name, _, val = part.strip().partition("=")
+        fields[name] = val
+    for name in ("Credential", "SignedHeaders", "Signature"):
+        if not fields.get(name):
+            raise incomplete(
+                f"Authorization header requires '{name}' parameter.")
+    scope = fields["Credential"].split("/")
+    if len(scope) != 5:
+        raise incomplete("Credential must have the form "
+                         "AKID/date/region/service/aws4_request.")
+    return Authorization(*scope, fields["SignedHeaders"].split(";"),
+                         fields["Signature"])
+
+
+def incomplete(message):
+    """An IncompleteSignatureException."""
+    return ProxyError(400, CORAL + "IncompleteSignatureException", message)
+
+
+def invalid_signature(message):
+    """An InvalidSignatureException."""
+    return ProxyError(400, CORAL + "InvalidSignatureException", message)
+
+
+def unrecognized_client():
+    """An UnrecognizedClientException."""
+    return ProxyError(400, CORAL + "UnrecognizedClientException",
+                      "The security token included in the request is invalid.")
+
+
+class SignatureVerifier:
+    """Checks SigV4 signatures against the configured credentials."""
+
+    def __init__(self, credentials):
+        self.credentials = credentials  # access key -> (secret, token)
+
+    def verify(self, method, path, headers, body):
+        """Raise ProxyError unless the request is correctly signed."""
+        if headers.get("Authorization") is None:
+            raise ProxyError(400, CORAL + "MissingAuthenticationTokenException",
+                             "Request is missing Authentication Token")
+        auth = parse_authorization(headers["Authorization"])
+        secret, token = self.credentials.get(auth.access_key, (None, None))
+        if secret is None:
+            raise unrecognized_client()
+        self.check_scope(auth, headers)
+        self.check_token(auth, headers, token)
+        self.check_content_hash(auth, headers, body)
+        signed = self.signed_request(method, path, headers, body, auth)
+        signer = ExactHeadersSigV4(
+            Credentials(auth.access_key, secret), auth.service, auth.region)
+        canonical = signer.canonical_request(signed)
+        string_to_sign = signer.string_to_sign(signed, canonical)
+        expected = signer.signature(string_to_sign, signed)
+        if not hmac.compare_digest(expected, auth.signature):
+            raise invalid_signature(
+                "The request signature we calculated does not match the "
+                "signature you provided. Check your AWS Secret Access Key and "
+                "signing method. Consult the service documentation for "
+                "details.\n\nThe Canonical String for this request should "
+                f"have been\n'{canonical}'\n\nThe String-to-Sign should have "
+                f"been\n'{string_to_sign}'\n")
+
+    @staticmethod
+    def check_scope(auth, headers):
+        """The credential scope and X-Amz-Date must agree and be current."""
+        amz_date = headers.get("X-Amz-Date")
+        if amz_date is None:
+            raise incomplete("Authorization header requires existence of "
+                             "an 'X-Amz-Date' header.")
+        for required in ("host", "x-amz-date"):
+            if required not in auth.signed_headers:
+                raise incomplete(f"'{required}' must be a 'SignedHeader' in "
+                                 "the AWS Authorization.")
+        if auth.service != "dynamodb" or auth.terminator != "aws4_request":
+            raise invalid_signature("Credential should be scoped to correct "
+                                    "service: 'dynamodb'.")
+        if auth.date != amz_date[:8]:
+            raise invalid_signature(
+                f"Date in Credential scope does not match YYYYMMDD from "
+                f"X-Amz-Date: {auth.date} != {amz_date[:8]}.")
+        try:
+            stamp = datetime.datetime.strptime(amz_date, SIGV4_FORMAT)
+        except ValueError:
+            raise incomplete(f"X-Amz-Date '{amz_date}' is not of the form "
+                             "YYYYMMDD'T'HHMMSS'Z'.") from None
+        skew = abs(datetime.datetime.utcnow() - stamp).total_seconds()
+        if skew > MAX_CLOCK_SKEW_S:
+            raise invalid_signature(
+                f"Signature expired: {amz_date} is more than 15 minutes "
+                "away from the server's time.")
+
+    @staticmethod
+    def check_token(auth, headers, expected_token):
+        """A session token must be signed, and match when one is configured."""
+        token = headers.get("X-Amz-Security-Token")
+        if token is not None and "x-amz-security-token" not in auth.signed_headers:
+            raise invalid_signature(
+                "'x-amz-security-token' must be a 'SignedHeader' when present.")
+        if expected_token is not None and token != expected_token:
+            raise unrecognized_client()
+
+    @staticmethod
+    def check_content_hash(auth, headers, body):
+        """A signed x-amz-content-sha256 must be the body's hash."""
+        claimed = headers.get("X-Amz-Content-SHA256")
+        if claimed is None or "x-amz-content-sha256" not in auth.signed_headers:
+            return
+        if claimed != hashlib.sha256(body).hexdigest():
+            raise invalid_signature("The provided 'x-amz-content-sha256' "
+                                    "header does not match what was computed.")
+
+    @staticmethod
+    def signed_request(method, path, headers, body, auth):
+        """The request rebuilt from the signed headers and the body alone."""
+        only_signed = HTTPHeaders()
+        for name in auth.signed_headers:
+            values = headers.get_all(name)
+            if values is None:
+                raise invalid_signature(
+                    f"Signed header '{name}' is missing from the request.")
+            for value in values:
+                only_signed[name] = value
+        request = AWSRequest(method=method,
+                             url=f"http://{headers['Host']}{path}", data=body)
+        request.headers = only_signed
+        request.context["timestamp"] = headers["X-Amz-Date"]
+        return request
+
+
+# ------------------------------------------------------------------ faults
+
+
+@dataclass
+class Fault:
+    """One queued fault and the requests it applies to."""
+
+    kind: str
+    action: str = None
+    table: str = None
+    count: int = 1
+    skip: int = 0
+    params: dict = field(default_factory=dict)
+
+    @classmethod
+    def from_spec(cls, spec):
+        """Build a Fault from its JSON spec; raise BadControlRequest."""
+        if not isinstance(spec, dict) or spec.get("kind") not in FAULT_KEYS:
+            raise BadControlRequest(
+                f"fault spec needs a \"kind\" among {sorted(FAULT_KEYS)}")
+        kind = spec["kind"]
+        unknown = set(spec) - COMMON_FAULT_KEYS - FAULT_KEYS[kind]
+        if unknown:
+            raise BadControlRequest(
+                f"unknown keys for a {kind} fault: {sorted(unknown)}")
+        params = {k: v for k, v in spec.items() if k in FAULT_KEYS[kind]}
+        return cls(kind=kind, action=action_name(spec.get("action")) or None,
+                   table=spec.get("table"), count=int(spec.get("count", 1)),
+                   skip=int(spec.get("skip", 0)), params=params)
+
+    def matches(self, action, tables):
+        """Whether a request of this action on these tables is targeted."""
+        return ((self.action is None or self.action == action)
+                and (self.table is None or self.table in tables))
+
+    def as_json(self):
+        """The spec as the control API shows it."""
+        doc = {"kind": self.kind, "action": self.action, "table": self.table,
+               "count": self.count, "skip": self.skip}
+        doc.update(self.params)
+        return doc
+
+
+class FaultQueue:
+    """Faults in the order they were queued, consumed by matching requests."""
+
+    def __init__(self):
+        self.lock = threading.Lock()
+        self.faults = []
+
+    def add(self, fault):
+        """Append a fault."""
+        with self.lock:
+            self.faults.append(fault)
+
+    def clear(self):
+        """Drop every fault."""
+        with self.lock:
+            self.faults.clear()
+
+    def pending(self):
+        """The faults still queued, as JSON."""
+        with self.lock:
+            return [f.as_json() for f in self.faults]
+
+    def take(self, action, tables):
+        """The first fault this request triggers, or None."""
+        with self.lock:
+            for fault in self.faults:
+                if not fault.matches(action, tables):
+                    continue
+                if fault.skip > 0:
+                    fault.skip -= 1
+                    return None
+                fault.count -= 1
+                if fault.count <= 0:
+                    self.faults.remove(fault)
+                return fault
+        return None
+
+
+# ----------------------------------------------------------------- budgets
+
+
+class TokenBucket:
+    """A token bucket that starts full."""
+
+    def __init__(self, rate, burst, now):
+        self.rate = rate
+        self.burst = burst
+        self.tokens = burst
+        self.stamp = now
+
+    def try_take(self, now):
+        """Take one token if there is one."""
+        self.tokens = min(self.burst,
+                          self.tokens + (now - self.stamp) * self.rate)
+        self.stamp = now
+        if self.tokens >= 1:
+            self.tokens -= 1
+            return True
+        return False
+
+    def give_back(self):
+        """Return a token taken by try_take."""
+        self.tokens += 1
+
+
+class Budgets:
+    """Write budgets per partition-key value and per table."""
+
+    def __init__(self):
+        self.lock = threading.Lock()
+        self.key_limit = None    # {"rate", "burst"} or None
+        self.table_limit = None
+        self.buckets = {}
+
+    def configure(self, key_limit, table_limit):
+        """Set both limits (None turns one off) and refill every bucket."""
+        with self.lock:
+            self.key_limit = key_limit
+            self.table_limit = table_limit
+            self.buckets.clear()
+
+    def enabled(self):
+        """Whether any budget is on."""
+        return self.key_limit is not None or self.table_limit is not None
+
+    def admit(self, writes, all_or_nothing):
+        """Take tokens for (table, key) writes.
+
+        Returns one throttling reason per write (None when admitted).  With
+        all_or_nothing, a single refusal gives back every token taken.
+        """
+        now = now_s()
+        with self.lock:
+            verdicts, taken = [], []
+            for table, key in writes:
+                reason, buckets = self.admit_one(table, key, now)
+                verdicts.append(reason)
+                taken.extend(buckets)
+            if all_or_nothing and any(verdicts):
+                for bucket in taken:
+                    bucket.give_back()
+            return verdicts
+
+    def admit_one(self, table, key, now):
+        """Take a token from each bucket of one write, or none at all."""
+        taken = []
+        for bucket, reason in self.buckets_of(table, key, now):
+            if not bucket.try_take(now):
+                for done in taken:
+                    done.give_back()
+                return reason, []
+            taken.append(bucket)
+        return None, taken
+
+    def buckets_of(self, table, key, now):
+        """The (bucket, reason when empty) pairs a write draws from."""
+        pairs = []
+        if self.table_limit is not None:
+            pairs.append((self.bucket(("table", table), self.table_limit, now),
+                          TABLE_REASON))
+        if self.key_limit is not None and key is not None:
+            pairs.append((self.bucket(("key", table, key), self.key_limit, now),
+                          KEY_RANGE_REASON))
+        return pairs
+
+    def bucket(self, name, limit, now):
+        """The bucket of that name, created full on first use."""
+        if name not in self.buckets:
+            self.buckets[name] = TokenBucket(float(limit["rate"]),
+                                             float(limit["burst"]), now)
+        return self.buckets[name]
+
+
+@dataclass
+class TableInfo:
+    """What the proxy needs to know of a table."""
+
+    partition_key: str
+    arn: str
+
+
+class TableCatalog:
+    """Key schemas and ARNs learnt from DescribeTable, cached per table."""
+
+    def __init__(self):
+        self.lock = threading.Lock()
+        self.tables = {}
+
+    def lookup(self, table, describe):
+        """TableInfo of a table, or None when the backend does not know it."""
+        with self.lock:
+            if table in self.tables:
+                return self.tables[table]
+        description = describe(table)
+        if description is None:
+            return None
+        schema = description["Table"]
+        hash_key = next(k["AttributeName"] for k in schema["KeySchema"]
+                        if k["KeyType"] == "HASH")
+        info = TableInfo(hash_key, schema["TableArn"])
+        with self.lock:
+            self.tables[table] = info
+        return info
+
+    def forget(self, table=None):
+        """Drop one table's entry, or all of them."""
+        with self.lock:
+            if table is None:
+                self.tables.clear()
+            else:
+                self.tables.pop(table, None)
+
+
+# ------------------------------------------------------------------- stats
+
+
+class Stats:
+    """Counters shown by GET /__proxy/stats."""
+
+    def __init__(self):
+        self.lock = threading.Lock()
+        self.in_flight = 0
+        self.reset()
+
+    def reset(self):
+        """Zero every counter (requests still in flight stay counted)."""
+        with self.lock:
+            self.requests = {}
+            self.faults = {}
+            self.throttle_reasons = {}
+            self.throttled_requests = 0
+            self.unprocessed_items = 0
+            self.verified = 0
+            self.rejected = 0
+            self.in_flight_max = self.in_flight
+
+    def count_request(self, action):
+        """Count a DynamoDB request by action."""
+        with self.lock:
+            self.requests[action] = self.requests.get(action, 0) + 1
+
+    def count_fault(self, kind):
+        """Count an injected fault by kind."""
+        with self.lock:
+            self.faults[kind] = self.faults.get(kind, 0) + 1
+
+    def signature(self, ok):
+        """Count a verified or rejected signature."""
+        with self.lock:
+            if ok:
+                self.verified += 1
+            else:
+                self.rejected += 1
+
+    def throttled(self, reasons, unprocessed_items=0):
+        """Count a budget throttle: a refused request, or batch items
+        returned unprocessed when unprocessed_items > 0."""
+        with self.lock:
+            for reason in reasons:
+                self.throttle_reasons[reason] = (
+                    self.throttle_reasons.get(reason, 0) + 1)
+            if unprocessed_items:
+                self.unprocessed_items += unprocessed_items
+            else:
+                self.throttled_requests += 1
+
+    @contextlib.contextmanager
+    def flight(self):
+        """Track one request in flight and the high-water mark."""
+        with self.lock:
+            self.in_flight += 1
+            self.in_flight_max = max(self.in_flight_max, self.in_flight)
+        try:
+            yield
+        finally:
+            with self.lock:
+                self.in_flight -= 1
+
+    def as_json(self, pending_faults):
+        """The counters as the control API shows them."""
+        with self.lock:
+            return {
+                "requests": dict(self.requests),
+                "requests_total": sum(self.requests.values()),
+                "faults": dict(self.faults),
+                "faults_pending": pending_faults,
+                "throttles": {
+                    "requests": self.throttled_requests,
+                    "unprocessed_items": self.unprocessed_items,
+                    "reasons": dict(self.throttle_reasons),
+                },
+                "signatures": {"verified": self.verified,
+                               "rejected": self.rejected},
+                "in_flight": self.in_flight,
+                "in_flight_max": self.in_flight_max,
+            }
+
+
+# ------------------------------------------------------------------- proxy
+
+
+class Proxy:
+    """Everything the request handlers share."""
+
+    def __init__(self, backend, credentials, verify_signatures, latency_ms):
+        parsed = urllib.parse.urlsplit(backend)
+        self.backend_host = parsed.hostname
+        self.backend_port = parsed.port or 80
+        self.credentials = credentials
+        self.verifier = SignatureVerifier(credentials)
+        self.initial = {"latency_ms": latency_ms,
+                        "verify_signatures": verify_signatures}
+        self.faults = FaultQueue()
+        self.budgets = Budgets()
+        self.catalog = TableCatalog()
+        self.stats = Stats()
+        self.reset()
+
+    def reset(self):
+        """Back to the start-up state."""
+        self.latency_ms = self.initial["latency_ms"]
+        self.verify_signatures = self.initial["verify_signatures"]
+        self.faults.clear()
+        self.budgets.configure(None, None)
+        self.catalog.forget()
+        self.stats.reset()
+
+    def config(self):
+        """The current settings."""
+        return {"latency_ms": self.latency_ms,
+                "verify_signatures": self.verify_signatures,
+                "key_budget": self.budgets.key_limit,
+                "table_budget": self.budgets.table_limit}
+
+    def configure(self, changes):
+        """Apply a POST /__proxy/config body."""
+        unknown = set(changes) - set(self.config())
+        if unknown:
+            raise BadControlRequest(f"unknown config keys: {sorted(unknown)}")
+        if "latency_ms" in changes:
+            self.latency_ms = max(0, int(changes["latency_ms"]))
+        if "verify_signatures" in changes:
+            self.verify_signatures = bool(changes["verify_signatures"])
+        if "key_budget" in changes or "table_budget" in changes:
+            self.budgets.configure(
+                check_limit(changes.get("key_budget", self.budgets.key_limit)),
+                check_limit(changes.get("table_budget",
+                                        self.budgets.table_limit)))
+
+    def signing_credentials(self):
+        """Credentials for the proxy's own requests to the backend."""
+        access_key, (secret, token) = next(iter(self.credentials.items()),
+                                           ("proxy", ("proxy", None)))
+        return Credentials(access_key, secret, token)
+
+
+def check_limit(limit):
+    """Validate a budget {"rate", "burst"} (or None)."""
+    if limit is None:
+        return None
+    if not isinstance(limit, dict) or set(limit) != {"rate", "burst"}:
+        raise BadControlRequest('a budget is {"rate": R, "burst": B} or null')
+    if float(limit["rate"]) < 0 or float(limit["burst"]) < 1:
+        raise BadControlRequest("a budget needs rate >= 0 and burst >= 1")
+    return {"rate": float(limit["rate"]), "burst": float(limit["burst"])}
+
+
+@dataclass
+class Response:
+    """A response about to be sent to the client."""
+
+    status: int
+    headers: list
+    body: bytes
+
+    @classmethod
+    def json_error(cls, error):
+        """The response for a ProxyError."""
+        return cls.of_body(error.status, error.body())
+
+    @classmethod
+    def of_body(cls, status, body):
+        """A response with DynamoDB's usual headers."""
+        return cls(status, [("Content-Type", JSON_TYPE),
+                            ("x-amzn-RequestId", uuid.uuid4().hex),
+                            ("x-amz-crc32", crc32(body))], body)
+
+    def with_header(self, name, value):
+        """A copy with one header replaced."""
+        headers = [(k, v) for k, v in self.headers if k.lower() != name.lower()]
+        return Response(self.status, headers + [(name, value)], self.body)
+
+
+class Handler(BaseHTTPRequestHandler):
+    """One client connection: DynamoDB requests and control calls."""
+
+    protocol_version = "HTTP/1.1"
+    server_version = "ddbproxy"
+
+    def setup(self):
+        """Per connection: no Nagle delay, no backend connection yet."""
+        super().setup()
+        # headers and body go out in separate writes: without this, Nagle's
+        # algorithm meets the client's delayed ACK and stalls each answer
+        self.connection.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+        self.backend = None
+
+    def finish(self):
+        """Close the backend connection with the client's."""
+        super().finish()
+        if self.backend is not None:
+            self.backend.close()
+
+    @property
+    def proxy(self):
+        """The shared Proxy state."""
+        return self.server.proxy
+
+    def log_request(self, code="-", size="-"):
+        """DynamoDB requests are logged by handle_dynamodb instead."""
+
+    def do_GET(self):
+        """GET: control API only."""
+        self.handle_control()
+
+    def do_DELETE(self):
+        """DELETE: control API only."""
+        self.handle_control()
+
+    def do_POST(self):
+        """POST: control API under /__proxy/, DynamoDB otherwise."""
+        if self.path.startswith("/__proxy/"):
+            self.handle_control()
+        else:
+            self.handle_dynamodb()
+
+    # ---- plumbing
+
+    def read_body(self):
+        """The request body (Content-Length is required)."""
+        length = self.headers.get("Content-Length")
+        if length is None:
+            self.close_connection = True
+            raise ProxyError(411, DDB + "ValidationException",
+                             "Content-Length is required")
+        return self.rfile.read(int(length))
+
+    def send(self, response):
+        """Send a whole response."""
+        self.send_head(response, len(response.body))
+        self.wfile.write(response.body)
+
+    def send_head(self, response, length):
+        """Send the status line and headers, announcing length bytes."""
+        self.send_response(response.status)
+        for name, value in response.headers:
+            self.send_header(name, value)
+        self.send_header("Content-Length", str(length))
+        self.end_headers()
+
+    def abort_connection(self):
+        """Close the client connection with a TCP reset."""
+        self.connection.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER,
+                                   struct.pack("ii", 1, 0))
+        self.rfile.close()
+        self.connection.close()
+        self.close_connection = True
+
+    def backend_call(self, body, headers):
+        """POST to the backend over this connection's persistent connection.
+
+        A reused connection that the backend has closed is reopened once.
+        """
+        for attempt in (1, 2):
+            reused = self.backend is not None
+            if not reused:
+                self.backend = http.client.HTTPConnection(
+                    self.proxy.backend_host, self.proxy.backend_port, timeout=60)
+            try:
+                self.backend.request("POST", "/", body, headers)
+                reply = self.backend.getresponse()
+                data = reply.read()
+            except (http.client.HTTPException, OSError) as err:
+                self.backend.close()
+                self.backend = None
+                if reused and attempt == 1:
+                    continue
+                raise ProxyError(500, DDB + "InternalServerError",
+                                 f"ddbproxy: backend request failed: {err}")
+            if reply.will_close:
+                self.backend.close()
+                self.backend = None
+            kept = [(k, v) for k, v in reply.getheaders()
+                    if k.lower() not in HOP_BY_HOP]
+            return Response(reply.status, kept, data)
+
+    def forward(self, body):
+        """Forward the client's request with this body."""
+        headers = {k: v for k, v in self.headers.items()
+                   if k.lower() not in HOP_BY_HOP}
+        return self.backend_call(body, headers)
+
+    def describe_table(self, table):
+        """DescribeTable on the backend, signed by the proxy; None if absent."""
+        body = json.dumps({"TableName": table}).encode()
+        request = AWSRequest(method="POST", url=self.proxy_backend_url(),
+                             data=body, headers={
+                                 "Content-Type": JSON_TYPE,
+                                 "X-Amz-Target": "DynamoDB_20120810.DescribeTable"})
+        SigV4Auth(self.proxy.signing_credentials(), "dynamodb",
+                  "us-east-1").add_auth(request)
+        reply = self.backend_call(body, dict(request.headers.items()))
+        if reply.status != 200:
+            return None
+        return json.loads(reply.body)
+
+    def proxy_backend_url(self):
+        """The backend's URL, for signing the proxy's own requests."""
+        return f"http://{self.proxy.backend_host}:{self.proxy.backend_port}/"
+
+    # ---- control API
+
+    def handle_control(self):
+        """Serve one /__proxy/ call."""
+        routes = {
+            ("POST", "/__proxy/faults"): self.control_add_faults,
+            ("GET", "/__proxy/faults"): lambda _: self.proxy.faults.pending(),
+            ("DELETE", "/__proxy/faults"): self.control_clear_faults,
+            ("GET", "/__proxy/config"): lambda _: self.proxy.config(),
+            ("POST", "/__proxy/config"): self.control_configure,
+            ("GET", "/__proxy/stats"): lambda _: self.proxy.stats.as_json(
+                len(self.proxy.faults.pending())),
+            ("POST", "/__proxy/reset"): self.control_reset,
+        }
+        route = routes.get((self.command, self.path.rstrip("/")))
+        try:
+            body = self.read_body() if self.headers.get("Content-Length") else b""
+            if route is None:
+                status, doc = 404, {"error": f"no {self.command} {self.path}"}
+            else:
+                status, doc = 200, route(json.loads(body) if body else {})
+        except (BadControlRequest, ValueError, TypeError) as err:
+            status, doc = 400, {"error": str(err)}
+        payload = json.dumps(doc).encode()
+        self.send(Response(status, [("Content-Type", "application/json")],
+                           payload))
+
+    def control_add_faults(self, spec):
+        """POST /__proxy/faults: queue one spec or a list of them."""
+        specs = spec if isinstance(spec, list) else [spec]
+        faults = [Fault.from_spec(s) for s in specs]
+        for fault in faults:
+            self.proxy.faults.add(fault)
+        return {"queued": len(faults)}
+
+    def control_clear_faults(self, _):
+        """DELETE /__proxy/faults."""
+        self.proxy.faults.clear()
+        return {"cleared": True}
+
+    def control_configure(self, changes):
+        """POST /__proxy/config: change settings, answer the new ones."""
+        if not isinstance(changes, dict):
+            raise BadControlRequest("config must be a JSON object")
+        self.proxy.configure(changes)
+        return self.proxy.config()
+
+    def control_reset(self, _):
+        """POST /__proxy/reset."""
+        self.proxy.reset()
+        return {"reset": True}
+
+    # ---- DynamoDB requests
+
+    def handle_dynamodb(self):
+        """Verify, delay, maybe fault or throttle, forward one request."""
+        started = now_s()
+        action = action_name(self.headers.get("X-Amz-Target")) or "-"
+        self.proxy.stats.count_request(action)
+        tables, outcome = set(), "?"
+        try:
+            with self.proxy.stats.flight():
+                body = self.read_body()
+                request = parse_json(body)
+                tables = tables_of(action, request)
+                time.sleep(self.proxy.latency_ms / 1000.0)
+                outcome = self.serve_dynamodb(action, body, request, tables)
+        except ProxyError as err:
+            self.send(Response.json_error(err))
+            outcome = f"{err.status} {err.error_type.rpartition('#')[2]}"
+        except (BrokenPipeError, ConnectionResetError) as err:
+            self.close_connection = True
+            outcome = f"client gone: {err}"
+        elapsed_ms = (now_s() - started) * 1000
+        self.log_message("%s %s -> %s (%.0f ms)", action,
+                         ",".join(sorted(tables)), outcome, elapsed_ms)
+
+    def serve_dynamodb(self, action, body, request, tables):
+        """Answer a request that has been read; returns a log outcome."""
+        if self.proxy.verify_signatures:
+            self.verify(body)
+        fault = self.proxy.faults.take(action, tables)
+        if fault is not None:
+            self.proxy.stats.count_fault(fault.kind)
+            FAULT_HANDLERS[fault.kind](self, fault, body, tables)
+            return f"fault {fault.kind}"
+        if action in SCHEMA_ACTIONS:
+            self.proxy.catalog.forget(request.get("TableName"))
+        if action in WRITE_ACTIONS and self.proxy.budgets.enabled():
+            response = self.forward_within_budget(action, request, body)
+        else:
+            response = self.forward(body)
+        self.send(response)
+        return str(response.status)
+
+    def verify(self, body):
+        """Check the signature and count the verdict."""
+        try:
+            self.proxy.verifier.verify(self.command, self.path, self.headers,
+                                       body)
+        except ProxyError:
+            self.proxy.stats.signature(False)
+            raise
+        self.proxy.stats.signature(True)
+
+    def forward_within_budget(self, action, request, body):
+        """Forward a write, throttling the items over budget."""
+        writes = write_items(action, request)
+        infos = {t: self.proxy.catalog.lookup(t, self.describe_table)
+                 for t in {t for t, _ in writes}}
+        keyed = [(t, partition_value(infos.get(t), item)) for t, item in writes]
+        batch = action == "BatchWriteItem"
+        verdicts = self.proxy.budgets.admit(keyed, all_or_nothing=not batch)
+        refused = [r for r in verdicts if r]
+        if not refused:
+            return self.forward(body)
+        if not batch or len(refused) == len(writes):
+            self.proxy.stats.throttled(sorted(set(refused)))
+            raise throttle_error(
+                "ProvisionedThroughputExceededException",
+                throttling_reasons([t for t, _ in writes], verdicts, infos))
+        self.proxy.stats.throttled(sorted(set(refused)), len(refused))
+        return self.forward_partial_batch(request, verdicts)
+
+    def forward_partial_batch(self, request, verdicts):
+        """Forward the admitted part of a batch; the rest comes back unprocessed."""
+        admitted, unprocessed = {}, {}
+        entries = [(t, e) for t, es in request["RequestItems"].items()
+                   for e in es]
+        for (table, entry), verdict in zip(entries, verdicts):
+            (unprocessed if verdict else admitted).setdefault(table, []).append(
+                entry)
+        partial = dict(request, RequestItems=admitted)
+        response = self.forward(json.dumps(partial).encode())
+        if response.status != 200:
+            return response
+        answer = json.loads(response.body)
+        merged = answer.setdefault("UnprocessedItems", {})
+        for table, entries in unprocessed.items():
+            merged.setdefault(table, []).extend(entries)
+        new_body = json.dumps(answer).encode()
+        return Response(200, response.headers, new_body).with_header(
+            "x-amz-crc32", crc32(new_body))
+
+    # ---- faults
+
+    def fault_status(self, fault, body, _tables):
+        """Answer an error status, before or after forwarding."""
+        status = int(fault.params.get("status", 500))
+        error, message = STATUS_ERRORS.get(
+            status, ("ValidationException" if status < 500
+                     else "InternalServerError", f"HTTP {status}"))
+        error = fault.params.get("error", error)
+        if fault.params.get("when") == "after":
+            self.forward(body)
+        raise ProxyError(status, error if "#" in error else DDB + error,
+                         fault.params.get("message", message))
+
+    def fault_throttle(self, fault, _body, tables):
+        """Answer a throttling error with the fault's reasons."""
+        error = fault.params.get("error", "ProvisionedThroughputExceededException")
+        if error not in THROTTLE_ERRORS:
+            raise ProxyError(500, DDB + "InternalServerError",
+                             f"ddbproxy: unknown throttle error {error}")
+        reasons = [self.expand_reason(r, tables)
+                   for r in fault.params.get("reasons", [])]
+        raise throttle_error(error, reasons, fault.params.get("message"))
+
+    def expand_reason(self, reason, tables):
+        """A reason string becomes {"reason", "resource": the table ARN}."""
+        if isinstance(reason, dict):
+            return reason
+        table = fault_table(tables)
+        info = self.proxy.catalog.lookup(table, self.describe_table)
+        arn = info.arn if info else (
+            f"arn:aws:dynamodb:us-east-1:000000000000:table/{table}")
+        return {"reason": reason, "resource": arn}
+
+    def fault_reset(self, fault, body, _tables):
+        """Reset the connection, before or after forwarding."""
+        if fault.params.get("when") == "after":
+            self.forward(body)
+        self.abort_connection()
+
+    def fault_slow(self, fault, body, _tables):
+        """Forward, then drip the body out over delay_ms."""
+        response = self.forward(body)
+        delay_s = float(fault.params.get("delay_ms", 2000)) / 1000.0
+        pieces = max(1, min(10, len(response.body)))
+        step = -(-len(response.body) // pieces)
+        self.send_head(response, len(response.body))
+        for start in range(0, len(response.body), step):
+            time.sleep(delay_s / pieces)
+            self.wfile.write(response.body[start:start + step])
+
+    def fault_malformed(self, fault, _body, _tables):
+        """Answer 200 with a body that is not JSON, framed correctly."""
+        text = fault.params.get("body", DEFAULT_MALFORMED_BODY)
+        self.send(Response.of_body(200, text.encode()))
+
+    def fault_truncate(self, _fault, body, _tables):
+        """Forward, send half the body announced, close."""
+        response = self.forward(body)
+        self.send_head(response, len(response.body))
+        self.wfile.write(response.body[:len(response.body) // 2])
+        self.close_connection = True
+
+    def fault_badcrc(self, _fault, body, _tables):
+        """Forward, answer with a wrong x-amz-crc32."""
+        response = self.forward(body)
+        good = int(crc32(response.body))
+        self.send(response.with_header("x-amz-crc32", str(good ^ 0x5A5A5A5A)))
+
+
+FAULT_HANDLERS = {
+    "status": Handler.fault_status,
+    "throttle": Handler.fault_throttle,
+    "reset": Handler.fault_reset,
+    "slow": Handler.fault_slow,
+    "malformed": Handler.fault_malformed,
+    "truncate": Handler.fault_truncate,
+    "badcrc": Handler.fault_badcrc,
+}
+
+
+def parse_json(body):
+    """The request body as a dict ({} when it is not a JSON object)."""
+    try:
+        doc = json.loads(body)
+    except ValueError:
+        return {}
+    return doc if isinstance(doc, dict) else {}
+
+
+def partition_value(info, item):
+    """A hashable form of an item's partition-key value (None if unknown)."""
+    if info is None or info.partition_key not in item:
+        return None
+    return json.dumps(item[info.partition_key], sort_keys=True)
+
+
+def fault_table(tables):
+    """The table a fault's reasons name: the request's first."""
+    return sorted(tables)[0] if tables else "unknown"
+
+
+def throttling_reasons(tables, verdicts, infos):
+    """One {"reason", "resource"} per distinct (reason, table) refused."""
+    seen = []
+    for table, verdict in zip(tables, verdicts):
+        if verdict and (verdict, table) not in seen:
+            seen.append((verdict, table))
+    return [{"reason": reason,
+             "resource": infos[table].arn if infos.get(table) else table}
+            for reason, table in seen]
+
+
+def throttle_error(error, reasons, message=None):
+    """A throttling error with its reasons under the right member name."""
+    member, default_message = THROTTLE_ERRORS[error]
+    extra = {member: reasons} if reasons else {}
+    return ProxyError(400, DDB + error, message or default_message, extra)
+
+
+def parse_credentials(values):
+    """--credentials AKID:SECRET[:TOKEN] values -> {akid: (secret, token)}."""
+    credentials = {}
+    for value in values:
+        parts = value.split(":", 2)
+        if len(parts) < 2 or not parts[0] or not parts[1]:
+            raise SystemExit(f"--credentials wants AKID:SECRET[:TOKEN], not {value!r}")
+        credentials[parts[0]] = (parts[1], parts[2] if len(parts) == 3 else None)
+    return credentials
+
+
+def parse_args(argv):
+    """The command line."""
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--listen-host", default="127.0.0.1")
+    parser.add_argument("--listen-port", type=int, required=True)
+    parser.add_argument("--backend", required=True,
+                        help="DynamoDB Local's URL, e.g. http://127.0.0.1:8000")
+    parser.add_argument("--credentials", action="append", default=[],
+                        metavar="AKID:SECRET[:TOKEN]",
+                        help="a key pair the proxy accepts (repeatable)")
+    parser.add_argument("--verify-signatures", default=True,
+                        action=argparse.BooleanOptionalAction)
+    parser.add_argument("--latency-ms", type=int, default=0)
+    return parser.parse_args(argv)
+
+
+def main(argv):
+    """Run the proxy until it is killed."""
+    args = parse_args(argv)
+    credentials = parse_credentials(args.credentials)
+    if args.verify_signatures and not credentials:
+        raise SystemExit("--verify-signatures needs at least one --credentials")
+    server = ThreadingHTTPServer((args.listen_host, args.listen_port), Handler)
+    server.daemon_threads = True
+    server.proxy = Proxy(args.backend, credentials, args.verify_signatures,
+                         args.latency_ms)
+    host, port = server.server_address[:2]
+    print(f"ddbproxy: listening on http://{host}:{port}, backend {args.backend}",
+          file=sys.stderr, flush=True)
+    try:
+        server.serve_forever()
+    except KeyboardInterrupt:
+        pass
+    finally:
+        server.server_close()
+
+
+if __name__ == "__main__":
+    main(sys.argv[1:])

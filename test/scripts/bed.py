@@ -1,0 +1,173 @@
+"""Helpers for the scripted tests in test/scripts/.
+
+test/check.sh starts DynamoDB Local, the proxy (test/proxy/ddbproxy.py) and
+a PostgreSQL cluster, exports how to reach them (PGHOST, PGPORT, PGUSER,
+PGDATABASE, SHARD_FDW_ENDPOINT, SHARD_FDW_DIRECT_ENDPOINT, SHARD_FDW_PROXY,
+SHARD_FDW_ACCESS_KEY, SHARD_FDW_SECRET_KEY, SHARD_FDW_REGION) and runs every
+test/scripts/test_*.py with Debian's /usr/bin/python3.  This module reads
+that environment and offers:
+
+* psql(), query(): run SQL through psql;
+* proxy control: add_fault(), clear_faults(), configure(), stats(),
+  reset_proxy();
+* ddb(), unique_name(), create_table(): boto3 against the proxy or DynamoDB
+  Local, signed with the test credentials, SDK retries off;
+* Runner: registers test functions, runs them in order and ends with the
+  line "N passed, N failed"; the exit status is non-zero on any failure.
+"""
+
+import itertools
+import json
+import os
+import subprocess
+import sys
+import time
+import traceback
+import urllib.error
+import urllib.request
+
+import boto3
+from botocore.config import Config
+
+FIELD_SEPARATOR = "\x1f"
+_names = itertools.count(1)
+
+
+def env(name):
+    """An exported setting of the test bed; exits when it is missing."""
+    value = os.environ.get(name)
+    if not value:
+        sys.exit(f"{name} is not set: run this through test/check.sh")
+    return value
+
+
+# -------------------------------------------------------------- PostgreSQL
+
+
+def psql(sql, check=True, database=None):
+    """Run SQL (one or more statements) with psql; returns CompletedProcess.
+
+    Stops at the first error (ON_ERROR_STOP); with check=True an error
+    raises CalledProcessError, whose stderr holds psql's message.
+    """
+    command = ["psql", "-X", "-q", "-A", "-t", "-F", FIELD_SEPARATOR,
+               "-v", "ON_ERROR_STOP=1", "-f", "-"]
+    if database:
+        command += ["-d", database]
+    return subprocess.run(command, input=sql, text=True, capture_output=True,
+                          check=check)
+
+
+def query(sql, database=None):
+    """The rows of a query, each a list of column texts (NULL is '')."""
+    output = psql(sql, database=database).stdout
+    return [line.split(FIELD_SEPARATOR) for line in output.splitlines() if line]
+
+
+# ------------------------------------------------------------------- proxy
+
+
+def proxy(method, path, body=None):
+    """Call the proxy's control API; returns the decoded JSON answer."""
+    data = None if body is None else json.dumps(body).encode()
+    request = urllib.request.Request(env("SHARD_FDW_PROXY") + path, data=data,
+                                     method=method)
+    try:
+        with urllib.request.urlopen(request, timeout=10) as reply:
+            return json.load(reply)
+    except urllib.error.HTTPError as err:
+        raise AssertionError(
+            f"proxy {method} {path}: {err.code} {err.read().decode()}") from None
+
+
+def add_fault(**spec):
+    """Queue one fault, e.g. add_fault(kind="status", status=500, action="Query")."""
+    return proxy("POST", "/faults", spec)
+
+
+def clear_faults():
+    """Drop every queued fault."""
+    return proxy("DELETE", "/faults")
+
+
+def configure(**settings):
+    """Change proxy settings: latency_ms, verify_signatures, key_budget, table_budget."""
+    return proxy("POST", "/config", settings)
+
+
+def stats():
+    """The proxy's counters."""
+    return proxy("GET", "/stats")
+
+
+def reset_proxy():
+    """Back to the proxy's start-up state (faults, budgets, counters)."""
+    return proxy("POST", "/reset")
+
+
+# ---------------------------------------------------------------- DynamoDB
+
+
+def ddb(direct=False, access_key=None, secret_key=None, session_token=None):
+    """A boto3 DynamoDB client through the proxy (or straight to DynamoDB
+    Local with direct=True), signed with the test credentials unless given
+    others; the SDK's own retries are off so every fault is seen."""
+    endpoint = env("SHARD_FDW_DIRECT_ENDPOINT" if direct else "SHARD_FDW_ENDPOINT")
+    return boto3.client(
+        "dynamodb", endpoint_url=endpoint,
+        region_name=os.environ.get("SHARD_FDW_REGION", "us-east-1"),
+        aws_access_key_id=access_key or env("SHARD_FDW_ACCESS_KEY"),
+        aws_secret_access_key=secret_key or env("SHARD_FDW_SECRET_KEY"),
+        aws_session_token=session_token,
+        config=Config(retries={"total_max_attempts": 1},
+                      connect_timeout=5, read_timeout=30))
+
+
+def unique_name(prefix):
+    """A table name no other test run uses."""
+    return f"{prefix}_{os.getpid()}_{next(_names)}"
+
+
+def create_table(client, name, partition_key, sort_key=None):
+    """Create an on-demand table with string keys; returns its description."""
+    keys = [(partition_key, "HASH")] + ([(sort_key, "RANGE")] if sort_key else [])
+    client.create_table(
+        TableName=name, BillingMode="PAY_PER_REQUEST",
+        KeySchema=[{"AttributeName": n, "KeyType": t} for n, t in keys],
+        AttributeDefinitions=[{"AttributeName": n, "AttributeType": "S"}
+                              for n, _ in keys])
+    return client.describe_table(TableName=name)["Table"]
+
+
+# ------------------------------------------------------------------ runner
+
+
+class Runner:
+    """Runs registered tests in order and reports 'N passed, N failed'."""
+
+    def __init__(self):
+        self.tests = []
+
+    def test(self, function):
+        """Decorator: register a test function (no arguments)."""
+        self.tests.append(function)
+        return function
+
+    def run(self):
+        """Run every test, print the summary, exit 0 only if all passed."""
+        passed = failed = 0
+        for function in self.tests:
+            started = time.monotonic()
+            try:
+                function()
+            except Exception:  # a failing test must not stop the others
+                failed += 1
+                print(f"FAIL {function.__name__}")
+                traceback.print_exc(file=sys.stdout)
+            else:
+                passed += 1
+                print(f"ok   {function.__name__} "
+                      f"({(time.monotonic() - started) * 1000:.0f} ms)")
+            sys.stdout.flush()
+        print(f"{passed} passed, {failed} failed")
+        sys.exit(1 if failed or not passed else 0)
