@@ -341,11 +341,12 @@ filterable(ShardTable *t, int col, CondOp op)
 {
 	ShardColumn *c = &t->columns[col];
 
+	/* a Query's FilterExpression cannot name key attributes */
 	if (c->ddb_type == DDB_TYPE_ITEM || c->explicit_type ||
-		in_template(t, t->pk.template, col) || in_template(t, t->sk.template, col))
+		is_key_column(t, &t->pk, col) || is_key_column(t, &t->sk, col))
 		return false;
 	if (op == COND_NULL || op == COND_NOT_NULL)
-		return !is_key_column(t, &t->pk, col) && !is_key_column(t, &t->sk, col);
+		return true;
 	switch (c->typid)
 	{
 		case INT2OID:
@@ -394,7 +395,7 @@ analyse(ShardTable *t, Index relid, List *clauses, bool outer_ok)
 			a.key_conds = lappend(a.key_conds, c);
 		else if (c->col == order_col && c->op != COND_NULL && c->op != COND_NOT_NULL &&
 				 (c->op != COND_PREFIX || t->sk.template == NULL) &&
-				 (c->op == COND_EQ || order_agrees(t, c->col)))
+				 (c->op == COND_EQ || c->op == COND_PREFIX || order_agrees(t, c->col)))
 			sort_candidates = lappend(sort_candidates, c);
 		else if (filterable(t, c->col, c->op))
 			a.filters = lappend(a.filters, c);
