@@ -59,7 +59,9 @@ LANGUAGE C STRICT;
 -- This backend's cumulative DynamoDB counters.
 CREATE FUNCTION shard_fdw_stats(
   OUT requests bigint, OUT attempts bigint, OUT retries bigint,
-  OUT throttles bigint, OUT consumed_capacity double precision)
+  OUT throttles bigint, OUT consumed_capacity double precision,
+  OUT metadata_created bigint, OUT key_throttles bigint,
+  OUT shard_growths bigint)
 RETURNS record
 AS 'MODULE_PATHNAME'
 LANGUAGE C STRICT;
@@ -92,3 +94,11 @@ CREATE FUNCTION shard_fdw_range_boundaries(sample text[], shards int,
 RETURNS text[]
 AS 'MODULE_PATHNAME'
 LANGUAGE C STRICT IMMUTABLE;
+
+-- The dynamic sharding metadata item of one logical key (seed 000).
+CREATE FUNCTION shard_fdw_metadata(ftable regclass, column_values jsonb,
+  OUT base_key text, OUT number_of_shards int, OUT last_updated bigint,
+  OUT shard_history text[])
+RETURNS SETOF record
+AS 'MODULE_PATHNAME'
+LANGUAGE C STRICT;

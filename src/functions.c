@@ -29,6 +29,7 @@ PG_FUNCTION_INFO_V1(shard_fdw_key);
 PG_FUNCTION_INFO_V1(shard_fdw_shard_counts);
 PG_FUNCTION_INFO_V1(shard_fdw_recommend_shards);
 PG_FUNCTION_INFO_V1(shard_fdw_range_boundaries);
+PG_FUNCTION_INFO_V1(shard_fdw_metadata);
 
 /*
  * shard_fdw_request(server name, operation text, body jsonb) returns jsonb:
@@ -73,15 +74,17 @@ shard_fdw_request(PG_FUNCTION_ARGS)
 
 /*
  * shard_fdw_stats(): this backend's cumulative request, retry, throttle
- * and capacity counters.
+ * and capacity counters, and those of dynamic sharding (metadata items
+ * created, key throttles met, shard count growths made).
  */
 Datum
 shard_fdw_stats(PG_FUNCTION_ARGS)
 {
 	const DdbStats *s = ddb_backend_stats();
+	const DynamicStats *d = dynamic_backend_stats();
 	TupleDesc	desc;
-	Datum		values[5];
-	bool		nulls[5] = {0};
+	Datum		values[8];
+	bool		nulls[8] = {0};
 
 	if (get_call_result_type(fcinfo, NULL, &desc) != TYPEFUNC_COMPOSITE)
 		elog(ERROR, "return type must be a row type");
@@ -90,6 +93,9 @@ shard_fdw_stats(PG_FUNCTION_ARGS)
 	values[2] = Int64GetDatum(s->retries);
 	values[3] = Int64GetDatum(s->throttles);
 	values[4] = Float8GetDatum(s->capacity);
+	values[5] = Int64GetDatum(d->keys_created);
+	values[6] = Int64GetDatum(d->key_throttles);
+	values[7] = Int64GetDatum(d->growths);
 	PG_RETURN_DATUM(HeapTupleGetDatum(heap_form_tuple(BlessTupleDesc(desc), values, nulls)));
 }
 
@@ -143,6 +149,16 @@ column_texts(ShardTable *t, Jsonb *values)
 	return texts;
 }
 
+/* A group of requests on the connection of foreign table t. */
+static DdbGroup *
+key_group(ShardTable *t)
+{
+	DdbConn    *conn = shard_get_connection(GetForeignTable(t->relid)->serverid,
+											GetUserId());
+
+	return ddb_group_create(conn, conn->server->max_concurrency);
+}
+
 /*
  * shard_fdw_key(ftable regclass, values jsonb) returns (shard, partition_key,
  * sort_key): where a row with these column values would be written.  With
@@ -173,9 +189,20 @@ shard_fdw_key(PG_FUNCTION_ARGS)
 				(long) pg_prng_uint64_range(&pg_global_prng_state, 0, t->shards - 1);
 			break;
 		case SHARD_DYNAMIC:
-			ereport(ERROR,
-					(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
-					 errmsg("shard_strategy \"dynamic\" is not supported yet")));
+			{
+				char	   *base = route_partition_key(t, texts, 0, true, err, sizeof(err));
+				DynamicMeta meta;
+
+				if (base == NULL)
+					ereport(ERROR,
+							(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+							 errmsg("cannot build the base key: %s", err)));
+				meta = dynamic_meta(t, key_group(t), base, true, false);
+				shard = t->shard_base +
+					(long) pg_prng_uint64_range(&pg_global_prng_state, 0,
+												Max(meta.shards, 1) - 1);
+				break;
+			}
 		default:
 			shard = route_shard(t, texts);
 			if (shard < 0)
@@ -231,7 +258,6 @@ shard_fdw_shard_counts(PG_FUNCTION_ARGS)
 	const char **texts = column_texts(t, PG_GETARG_JSONB_P(1));
 	List	   *shards;
 	ListCell   *lc;
-	DdbConn    *conn;
 	DdbGroup   *group;
 	int			n;
 	int64	   *counts;
@@ -240,16 +266,24 @@ shard_fdw_shard_counts(PG_FUNCTION_ARGS)
 	int			i = 0;
 
 	InitMaterializedSRF(fcinfo, 0);
+	group = key_group(t);
 	if (t->strategy == SHARD_DYNAMIC)
-		ereport(ERROR,
-				(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
-				 errmsg("shard_strategy \"dynamic\" is not supported yet")));
-	shards = route_read_shards(t, (const char *const *) texts, t->shards);
+	{
+		char		err[256];
+		char	   *base = route_partition_key(t, texts, 0, true, err, sizeof(err));
+
+		if (base == NULL)
+			ereport(ERROR,
+					(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+					 errmsg("cannot build the base key: %s", err)));
+		shards = route_read_shards(t, (const char *const *) texts,
+								   dynamic_meta(t, group, base, true, false).max_shards_ever);
+	}
+	else
+		shards = route_read_shards(t, (const char *const *) texts, t->shards);
 	n = list_length(shards);
 	counts = palloc0(sizeof(int64) * n);
 	keys = palloc0(sizeof(char *) * n);
-	conn = shard_get_connection(GetForeignTable(t->relid)->serverid, GetUserId());
-	group = ddb_group_create(conn, conn->server->max_concurrency);
 	foreach(lc, shards)
 	{
 		char		err[256];
@@ -414,4 +448,68 @@ shard_fdw_range_boundaries(PG_FUNCTION_ARGS)
 			bounds[nbounds++] = CStringGetTextDatum(cut);
 	}
 	PG_RETURN_ARRAYTYPE_P(construct_array(bounds, nbounds, TEXTOID, -1, false, TYPALIGN_INT));
+}
+
+/*
+ * shard_fdw_metadata(ftable regclass, column_values jsonb) returns
+ * (base_key, number_of_shards, last_updated, shard_history): the dynamic
+ * sharding metadata item of one logical key, read afresh; no row when the
+ * key has none.
+ */
+Datum
+shard_fdw_metadata(PG_FUNCTION_ARGS)
+{
+	ReturnSetInfo *rsinfo = (ReturnSetInfo *) fcinfo->resultinfo;
+	ShardTable *t = shard_get_table(PG_GETARG_OID(0), true);
+	const char **texts = column_texts(t, PG_GETARG_JSONB_P(1));
+	char		err[256];
+	char	   *base;
+	Buf			body;
+	JsonWriter	w;
+	const DdbJson *item;
+	const DdbJson *history;
+	Datum		values[4];
+	bool		nulls[4] = {0};
+	Datum	   *entries;
+	int			n = 0;
+
+	InitMaterializedSRF(fcinfo, 0);
+	if (t->strategy != SHARD_DYNAMIC)
+		ereport(ERROR,
+				(errcode(ERRCODE_WRONG_OBJECT_TYPE),
+				 errmsg("foreign table \"%s\" is not sharded dynamically", t->relname)));
+	base = route_partition_key(t, texts, 0, true, err, sizeof(err));
+	if (base == NULL)
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("cannot build the base key: %s", err)));
+	buf_init(&body);
+	jw_init(&w, &body);
+	jw_begin_object(&w);
+	jw_key(&w, "TableName");
+	jw_cstring(&w, t->metadata_table);
+	jw_key(&w, "Key");
+	jw_begin_object(&w);
+	jw_key(&w, t->metadata_key);
+	jw_begin_object(&w);
+	jw_key(&w, "S");
+	jw_cstring(&w, base);
+	jw_end_object(&w);
+	jw_end_object(&w);
+	jw_key(&w, "ConsistentRead");
+	jw_bool(&w, true);
+	jw_end_object(&w);
+	item = ddbjson_get(ddb_call(key_group(t), "GetItem", body.data, body.len), "Item");
+	if (item == NULL)
+		return (Datum) 0;
+	history = ddbjson_get(ddbjson_get(item, "shard_history"), "SS");
+	entries = palloc(sizeof(Datum) * Max(history ? history->n : 0, 1));
+	for (int i = 0; history && history->kind == DJ_ARRAY && i < history->n; i++)
+		entries[n++] = CStringGetTextDatum(history->elems[i].str);
+	values[0] = CStringGetTextDatum(base);
+	values[1] = Int32GetDatum(atoi(codec_av_text(ddbjson_get(item, "number_of_shards"))));
+	values[2] = Int64GetDatum(strtoll(codec_av_text(ddbjson_get(item, "last_updated")), NULL, 10));
+	values[3] = PointerGetDatum(construct_array(entries, n, TEXTOID, -1, false, TYPALIGN_INT));
+	tuplestore_putvalues(rsinfo->setResult, rsinfo->setDesc, values, nulls);
+	return (Datum) 0;
 }

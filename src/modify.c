@@ -46,6 +46,8 @@ typedef struct ModifyState
 	DdbGroup   *group;
 	bool		do_nothing;
 	bool		pipelined;		/* COPY: rows sent without waiting */
+	char	   *dyn_base;		/* dynamic: the base key of the last row */
+	DynamicMeta dyn_meta;		/* ... and the metadata it was placed by */
 	AttrNumber	ctid_attno;		/* UPDATE, DELETE: junk columns */
 	AttrNumber *key_attnos;		/* by column index, 0 when none */
 	int			in_flight;		/* pipelined rows not yet judged */
@@ -270,10 +272,23 @@ row_shard(ModifyState *ms, TupleTableSlot *slot)
 			return t->shard_base +
 				(long) pg_prng_uint64_range(&pg_global_prng_state, 0, t->shards - 1);
 		case SHARD_DYNAMIC:
-			ereport(ERROR,
-					(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
-					 errmsg("writing to foreign table \"%s\" with shard_strategy \"dynamic\" is not supported yet",
-							t->relname)));
+			{
+				const char **texts = template_values(ms, &t->pk, slot);
+				Buf			base;
+				char		err[256];
+
+				buf_init(&base);
+				if (!keyfmt_render_base(t->pk.template, texts, &base, err, sizeof(err)))
+					ereport(ERROR,
+							(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+							 errmsg("cannot build the base key of a row of foreign table \"%s\": %s",
+									t->relname, err)));
+				ms->dyn_base = base.data;
+				ms->dyn_meta = dynamic_meta(t, ms->group, base.data, false, true);
+				return t->shard_base +
+					(long) pg_prng_uint64_range(&pg_global_prng_state, 0,
+												ms->dyn_meta.shards - 1);
+			}
 		case SHARD_CALCULATED:
 		case SHARD_RANGE:
 			break;
@@ -564,6 +579,44 @@ judge_all(ModifyState *ms)
 	pfree(done);
 }
 
+/* True when a finished write was throttled for its key or without reasons. */
+static bool
+key_throttled(DdbRequest *req)
+{
+	return req->key_throttled ||
+		(req->status == DDB_FAILED && req->error_type &&
+		 strcmp(req->error_type, "ProvisionedThroughputExceededException") == 0);
+}
+
+/*
+ * Write a row of a dynamically sharded table and wait: into a random shard
+ * of its key's current count; when DynamoDB throttles the key, the shard
+ * count grows (dynamic_grow) and a row that could not be written is
+ * written again into the larger space.  Throttles are retried only twice
+ * before that, so that the table grows instead of waiting.
+ */
+static DdbRequest *
+put_dynamic(ModifyState *ms, TupleTableSlot *slot)
+{
+	for (int round = 0;; round++)
+	{
+		char	   *pk;
+		char	   *sk;
+		char	   *item = item_json(ms, slot, &pk, &sk);
+		DynamicMeta seen = ms->dyn_meta;
+		DdbRequest *req = send_put(ms, item, NULL);
+
+		req->max_retries = Min(req->max_retries, 2);
+		ddb_wait_for(req);
+		if (!key_throttled(req))
+			return req;
+		ms->dyn_meta = dynamic_grow(ms->t, ms->group, ms->dyn_base, seen);
+		if (req->status == DDB_OK || round >= 20)
+			return req;
+		ddb_request_free(req);
+	}
+}
+
 /* Push the error context of a modify; pop it with pop_context. */
 static void
 push_context(ModifyState *ms, ErrorContextCallback *cb)
@@ -602,8 +655,11 @@ shard_exec_insert(EState *estate, ResultRelInfo *rinfo, TupleTableSlot *slot,
 	push_context(ms, &cb);
 	MemoryContextReset(ms->rowcxt);
 	old = MemoryContextSwitchTo(ms->rowcxt);
-	req = send_put(ms, item_json(ms, slot, &pk, &sk), NULL);
-	if (ms->pipelined)
+	if (ms->t->strategy == SHARD_DYNAMIC)
+		req = put_dynamic(ms, slot);
+	else
+		req = send_put(ms, item_json(ms, slot, &pk, &sk), NULL);
+	if (ms->pipelined && ms->t->strategy != SHARD_DYNAMIC)
 	{
 		if (++ms->in_flight >= 2 * ms->conn->server->max_concurrency)
 		{
@@ -613,7 +669,8 @@ shard_exec_insert(EState *estate, ResultRelInfo *rinfo, TupleTableSlot *slot,
 	}
 	else
 	{
-		ddb_wait_for(req);
+		if (ms->t->strategy != SHARD_DYNAMIC)
+			ddb_wait_for(req);
 		if (!put_done(ms, req))
 			result = NULL;
 	}
@@ -624,14 +681,15 @@ shard_exec_insert(EState *estate, ResultRelInfo *rinfo, TupleTableSlot *slot,
 
 /*
  * GetForeignModifyBatchSize: batch_size rows at a time, unless RETURNING
- * or row triggers need each row back at once.
+ * or row triggers need each row back at once, or the table is sharded
+ * dynamically (each row may have to be written again after growth).
  */
 int
 shard_batch_size(ResultRelInfo *rinfo)
 {
 	ShardTable *t = shard_get_table(RelationGetRelid(rinfo->ri_RelationDesc), false);
 
-	if (rinfo->ri_projectReturning != NULL ||
+	if (rinfo->ri_projectReturning != NULL || t->strategy == SHARD_DYNAMIC ||
 		(rinfo->ri_TrigDesc &&
 		 (rinfo->ri_TrigDesc->trig_insert_before_row ||
 		  rinfo->ri_TrigDesc->trig_insert_after_row)))

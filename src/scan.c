@@ -1058,11 +1058,18 @@ partition_streams(ShardScanState *ss, const char **texts)
 	List	   *shards;
 
 	if (t->strategy == SHARD_DYNAMIC)
-		ereport(ERROR,
-				(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
-				 errmsg("reading foreign table \"%s\" with shard_strategy \"dynamic\" is not supported yet",
-						t->relname)));
-	shards = route_read_shards(t, texts, t->shards);
+	{
+		/* every shard the key ever had, as its shard_history records */
+		char	   *base = route_partition_key(t, texts, 0, true, err, sizeof(err));
+		DynamicMeta meta;
+
+		if (base == NULL)
+			return NIL;
+		meta = dynamic_meta(t, ss->group, base, false, false);
+		shards = route_read_shards(t, texts, meta.max_shards_ever);
+	}
+	else
+		shards = route_read_shards(t, texts, t->shards);
 	foreach(lc, shards)
 	{
 		Stream	   *s = palloc0(sizeof(Stream));
@@ -1373,8 +1380,9 @@ shards_text(ShardScanState *ss)
 		return psprintf("1 of %d (%s on %s)", t->shards,
 						t->strategy == SHARD_CALCULATED ? "calculated" : "range",
 						t->strategy == SHARD_CALCULATED ? shardhash_name(t->hash) : "boundaries");
-	return psprintf("%d%s", t->strategy == SHARD_DYNAMIC ? t->max_shards : t->shards,
-					t->legacy_unsharded ? " + unsharded key" : "");
+	if (t->strategy == SHARD_DYNAMIC)
+		return "every shard in the key's shard_history (dynamic)";
+	return psprintf("%d%s", t->shards, t->legacy_unsharded ? " + unsharded key" : "");
 }
 
 /* ExplainForeignScan: what goes to DynamoDB, and with ANALYZE what it cost. */

@@ -227,6 +227,7 @@ typedef struct DdbRequest
 	size_t		body_len;
 	void	   *owner;			/* the caller's back-pointer */
 	bool		idempotent;		/* false for conditional writes */
+	int			max_retries;	/* the server's, unless the caller lowers it */
 
 	DdbStatus	status;
 	DdbJson    *response;		/* parsed body once DDB_OK */
@@ -276,6 +277,32 @@ extern char *route_partition_key(ShardTable *t, const char *const *values,
 								 long shard, bool base, char *err, size_t errlen);
 extern List *route_read_shards(ShardTable *t, const char *const *values,
 							   int known_shards);
+
+/* ---------------------------------------------------------------------
+ * in dynamic.c
+ * ---------------------------------------------------------------------
+ */
+
+/* The shard metadata of one base key, as seed 000 stores it. */
+typedef struct DynamicMeta
+{
+	int			shards;			/* number_of_shards; 0: no metadata */
+	int64		last_updated;	/* epoch seconds */
+	int			max_shards_ever;	/* the largest count in shard_history */
+} DynamicMeta;
+
+typedef struct DynamicStats
+{
+	int64		keys_created;
+	int64		key_throttles;
+	int64		growths;
+} DynamicStats;
+
+extern DynamicMeta dynamic_meta(ShardTable *t, DdbGroup *group, const char *base,
+								bool refresh, bool create);
+extern DynamicMeta dynamic_grow(ShardTable *t, DdbGroup *group, const char *base,
+								DynamicMeta seen);
+extern const DynamicStats *dynamic_backend_stats(void);
 
 /* ---------------------------------------------------------------------
  * in codec.c

@@ -301,6 +301,7 @@ ddb_request_create(DdbGroup *group, const char *action,
 	req->body[len] = '\0';
 	req->body_len = len;
 	req->idempotent = true;
+	req->max_retries = group->conn->server->max_retries;
 	req->status = DDB_QUEUED;
 	return req;
 }
@@ -811,7 +812,7 @@ attempt_done(DdbTransport *t, DdbAttempt *a, CURLcode code)
 		finish(req, req->response ? DDB_OK : DDB_FAILED);
 		return;
 	}
-	if (req->attempts > t->conn->server->max_retries ||
+	if (req->attempts > req->max_retries ||
 		TimestampDifferenceExceeds(req->first_attempt_at, GetCurrentTimestamp(),
 								   (int) Min(t->conn->server->request_timeout_ms, INT_MAX)))
 	{

@@ -1,0 +1,74 @@
+-- Dynamic sharding (seed 000): the metadata table, a new key starting with
+-- one shard, growth when DynamoDB throttles the key, and reads of every
+-- shard the key ever had.
+\getenv endpoint SHARD_FDW_ENDPOINT
+\getenv akid SHARD_FDW_ACCESS_KEY
+\getenv secret SHARD_FDW_SECRET_KEY
+CREATE SERVER ddb FOREIGN DATA WRAPPER shard_fdw OPTIONS (endpoint :'endpoint');
+CREATE USER MAPPING FOR CURRENT_USER SERVER ddb
+  OPTIONS (access_key_id :'akid', secret_access_key :'secret');
+SELECT shard_fdw_request('ddb', 'CreateTable', '{
+  "TableName": "audit_log", "BillingMode": "PAY_PER_REQUEST",
+  "KeySchema": [{"AttributeName": "pk", "KeyType": "HASH"},
+                {"AttributeName": "ts", "KeyType": "RANGE"}],
+  "AttributeDefinitions": [{"AttributeName": "pk", "AttributeType": "S"},
+                           {"AttributeName": "ts", "AttributeType": "N"}]
+}') #>> '{TableDescription,TableStatus}' AS status;
+SELECT shard_fdw_request('ddb', 'CreateTable', '{
+  "TableName": "audit_shards", "BillingMode": "PAY_PER_REQUEST",
+  "KeySchema": [{"AttributeName": "file_path", "KeyType": "HASH"}],
+  "AttributeDefinitions": [{"AttributeName": "file_path", "AttributeType": "S"}]
+}') #>> '{TableDescription,TableStatus}' AS status;
+CREATE FOREIGN TABLE audit (file_path text, ts bigint, who text)
+  SERVER ddb OPTIONS (table 'audit_log',
+    partition_key 'pk', partition_key_format '{file_path}_{shard}', sort_key 'ts',
+    shard_strategy 'dynamic', metadata_table 'audit_shards', metadata_key 'file_path',
+    cooldown_s '0', max_shards '4', metadata_cache_ms '0');
+
+-- a new key: its metadata item is created with one shard
+INSERT INTO audit VALUES ('/shared/firetvGen2.txt', 123456789101, 'ann');
+SELECT base_key, number_of_shards, last_updated > 1500000000 AS recent,
+       array_length(shard_history, 1) AS history,
+       shard_history[1] = last_updated || ':1' AS history_entry
+  FROM shard_fdw_metadata('audit', '{"file_path": "/shared/firetvGen2.txt"}');
+SELECT jsonb_object_keys(shard_fdw_request('ddb', 'GetItem', '{"TableName": "audit_shards",
+  "Key": {"file_path": {"S": "/shared/firetvGen2.txt"}}}') -> 'Item') AS attribute ORDER BY 1;
+SELECT shard_fdw_request('ddb', 'GetItem', '{"TableName": "audit_log",
+  "Key": {"pk": {"S": "/shared/firetvGen2.txt_1"}, "ts": {"N": "123456789101"}}}') #>> '{Item,who,S}' AS in_shard_1;
+
+-- DynamoDB throttles the key (a KeyRangeThroughputExceeded reason): the
+-- count doubles and the row is written into the larger space
+\! curl -s -o /dev/null -X POST "$SHARD_FDW_PROXY/faults" -d '{"kind": "throttle", "action": "PutItem", "table": "audit_log", "count": 3, "reasons": ["TableWriteKeyRangeThroughputExceeded"]}'
+INSERT INTO audit VALUES ('/shared/firetvGen2.txt', 123456789102, 'bob');
+SELECT number_of_shards, array_length(shard_history, 1) AS history
+  FROM shard_fdw_metadata('audit', '{"file_path": "/shared/firetvGen2.txt"}');
+SELECT metadata_created, key_throttles, shard_growths FROM shard_fdw_stats();
+-- a table-level throttle only backs off
+\! curl -s -o /dev/null -X POST "$SHARD_FDW_PROXY/faults" -d '{"kind": "throttle", "action": "PutItem", "table": "audit_log", "count": 2, "reasons": ["TableWriteProvisionedThroughputExceeded"]}'
+INSERT INTO audit VALUES ('/shared/firetvGen2.txt', 123456789103, 'cy');
+SELECT number_of_shards FROM shard_fdw_metadata('audit', '{"file_path": "/shared/firetvGen2.txt"}');
+-- throttles without reasons that the retries cannot clear count as the key's
+\! curl -s -o /dev/null -X POST "$SHARD_FDW_PROXY/faults" -d '{"kind": "throttle", "action": "PutItem", "table": "audit_log", "count": 3}'
+INSERT INTO audit VALUES ('/shared/firetvGen2.txt', 123456789104, 'di');
+SELECT number_of_shards, array_length(shard_history, 1) AS history
+  FROM shard_fdw_metadata('audit', '{"file_path": "/shared/firetvGen2.txt"}');
+-- max_shards caps growth
+\! curl -s -o /dev/null -X POST "$SHARD_FDW_PROXY/faults" -d '{"kind": "throttle", "action": "PutItem", "table": "audit_log", "count": 3, "reasons": ["TableWriteKeyRangeThroughputExceeded"]}'
+INSERT INTO audit VALUES ('/shared/firetvGen2.txt', 123456789105, 'ed');
+SELECT number_of_shards FROM shard_fdw_metadata('audit', '{"file_path": "/shared/firetvGen2.txt"}');
+
+-- readers query every shard the history names: nothing missed
+EXPLAIN (COSTS OFF) SELECT ts, who FROM audit WHERE file_path = '/shared/firetvGen2.txt';
+SELECT ts, who FROM audit WHERE file_path = '/shared/firetvGen2.txt' ORDER BY ts;
+EXPLAIN (ANALYZE, COSTS OFF, TIMING OFF, SUMMARY OFF)
+  SELECT ts, who FROM audit WHERE file_path = '/shared/firetvGen2.txt';
+-- a key nobody wrote has no metadata and no rows
+SELECT count(*) FROM audit WHERE file_path = '/never/written';
+SELECT count(*) FROM shard_fdw_metadata('audit', '{"file_path": "/never/written"}');
+
+DROP FOREIGN TABLE audit;
+SELECT shard_fdw_request('ddb', 'DeleteTable', '{"TableName": "audit_log"}')
+  #>> '{TableDescription,TableName}' AS deleted;
+SELECT shard_fdw_request('ddb', 'DeleteTable', '{"TableName": "audit_shards"}')
+  #>> '{TableDescription,TableName}' AS deleted;
+DROP SERVER ddb CASCADE;
