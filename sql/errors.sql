@@ -1,12 +1,7 @@
 -- DynamoDB errors and transport faults (injected by the test proxy):
 -- retried when they may pass, reported clearly when they do not.
-\getenv endpoint SHARD_FDW_ENDPOINT
-\getenv akid SHARD_FDW_ACCESS_KEY
-\getenv secret SHARD_FDW_SECRET_KEY
-CREATE SERVER ddb FOREIGN DATA WRAPPER shard_fdw
-  OPTIONS (endpoint :'endpoint', max_retries '3');
-CREATE USER MAPPING FOR CURRENT_USER SERVER ddb
-  OPTIONS (access_key_id :'akid', secret_access_key :'secret');
+\ir sql/include/server.sql
+ALTER SERVER ddb OPTIONS (ADD max_retries '3');
 SELECT shard_fdw_request('ddb', 'CreateTable', '{
   "TableName": "errors_tab", "BillingMode": "PAY_PER_REQUEST",
   "KeySchema": [{"AttributeName": "k", "KeyType": "HASH"}],

@@ -1,12 +1,7 @@
 -- Writing rows: a conditional PutItem per row, duplicates refused as unique
 -- violations, ON CONFLICT DO NOTHING, upserts, COPY, key templates, and bad
 -- rows refused before anything is sent.
-\getenv endpoint SHARD_FDW_ENDPOINT
-\getenv akid SHARD_FDW_ACCESS_KEY
-\getenv secret SHARD_FDW_SECRET_KEY
-CREATE SERVER ddb FOREIGN DATA WRAPPER shard_fdw OPTIONS (endpoint :'endpoint');
-CREATE USER MAPPING FOR CURRENT_USER SERVER ddb
-  OPTIONS (access_key_id :'akid', secret_access_key :'secret');
+\ir sql/include/server.sql
 SELECT shard_fdw_request('ddb', 'CreateTable', '{
   "TableName": "users_tab", "BillingMode": "PAY_PER_REQUEST",
   "KeySchema": [{"AttributeName": "pk", "KeyType": "HASH"},

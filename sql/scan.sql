@@ -1,12 +1,7 @@
 -- Reading an unsharded table: Scan without a key condition, Query when the
 -- partition key is fixed, only the needed attributes asked for, and pages
 -- followed to the end.
-\getenv endpoint SHARD_FDW_ENDPOINT
-\getenv akid SHARD_FDW_ACCESS_KEY
-\getenv secret SHARD_FDW_SECRET_KEY
-CREATE SERVER ddb FOREIGN DATA WRAPPER shard_fdw OPTIONS (endpoint :'endpoint');
-CREATE USER MAPPING FOR CURRENT_USER SERVER ddb
-  OPTIONS (access_key_id :'akid', secret_access_key :'secret');
+\ir sql/include/server.sql
 SELECT shard_fdw_request('ddb', 'CreateTable', '{
   "TableName": "scan_tab", "BillingMode": "PAY_PER_REQUEST",
   "KeySchema": [{"AttributeName": "game", "KeyType": "HASH"},

@@ -1,11 +1,6 @@
 -- Sharded tables: the leaderboard of seed 002 (calculated shards), random
 -- and range shards, legacy unsharded items, indexes and joins.
-\getenv endpoint SHARD_FDW_ENDPOINT
-\getenv akid SHARD_FDW_ACCESS_KEY
-\getenv secret SHARD_FDW_SECRET_KEY
-CREATE SERVER ddb FOREIGN DATA WRAPPER shard_fdw OPTIONS (endpoint :'endpoint');
-CREATE USER MAPPING FOR CURRENT_USER SERVER ddb
-  OPTIONS (access_key_id :'akid', secret_access_key :'secret');
+\ir sql/include/server.sql
 SELECT shard_fdw_request('ddb', 'CreateTable', '{
   "TableName": "Leaderboards", "BillingMode": "PAY_PER_REQUEST",
   "KeySchema": [{"AttributeName": "pk", "KeyType": "HASH"},

@@ -1,12 +1,7 @@
 -- Tools for the people who run shard_fdw: where a row goes, how a logical
 -- key's items spread over its shards, how many shards a load needs, and
 -- range boundaries from a sample.
-\getenv endpoint SHARD_FDW_ENDPOINT
-\getenv akid SHARD_FDW_ACCESS_KEY
-\getenv secret SHARD_FDW_SECRET_KEY
-CREATE SERVER ddb FOREIGN DATA WRAPPER shard_fdw OPTIONS (endpoint :'endpoint');
-CREATE USER MAPPING FOR CURRENT_USER SERVER ddb
-  OPTIONS (access_key_id :'akid', secret_access_key :'secret');
+\ir sql/include/server.sql
 SELECT shard_fdw_request('ddb', 'CreateTable', '{
   "TableName": "tools_tab", "BillingMode": "PAY_PER_REQUEST",
   "KeySchema": [{"AttributeName": "pk", "KeyType": "HASH"},

@@ -1,11 +1,6 @@
 -- Every type of the mapping, written through the foreign table, read back
 -- unchanged, and stored as the DynamoDB type the design names.
-\getenv endpoint SHARD_FDW_ENDPOINT
-\getenv akid SHARD_FDW_ACCESS_KEY
-\getenv secret SHARD_FDW_SECRET_KEY
-CREATE SERVER ddb FOREIGN DATA WRAPPER shard_fdw OPTIONS (endpoint :'endpoint');
-CREATE USER MAPPING FOR CURRENT_USER SERVER ddb
-  OPTIONS (access_key_id :'akid', secret_access_key :'secret');
+\ir sql/include/server.sql
 
 SELECT shard_fdw_request('ddb', 'CreateTable', '{
   "TableName": "types_tab", "BillingMode": "PAY_PER_REQUEST",

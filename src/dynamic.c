@@ -123,9 +123,12 @@ parse_meta(const DdbJson *item, DynamicMeta *meta)
 	return true;
 }
 
-/* GetItem the metadata of base (strongly consistent). */
-static bool
-fetch_meta(ShardTable *t, DdbGroup *group, const char *base, DynamicMeta *meta)
+/*
+ * The metadata item of base key base, read strongly consistently, or NULL
+ * when there is none.  It lives as long as the group.
+ */
+const DdbJson *
+dynamic_meta_item(ShardTable *t, DdbGroup *group, const char *base)
 {
 	Buf			body;
 	JsonWriter	w;
@@ -140,8 +143,7 @@ fetch_meta(ShardTable *t, DdbGroup *group, const char *base, DynamicMeta *meta)
 	jw_key(&w, "ConsistentRead");
 	jw_bool(&w, true);
 	jw_end_object(&w);
-	return parse_meta(ddbjson_get(ddb_call(group, "GetItem", body.data, body.len), "Item"),
-					  meta);
+	return ddbjson_get(ddb_call(group, "GetItem", body.data, body.len), "Item");
 }
 
 /* Create the metadata of a new key, with one shard; false if it exists. */
@@ -183,10 +185,7 @@ create_meta(ShardTable *t, DdbGroup *group, const char *base)
 	jw_cstring(&w, t->metadata_key);
 	jw_end_object(&w);
 	jw_end_object(&w);
-	req = ddb_request_create(group, "PutItem", body.data, body.len);
-	req->idempotent = false;
-	ddb_submit(req);
-	ddb_wait_for(req);
+	req = ddb_run(group, "PutItem", body.data, body.len, false);
 	if (req->status == DDB_OK)
 	{
 		dynamic_stats.keys_created++;
@@ -216,7 +215,7 @@ dynamic_meta(ShardTable *t, DdbGroup *group, const char *base, bool refresh,
 		return entry->meta;
 	for (int tries = 0; tries < 3; tries++)
 	{
-		if (fetch_meta(t, group, base, &meta))
+		if (parse_meta(dynamic_meta_item(t, group, base), &meta))
 			break;
 		if (!create)
 			return meta;
@@ -297,10 +296,7 @@ dynamic_grow(ShardTable *t, DdbGroup *group, const char *base, DynamicMeta seen)
 	jw_raw(&w, text);
 	jw_end_object(&w);
 	jw_end_object(&w);
-	req = ddb_request_create(group, "UpdateItem", body.data, body.len);
-	req->idempotent = false;
-	ddb_submit(req);
-	ddb_wait_for(req);
+	req = ddb_run(group, "UpdateItem", body.data, body.len, false);
 	if (req->status == DDB_OK)
 		dynamic_stats.growths++;
 	else if (strcmp(req->error_type, "ConditionalCheckFailedException") != 0)

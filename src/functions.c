@@ -464,8 +464,6 @@ shard_fdw_metadata(PG_FUNCTION_ARGS)
 	const char **texts = column_texts(t, PG_GETARG_JSONB_P(1));
 	char		err[256];
 	char	   *base;
-	Buf			body;
-	JsonWriter	w;
 	const DdbJson *item;
 	const DdbJson *history;
 	Datum		values[4];
@@ -483,23 +481,7 @@ shard_fdw_metadata(PG_FUNCTION_ARGS)
 		ereport(ERROR,
 				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
 				 errmsg("cannot build the base key: %s", err)));
-	buf_init(&body);
-	jw_init(&w, &body);
-	jw_begin_object(&w);
-	jw_key(&w, "TableName");
-	jw_cstring(&w, t->metadata_table);
-	jw_key(&w, "Key");
-	jw_begin_object(&w);
-	jw_key(&w, t->metadata_key);
-	jw_begin_object(&w);
-	jw_key(&w, "S");
-	jw_cstring(&w, base);
-	jw_end_object(&w);
-	jw_end_object(&w);
-	jw_key(&w, "ConsistentRead");
-	jw_bool(&w, true);
-	jw_end_object(&w);
-	item = ddbjson_get(ddb_call(key_group(t), "GetItem", body.data, body.len), "Item");
+	item = dynamic_meta_item(t, key_group(t), base);
 	if (item == NULL)
 		return (Datum) 0;
 	history = ddbjson_get(ddbjson_get(item, "shard_history"), "SS");

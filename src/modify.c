@@ -1052,17 +1052,6 @@ move_body(ModifyState *ms, const char *old_pk, const char *old_sk,
 	return out.data;
 }
 
-/* Run a one-off request of the modify and wait for it. */
-static DdbRequest *
-run_request(ModifyState *ms, const char *action, const char *body, size_t len)
-{
-	DdbRequest *req = ddb_request_create(ms->group, action, body, len);
-
-	ddb_submit(req);
-	ddb_wait_for(req);
-	return req;
-}
-
 /*
  * ExecForeignUpdate: an UpdateItem when the key stays, a TransactWriteItems
  * that moves the item when a key column changes (e.g. a new score in seed
@@ -1092,7 +1081,7 @@ shard_exec_update(EState *estate, ResultRelInfo *rinfo, TupleTableSlot *slot,
 	if (strcmp(new_pk, old_pk) == 0 && (old_sk == NULL || strcmp(new_sk, old_sk) == 0))
 	{
 		body = update_body(ms, slot, old_pk, old_sk, &len);
-		req = run_request(ms, "UpdateItem", body, len);
+		req = ddb_run(ms->group, "UpdateItem", body, len, true);
 		if (req->status != DDB_OK)
 		{
 			if (strcmp(req->error_type, "ConditionalCheckFailedException") != 0)
@@ -1103,7 +1092,7 @@ shard_exec_update(EState *estate, ResultRelInfo *rinfo, TupleTableSlot *slot,
 	else
 	{
 		body = move_body(ms, old_pk, old_sk, item, &len);
-		req = run_request(ms, "TransactWriteItems", body, len);
+		req = ddb_run(ms->group, "TransactWriteItems", body, len, true);
 		if (req->status != DDB_OK)
 		{
 			if (strcmp(req->error_type, "TransactionCanceledException") != 0)
@@ -1176,7 +1165,7 @@ shard_exec_delete(EState *estate, ResultRelInfo *rinfo, TupleTableSlot *slot,
 	MemoryContextReset(ms->rowcxt);
 	old_key(ms, planSlot, &pk, &sk);
 	body = delete_body(ms, pk, sk, &len);
-	req = run_request(ms, "DeleteItem", body, len);
+	req = ddb_run(ms->group, "DeleteItem", body, len, true);
 	if (req->status != DDB_OK)
 		ddb_report_error(req);
 	item = ddbjson_get(req->response, "Attributes");

@@ -261,6 +261,8 @@ extern void ddb_submit(DdbRequest *req);
 extern void ddb_submit_after(DdbRequest *req, long delay_us);
 extern DdbRequest *ddb_wait_any(DdbGroup *group);
 extern void ddb_wait_for(DdbRequest *req);
+extern DdbRequest *ddb_run(DdbGroup *group, const char *action,
+						   const char *body, size_t len, bool idempotent);
 extern DdbJson *ddb_call(DdbGroup *group, const char *action,
 						 const char *body, size_t len);
 extern void ddb_report_error(DdbRequest *req) pg_attribute_noreturn();
@@ -302,6 +304,8 @@ extern DynamicMeta dynamic_meta(ShardTable *t, DdbGroup *group, const char *base
 								bool refresh, bool create);
 extern DynamicMeta dynamic_grow(ShardTable *t, DdbGroup *group, const char *base,
 								DynamicMeta seen);
+extern const DdbJson *dynamic_meta_item(ShardTable *t, DdbGroup *group,
+										const char *base);
 extern const DynamicStats *dynamic_backend_stats(void);
 
 /* ---------------------------------------------------------------------

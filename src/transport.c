@@ -903,16 +903,32 @@ ddb_wait_for(DdbRequest *req)
 }
 
 /*
+ * Run one request to completion and return it, succeeded or failed; the
+ * caller judges it and frees it (or leaves it to the group).  idempotent
+ * is false for conditional writes, whose failed attempts may have been
+ * applied.
+ */
+DdbRequest *
+ddb_run(DdbGroup *group, const char *action, const char *body, size_t len,
+		bool idempotent)
+{
+	DdbRequest *req = ddb_request_create(group, action, body, len);
+
+	req->idempotent = idempotent;
+	ddb_submit(req);
+	ddb_wait_for(req);
+	return req;
+}
+
+/*
  * Run one request to completion and return its parsed response, which
  * lives as long as the group; errors out when it fails.
  */
 DdbJson *
 ddb_call(DdbGroup *group, const char *action, const char *body, size_t len)
 {
-	DdbRequest *req = ddb_request_create(group, action, body, len);
+	DdbRequest *req = ddb_run(group, action, body, len, true);
 
-	ddb_submit(req);
-	ddb_wait_for(req);
 	if (req->status != DDB_OK)
 		ddb_report_error(req);
 	return req->response;
