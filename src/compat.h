@@ -45,4 +45,46 @@
 							(private))
 #endif
 
+/*
+ * PostgreSQL 15 added the pg_prng generator, Boolean nodes and
+ * InitMaterializedSRF; older versions get stand-ins.
+ */
+#if PG_VERSION_NUM >= 150000
+#include "common/pg_prng.h"
+#else
+#include "funcapi.h"
+#include "miscadmin.h"
+#include "nodes/value.h"
+#include "utils/tuplestore.h"
+
+#define pg_prng_double(state) \
+	((double) random() / ((double) MAX_RANDOM_VALUE + 1.0))
+#define pg_prng_uint64_range(state, lo, hi) \
+	((uint64) (lo) + (uint64) random() % ((uint64) (hi) - (uint64) (lo) + 1))
+#define makeBoolean(b) makeInteger((b) ? 1 : 0)
+#define boolVal(v) (intVal(v) != 0)
+
+/* Set up a function returning a set in materialize mode. */
+static inline void
+InitMaterializedSRF(FunctionCallInfo fcinfo, int flags)
+{
+	ReturnSetInfo *rsinfo = (ReturnSetInfo *) fcinfo->resultinfo;
+	MemoryContext old;
+	TupleDesc	desc;
+
+	if (rsinfo == NULL || !IsA(rsinfo, ReturnSetInfo) ||
+		!(rsinfo->allowedModes & SFRM_Materialize))
+		ereport(ERROR,
+				(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
+				 errmsg("set-valued function called in context that cannot accept a set")));
+	old = MemoryContextSwitchTo(rsinfo->econtext->ecxt_per_query_memory);
+	if (get_call_result_type(fcinfo, NULL, &desc) != TYPEFUNC_COMPOSITE)
+		elog(ERROR, "return type must be a row type");
+	rsinfo->returnMode = SFRM_Materialize;
+	rsinfo->setResult = tuplestore_begin_heap(true, false, work_mem);
+	rsinfo->setDesc = desc;
+	MemoryContextSwitchTo(old);
+}
+#endif
+
 #endif							/* SHARD_FDW_COMPAT_H */

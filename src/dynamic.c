@@ -19,7 +19,6 @@
 
 #include <time.h>
 
-#include "common/pg_prng.h"
 #include "miscadmin.h"
 #include "utils/hsearch.h"
 #include "utils/memutils.h"

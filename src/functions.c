@@ -18,7 +18,6 @@
 #include "utils/builtins.h"
 #include "utils/jsonb.h"
 #include "utils/lsyscache.h"
-#include "common/pg_prng.h"
 #include "mb/pg_wchar.h"
 #include "utils/array.h"
 #include <math.h>

@@ -13,7 +13,6 @@
 #include "shard_fdw.h"
 
 #include "access/table.h"
-#include "common/pg_prng.h"
 #include "commands/explain.h"
 #include "executor/executor.h"
 #include "miscadmin.h"

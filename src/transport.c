@@ -23,7 +23,6 @@
 #include <zlib.h>
 
 #include "access/xact.h"
-#include "common/pg_prng.h"
 #include "miscadmin.h"
 #include "utils/memutils.h"
 
