@@ -33,7 +33,6 @@
  *-------------------------------------------------------------------------
  */
 #include <limits.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -56,28 +55,6 @@ static const char b64_alphabet[] =
 "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
 
 static bool walk_value(Walk *wk, struct json_object *jo, DdbJson *out);
-
-
-/*
- * Write a one-line error message into err.
- *
- * Does nothing when the caller gave no room for one.
- */
-static void
-set_error(char *err, size_t errlen, const char *fmt,...)
-__attribute__((format(printf, 3, 4)));
-
-static void
-set_error(char *err, size_t errlen, const char *fmt,...)
-{
-	va_list		args;
-
-	if (err == NULL || errlen == 0)
-		return;
-	va_start(args, fmt);
-	vsnprintf(err, errlen, fmt, args);
-	va_end(args);
-}
 
 /*
  * Release the storage of a tree that ddbjson_parse gives up on.
@@ -111,7 +88,7 @@ release_tree(DdbJson *v)
 static bool
 walk_fail(Walk *wk, const char *what)
 {
-	set_error(wk->err, wk->errlen, "%s at byte %zu", what, wk->pos);
+	sfdw_set_error(wk->err, wk->errlen, "%s at byte %zu", what, wk->pos);
 	return false;
 }
 
@@ -126,7 +103,7 @@ walk_fail(Walk *wk, const char *what)
 static bool
 walk_mismatch(Walk *wk)
 {
-	set_error(wk->err, wk->errlen,
+	sfdw_set_error(wk->err, wk->errlen,
 			  "duplicate object member name near byte %zu", wk->pos);
 	return false;
 }
@@ -416,20 +393,20 @@ ddbjson_parse(const char *text, size_t len, char *err, size_t errlen)
 
 	if (len > INT_MAX)
 	{
-		set_error(err, errlen, "JSON text of %zu bytes is too large", len);
+		sfdw_set_error(err, errlen, "JSON text of %zu bytes is too large", len);
 		return NULL;
 	}
 	nul = memchr(text, '\0', len);
 	if (nul != NULL)
 	{
-		set_error(err, errlen, "unexpected NUL byte at byte %zu",
+		sfdw_set_error(err, errlen, "unexpected NUL byte at byte %zu",
 				  (size_t) (nul - text));
 		return NULL;
 	}
 	tok = json_tokener_new();
 	if (tok == NULL)
 	{
-		set_error(err, errlen, "out of memory");
+		sfdw_set_error(err, errlen, "out of memory");
 		return NULL;
 	}
 	json_tokener_set_flags(tok, JSON_TOKENER_STRICT);
@@ -452,7 +429,7 @@ ddbjson_parse(const char *text, size_t len, char *err, size_t errlen)
 		if (jerr != json_tokener_success)
 		{
 			json_tokener_free(tok);
-			set_error(err, errlen, "unexpected end of data at byte %zu", len);
+			sfdw_set_error(err, errlen, "unexpected end of data at byte %zu", len);
 			return NULL;
 		}
 	}
@@ -461,7 +438,7 @@ ddbjson_parse(const char *text, size_t len, char *err, size_t errlen)
 		size_t		at = json_tokener_get_parse_end(tok);
 
 		json_tokener_free(tok);
-		set_error(err, errlen, "%s at byte %zu",
+		sfdw_set_error(err, errlen, "%s at byte %zu",
 				  json_tokener_error_desc(jerr), at);
 		return NULL;
 	}

@@ -12,7 +12,6 @@
  *
  *-------------------------------------------------------------------------
  */
-#include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -21,42 +20,7 @@
 /* {shard} spans are limited to this many digits, so that they fit a long. */
 #define SHARD_MAX_DIGITS 18
 
-static void set_err(char *err, size_t errlen, const char *fmt,...)
-			__attribute__((format(printf, 3, 4)));
 
-/*
- * Write a formatted message into err.  When the message does not fit, it is
- * cut at a UTF-8 character boundary, so that the caller can hand it on as
- * text.
- */
-static void
-set_err(char *err, size_t errlen, const char *fmt,...)
-{
-	va_list		args;
-	int			n;
-	size_t		end;
-
-	if (err == NULL || errlen == 0)
-		return;
-	va_start(args, fmt);
-	n = vsnprintf(err, errlen, fmt, args);
-	va_end(args);
-	if (n < 0 || (size_t) n < errlen)
-		return;
-
-	/* Drop a multibyte character that lost its tail to the truncation. */
-	end = errlen - 1;
-	while (end > 0 && ((unsigned char) err[end - 1] & 0xC0) == 0x80)
-		end--;
-	if (end > 0 && ((unsigned char) err[end - 1] & 0x80) != 0)
-	{
-		unsigned char lead = (unsigned char) err[end - 1];
-		size_t		seqlen = lead >= 0xF0 ? 4 : lead >= 0xE0 ? 3 : 2;
-
-		if ((errlen - 1) - (end - 1) < seqlen)
-			err[end - 1] = '\0';
-	}
-}
 
 /* True when c is an ASCII digit (isdigit would depend on the locale). */
 static bool
@@ -106,7 +70,7 @@ parse_width(const char *name, const char *spec, size_t speclen, int *width,
 	}
 	if (w < 1 || w > KEYFMT_MAX_WIDTH)
 	{
-		set_err(err, errlen, "width of field \"%s\" must be between 1 and %d",
+		sfdw_set_error(err, errlen, "width of field \"%s\" must be between 1 and %d",
 				name, KEYFMT_MAX_WIDTH);
 		return false;
 	}
@@ -114,7 +78,7 @@ parse_width(const char *name, const char *spec, size_t speclen, int *width,
 	return true;
 
 bad:
-	set_err(err, errlen,
+	sfdw_set_error(err, errlen,
 			"field \"%s\" has unsupported format \"%.*s\" (only 0W, zero padding to width W, is supported)",
 			name, (int) speclen, spec);
 	return false;
@@ -140,12 +104,12 @@ parse_field(KeyTemplate *t, int *cap, bool *seen_shard, const char *text,
 	{
 		if (text[close] == '\0')
 		{
-			set_err(err, errlen, "unmatched \"{\" at position %zu", open + 1);
+			sfdw_set_error(err, errlen, "unmatched \"{\" at position %zu", open + 1);
 			return false;
 		}
 		if (text[close] == '{')
 		{
-			set_err(err, errlen, "unexpected \"{\" inside the field at position %zu",
+			sfdw_set_error(err, errlen, "unexpected \"{\" inside the field at position %zu",
 					open + 1);
 			return false;
 		}
@@ -159,7 +123,7 @@ parse_field(KeyTemplate *t, int *cap, bool *seen_shard, const char *text,
 		namelen = close - (open + 1);
 	if (namelen == 0)
 	{
-		set_err(err, errlen, "field at position %zu has an empty name", open + 1);
+		sfdw_set_error(err, errlen, "field at position %zu has an empty name", open + 1);
 		return false;
 	}
 
@@ -174,14 +138,14 @@ parse_field(KeyTemplate *t, int *cap, bool *seen_shard, const char *text,
 	}
 	if (ok && t->nparts > 0 && t->parts[t->nparts - 1].kind != KP_LITERAL)
 	{
-		set_err(err, errlen,
+		sfdw_set_error(err, errlen,
 				"fields \"%s\" and \"%s\" must be separated by literal text",
 				t->parts[t->nparts - 1].text, name);
 		ok = false;
 	}
 	if (ok && kind == KP_SHARD && *seen_shard)
 	{
-		set_err(err, errlen, "field \"shard\" appears more than once");
+		sfdw_set_error(err, errlen, "field \"shard\" appears more than once");
 		ok = false;
 	}
 	if (ok)
@@ -219,7 +183,7 @@ keyfmt_parse(const char *text, char *err, size_t errlen)
 		}
 		else if (text[i] == '}')
 		{
-			set_err(err, errlen, "unmatched \"}\" at position %zu", i + 1);
+			sfdw_set_error(err, errlen, "unmatched \"}\" at position %zu", i + 1);
 			goto fail;
 		}
 		else if (text[i] == '{')
@@ -240,7 +204,7 @@ keyfmt_parse(const char *text, char *err, size_t errlen)
 	sfdw_free(lit.data);
 	if (t->nparts == 0)
 	{
-		set_err(err, errlen, "template is empty");
+		sfdw_set_error(err, errlen, "template is empty");
 		keyfmt_free(t);
 		return NULL;
 	}
@@ -328,7 +292,7 @@ render_part(const KeyPart *p, const char *value, long shard, Buf *out,
 	{
 		if (shard < 0)
 		{
-			set_err(err, errlen, "shard number %ld is negative", shard);
+			sfdw_set_error(err, errlen, "shard number %ld is negative", shard);
 			return false;
 		}
 		snprintf(num, sizeof(num), "%ld", shard);
@@ -339,12 +303,12 @@ render_part(const KeyPart *p, const char *value, long shard, Buf *out,
 	{
 		if (value == NULL)
 		{
-			set_err(err, errlen, "field \"%s\" has no value", p->text);
+			sfdw_set_error(err, errlen, "field \"%s\" has no value", p->text);
 			return false;
 		}
 		if (value[0] == '\0')
 		{
-			set_err(err, errlen, "value of field \"%s\" is empty", p->text);
+			sfdw_set_error(err, errlen, "value of field \"%s\" is empty", p->text);
 			return false;
 		}
 		if (p->width == 0)
@@ -354,7 +318,7 @@ render_part(const KeyPart *p, const char *value, long shard, Buf *out,
 		}
 		if (!integer_digits(value, &digits, &ndigits))
 		{
-			set_err(err, errlen,
+			sfdw_set_error(err, errlen,
 					"value \"%s\" of field \"%s\" is not a non-negative integer",
 					value, p->text);
 			return false;
@@ -426,7 +390,7 @@ keyfmt_render_base(const KeyTemplate *t, const char *const *values,
 
 	if (s >= 0 && t->nparts == 1)
 	{
-		set_err(err, errlen,
+		sfdw_set_error(err, errlen,
 				"template has nothing but the field \"shard\", so keys have no base key");
 		return false;
 	}

@@ -100,3 +100,37 @@ sfdw_strndup(const char *str, size_t len)
 	copy[len] = '\0';
 	return copy;
 }
+
+/*
+ * Write a formatted message into err (errlen bytes; err may be NULL).  When
+ * the message does not fit, it is cut at a UTF-8 character boundary, so
+ * that the caller can hand it on as text.
+ */
+void
+sfdw_set_error(char *err, size_t errlen, const char *fmt,...)
+{
+	va_list		args;
+	int			n;
+	size_t		end;
+
+	if (err == NULL || errlen == 0)
+		return;
+	va_start(args, fmt);
+	n = vsnprintf(err, errlen, fmt, args);
+	va_end(args);
+	if (n < 0 || (size_t) n < errlen)
+		return;
+
+	/* Drop a multibyte character that lost its tail to the truncation. */
+	end = errlen - 1;
+	while (end > 0 && ((unsigned char) err[end - 1] & 0xC0) == 0x80)
+		end--;
+	if (end > 0 && ((unsigned char) err[end - 1] & 0x80) != 0)
+	{
+		unsigned char lead = (unsigned char) err[end - 1];
+		size_t		seqlen = lead >= 0xF0 ? 4 : lead >= 0xE0 ? 3 : 2;
+
+		if ((errlen - 1) - (end - 1) < seqlen)
+			err[end - 1] = '\0';
+	}
+}

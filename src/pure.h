@@ -43,5 +43,7 @@ extern void buf_putc(Buf *buf, char c);
 extern void buf_printf(Buf *buf, const char *fmt,...)
 			__attribute__((format(printf, 2, 3)));
 extern char *sfdw_strndup(const char *str, size_t len);
+extern void sfdw_set_error(char *err, size_t errlen, const char *fmt,...)
+			__attribute__((format(printf, 3, 4)));
 
 #endif							/* SHARD_FDW_PURE_H */

@@ -17,7 +17,6 @@
  *-------------------------------------------------------------------------
  */
 #include <limits.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -56,25 +55,6 @@ typedef struct CanonHeader
 	const char *value;
 	int			order;
 } CanonHeader;
-
-/*
- * set_err
- *		Write a printf-style reason into err.
- *
- * Does nothing when err is NULL or errlen is 0; truncates to errlen.
- */
-static void
-__attribute__((format(printf, 3, 4)))
-set_err(char *err, size_t errlen, const char *fmt,...)
-{
-	va_list		args;
-
-	if (err == NULL || errlen == 0)
-		return;
-	va_start(args, fmt);
-	vsnprintf(err, errlen, fmt, args);
-	va_end(args);
-}
 
 /*
  * is_unreserved
@@ -437,7 +417,7 @@ append_canonical_query(Buf *buf, const char *query, char *err, size_t errlen)
 				: reencode("", 0);
 			if (params[nparams].name == NULL || params[nparams].value == NULL)
 			{
-				set_err(err, errlen,
+				sfdw_set_error(err, errlen,
 						"bad percent-encoding in query parameter \"%.*s\"",
 						(int) len, p);
 				ok = false;
@@ -556,12 +536,12 @@ append_canonical_headers(Buf *creq, Buf *signed_headers,
 
 		if (name == NULL || headers[i].value == NULL)
 		{
-			set_err(err, errlen, "header %d has no name or no value", i);
+			sfdw_set_error(err, errlen, "header %d has no name or no value", i);
 			return false;
 		}
 		if (!is_plain_token(name, false) || strchr(name, ':') != NULL)
 		{
-			set_err(err, errlen, "invalid header name \"%s\"", name);
+			sfdw_set_error(err, errlen, "invalid header name \"%s\"", name);
 			return false;
 		}
 	}
@@ -577,7 +557,7 @@ append_canonical_headers(Buf *creq, Buf *signed_headers,
 	}
 	if (!have_host)
 	{
-		set_err(err, errlen, "no \"host\" header to sign");
+		sfdw_set_error(err, errlen, "no \"host\" header to sign");
 		ok = false;
 	}
 	else
@@ -624,40 +604,40 @@ check_input(const SigV4Input *in, char *err, size_t errlen)
 {
 	if (in->method == NULL || !is_plain_token(in->method, false))
 	{
-		set_err(err, errlen, "missing or invalid HTTP method");
+		sfdw_set_error(err, errlen, "missing or invalid HTTP method");
 		return false;
 	}
 	if (in->path == NULL || in->query == NULL)
 	{
-		set_err(err, errlen, "missing request path or query string");
+		sfdw_set_error(err, errlen, "missing request path or query string");
 		return false;
 	}
 	if (in->nheaders < 0 || (in->nheaders > 0 && in->headers == NULL))
 	{
-		set_err(err, errlen, "invalid header array");
+		sfdw_set_error(err, errlen, "invalid header array");
 		return false;
 	}
 	if (in->payload == NULL && in->payload_len > 0)
 	{
-		set_err(err, errlen, "payload length given without a payload");
+		sfdw_set_error(err, errlen, "payload length given without a payload");
 		return false;
 	}
 	if (in->access_key == NULL || !is_plain_token(in->access_key, true) ||
 		in->region == NULL || !is_plain_token(in->region, true) ||
 		in->service == NULL || !is_plain_token(in->service, true))
 	{
-		set_err(err, errlen,
+		sfdw_set_error(err, errlen,
 				"access key, region and service must be non-empty, without '/', blanks or control characters");
 		return false;
 	}
 	if (in->secret_key == NULL || in->secret_key[0] == '\0')
 	{
-		set_err(err, errlen, "missing secret key");
+		sfdw_set_error(err, errlen, "missing secret key");
 		return false;
 	}
 	if (in->amz_date == NULL || !valid_amz_date(in->amz_date))
 	{
-		set_err(err, errlen, "request time is not of the form YYYYMMDDTHHMMSSZ");
+		sfdw_set_error(err, errlen, "request time is not of the form YYYYMMDDTHHMMSSZ");
 		return false;
 	}
 	return true;
@@ -774,7 +754,7 @@ sigv4_sign(const SigV4Input *in, SigV4Output *out, char *err, size_t errlen)
 	return true;
 
 crypto_fail:
-	set_err(err, errlen, "OpenSSL failed to compute SHA-256 or HMAC");
+	sfdw_set_error(err, errlen, "OpenSSL failed to compute SHA-256 or HMAC");
 fail:
 	sfdw_free(signed_headers.data);
 	sigv4_output_free(out);
