@@ -53,6 +53,10 @@ SELECT count(*), min(score), max(score) FROM local_scores
 SELECT count(*) FROM leaderboard WHERE game_id = 'game_1' AND score > 99000;
 SELECT count(*) FROM local_scores WHERE game_id = 'game_1' AND score > 99000;
 SELECT count(*) FROM leaderboard WHERE game_id = 'game_1' AND score < 0;
+-- an empty range sends nothing DynamoDB would refuse
+SELECT count(*) FROM leaderboard WHERE game_id = 'game_1' AND score BETWEEN 300 AND 200;
+SELECT count(*) FROM leaderboard WHERE game_id = 'game_1' AND score > 300 AND score < 301;
+SELECT count(*) FROM leaderboard WHERE game_id = 'game_1' AND score > 99818 AND score < 99820;
 
 -- one player: the calculated shard is known, so one Query
 EXPLAIN (COSTS OFF)

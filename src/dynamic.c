@@ -247,8 +247,9 @@ dynamic_grow(ShardTable *t, DdbGroup *group, const char *base, DynamicMeta seen)
 	long		backoff_ms;
 
 	dynamic_stats.key_throttles++;
+	/* last_updated has whole seconds: a full cooldown has passed only after */
 	if (meta.shards > seen.shards || meta.shards >= t->max_shards ||
-		now - meta.last_updated < t->cooldown_s)
+		(t->cooldown_s > 0 && now - meta.last_updated <= t->cooldown_s))
 		return meta;
 
 	/* a random back-off, so that writers throttled together do not all try */

@@ -578,13 +578,22 @@ judge_all(ModifyState *ms)
 	pfree(done);
 }
 
-/* True when a finished write was throttled for its key or without reasons. */
+/* True when a write failed, throttled to the end. */
+static bool
+throttled_out(DdbRequest *req)
+{
+	return req->status == DDB_FAILED && req->error_type &&
+		strcmp(req->error_type, "ProvisionedThroughputExceededException") == 0;
+}
+
+/*
+ * True when DynamoDB throttled a write for its key: a key-range reason
+ * came, or throttles without any reasons outlasted the retries.
+ */
 static bool
 key_throttled(DdbRequest *req)
 {
-	return req->key_throttled ||
-		(req->status == DDB_FAILED && req->error_type &&
-		 strcmp(req->error_type, "ProvisionedThroughputExceededException") == 0);
+	return req->key_throttled || (throttled_out(req) && !req->throttle_reasons);
 }
 
 /*
@@ -592,7 +601,9 @@ key_throttled(DdbRequest *req)
  * of its key's current count; when DynamoDB throttles the key, the shard
  * count grows (dynamic_grow) and a row that could not be written is
  * written again into the larger space.  Throttles are retried only twice
- * before that, so that the table grows instead of waiting.
+ * before that, so that the table grows instead of waiting; a row that
+ * table-level throttles kept out is sent again (backing off) without
+ * growth.
  */
 static DdbRequest *
 put_dynamic(ModifyState *ms, TupleTableSlot *slot)
@@ -607,10 +618,9 @@ put_dynamic(ModifyState *ms, TupleTableSlot *slot)
 
 		req->max_retries = Min(req->max_retries, 2);
 		ddb_wait_for(req);
-		if (!key_throttled(req))
-			return req;
-		ms->dyn_meta = dynamic_grow(ms->t, ms->group, ms->dyn_base, seen);
-		if (req->status == DDB_OK || round >= 20)
+		if (key_throttled(req))
+			ms->dyn_meta = dynamic_grow(ms->t, ms->group, ms->dyn_base, seen);
+		if (!throttled_out(req) || round >= 20)
 			return req;
 		ddb_request_free(req);
 	}

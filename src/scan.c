@@ -319,6 +319,7 @@ sort_key_condition(ShardScanState *ss, const char **texts, StringInfo buf)
 	char	   *full;
 	char	   *lo = NULL;
 	char	   *hi = NULL;
+	bool		lo_inclusive = false;
 	bool		hi_inclusive = false;
 	int			sk;
 
@@ -349,52 +350,63 @@ sort_key_condition(ShardScanState *ss, const char **texts, StringInfo buf)
 		ExecCond   *c = &ss->sort_conds[i];
 		char	   *text;
 		int			width = t->sk.template ? t->sk.template->parts[0].width : 0;
+		bool		inclusive = c->op == COND_GE || c->op == COND_LE;
 
 		if (ss->nulls[c->expr])
 			return false;
-		switch (c->op)
+		if (c->op == COND_PREFIX)
 		{
-			case COND_PREFIX:
-				appendStringInfo(buf, " AND begins_with(#n%d, %s)", sk,
-								 add_value(ss, av_json("S", like_prefix_text(ss, c->col, c->expr))));
-				return true;
-			case COND_GE:
-			case COND_GT:
-				text = (c->op == COND_GT && t->sk.template) ?
-					next_value_text(ss, c->col, c->expr) : value_text(ss, c->col, c->expr);
-				if (text && width > 0 && text[0] == '-')
-					text = NULL;	/* every stored value is greater */
-				if (text && width > 0)
-					text = psprintf("%0*ld", width, atol(text));
-				if (text && t->sk.template == NULL && c->op == COND_GT)
-				{
-					appendStringInfo(buf, " AND #n%d > %s", sk, add_value(ss, av_json(type, text)));
-					text = NULL;
-				}
-				lo = text;
-				break;
-			case COND_LT:
-			case COND_LE:
-				text = (c->op == COND_LE && t->sk.template) ?
-					next_value_text(ss, c->col, c->expr) : value_text(ss, c->col, c->expr);
-				if (text && width > 0 && text[0] == '-')
-					return false;	/* no stored value is smaller */
-				if (text && width > 0)
-					text = psprintf("%0*ld", width, atol(text));
-				if (text && width > 0 && (int) strlen(text) > width)
-					text = NULL;	/* every stored value is smaller */
-				hi = text;
-				hi_inclusive = t->sk.template == NULL && c->op == COND_LE;
-				break;
-			default:
-				break;
+			appendStringInfo(buf, " AND begins_with(#n%d, %s)", sk,
+							 add_value(ss, av_json("S", like_prefix_text(ss, c->col, c->expr))));
+			return true;
+		}
+
+		/*
+		 * A template's leading field turns every bound into an inclusive
+		 * lower one or an exclusive upper one: "> v" is ">= v+1", "<= v"
+		 * is "< v+1" (the key goes on after the field).
+		 */
+		if (t->sk.template && (c->op == COND_GT || c->op == COND_LE))
+			text = next_value_text(ss, c->col, c->expr);
+		else
+			text = value_text(ss, c->col, c->expr);
+		if (t->sk.template)
+			inclusive = c->op == COND_GT || c->op == COND_GE;
+		if (c->op == COND_GT || c->op == COND_GE)
+		{
+			if (text && width > 0 && text[0] == '-')
+				text = NULL;	/* every stored value is greater */
+			else if (text && width > 0)
+				text = psprintf("%0*ld", width, atol(text));
+			lo = text;
+			lo_inclusive = inclusive;
+		}
+		else
+		{
+			if (text && width > 0 && text[0] == '-')
+				return false;	/* no stored value is smaller */
+			if (text && width > 0)
+				text = psprintf("%0*ld", width, atol(text));
+			if (text && width > 0 && (int) strlen(text) > width)
+				text = NULL;	/* every stored value is smaller */
+			hi = text;
+			hi_inclusive = inclusive;
 		}
 	}
 	if (lo && hi)
+	{
+		/* an empty range matches nothing; DynamoDB would refuse it */
+		int			order = strcmp(type, "N") == 0 ? avorder_number_cmp(lo, hi) : strcmp(lo, hi);
+
+		if (order > 0 || (order == 0 && !(lo_inclusive && hi_inclusive)))
+			return false;
+		/* BETWEEN is inclusive: an exclusive bound is rechecked locally */
 		appendStringInfo(buf, " AND #n%d BETWEEN %s AND %s", sk,
 						 add_value(ss, av_json(type, lo)), add_value(ss, av_json(type, hi)));
+	}
 	else if (lo)
-		appendStringInfo(buf, " AND #n%d >= %s", sk, add_value(ss, av_json(type, lo)));
+		appendStringInfo(buf, " AND #n%d %s %s", sk, lo_inclusive ? ">=" : ">",
+						 add_value(ss, av_json(type, lo)));
 	else if (hi)
 		appendStringInfo(buf, " AND #n%d %s %s", sk, hi_inclusive ? "<=" : "<",
 						 add_value(ss, av_json(type, hi)));
@@ -1065,7 +1077,8 @@ partition_streams(ShardScanState *ss, const char **texts)
 
 		if (base == NULL)
 			return NIL;
-		meta = dynamic_meta(t, ss->group, base, false, false);
+		/* read afresh: another writer may have grown the key meanwhile */
+		meta = dynamic_meta(t, ss->group, base, true, false);
 		shards = route_read_shards(t, texts, meta.max_shards_ever);
 	}
 	else

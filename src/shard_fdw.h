@@ -236,6 +236,7 @@ typedef struct DdbRequest
 								 * error name */
 	char	   *error_message;
 	bool		key_throttled;	/* a KeyRangeThroughputExceeded reason came */
+	bool		throttle_reasons;	/* a throttle came with ThrottlingReasons */
 	bool		maybe_applied;	/* a failed attempt may have taken effect */
 	int			attempts;
 

@@ -620,13 +620,24 @@ set_error(DdbRequest *req, const char *type, const char *message)
 	req->error_message = MemoryContextStrdup(req->cxt, message ? message : "");
 }
 
+/* The ThrottlingReasons of an error body (throttlingReasons in some). */
+static const DdbJson *
+throttling_reasons(const DdbJson *body)
+{
+	const DdbJson *reasons = ddbjson_get(body, "ThrottlingReasons");
+
+	if (reasons == NULL)
+		reasons = ddbjson_get(body, "throttlingReasons");
+	return reasons && reasons->kind == DJ_ARRAY && reasons->n > 0 ? reasons : NULL;
+}
+
 /* True when any ThrottlingReasons entry names a key-range reason. */
 static bool
 has_key_range_reason(const DdbJson *body)
 {
-	const DdbJson *reasons = ddbjson_get(body, "ThrottlingReasons");
+	const DdbJson *reasons = throttling_reasons(body);
 
-	if (reasons == NULL || reasons->kind != DJ_ARRAY)
+	if (reasons == NULL)
 		return false;
 	for (int i = 0; i < reasons->n; i++)
 	{
@@ -703,6 +714,7 @@ judge_answer(DdbRequest *req, DdbAttempt *a, long status)
 	if (is_throttle(req->error_type))
 	{
 		req->key_throttled |= has_key_range_reason(body);
+		req->throttle_reasons |= throttling_reasons(body) != NULL;
 		req->group->stats.throttles++;
 		backend_stats.throttles++;
 		return true;

@@ -1191,14 +1191,20 @@ def parse_args(argv):
     return parser.parse_args(argv)
 
 
+class Server(ThreadingHTTPServer):
+    """The listening socket; a parallel Scan opens many connections at once."""
+
+    request_queue_size = 128
+    daemon_threads = True
+
+
 def main(argv):
     """Run the proxy until it is killed."""
     args = parse_args(argv)
     credentials = parse_credentials(args.credentials)
     if args.verify_signatures and not credentials:
         raise SystemExit("--verify-signatures needs at least one --credentials")
-    server = ThreadingHTTPServer((args.listen_host, args.listen_port), Handler)
-    server.daemon_threads = True
+    server = Server((args.listen_host, args.listen_port), Handler)
     server.proxy = Proxy(args.backend, credentials, args.verify_signatures,
                          args.latency_ms)
     host, port = server.server_address[:2]
