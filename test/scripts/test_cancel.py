@@ -1,0 +1,276 @@
+#!/usr/bin/python3
+"""Promptness and robustness of one backend: cancels, timeouts, fan-out, memory.
+
+With the proxy holding every request for seconds, a statement_timeout and a
+pg_cancel_backend must end the statement within a second, and the same
+session must then answer the next query correctly (the aborted requests'
+connections are not reused).  A query over 10 shards must have its 10
+requests in flight at once (the proxy's high-water mark) and take about one
+round trip, not ten.  Scanning a few thousand items several times in one
+session must not grow the backend's resident memory.  Ends with
+"N passed, N failed".
+"""
+
+import itertools
+import subprocess
+import threading
+import time
+
+import bed
+
+runner = bed.Runner()
+DATABASE = bed.unique_name("cancel")
+SHARDS = 10
+SLOW_MS = 3000
+FANOUT_MS = 200
+BIG_ITEMS = 3000
+PAYLOAD = 1000
+client = None
+tables = []
+leaderboard = []
+
+
+# ---------------------------------------------------------------- helpers
+
+
+class Session:
+    """One psql process kept open, so that statements share a backend."""
+
+    _markers = itertools.count(1)
+
+    def __init__(self):
+        self.process = subprocess.Popen(
+            ["psql", "-X", "-q", "-A", "-t", "-F", bed.FIELD_SEPARATOR,
+             "-d", DATABASE],
+            stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+            stderr=subprocess.STDOUT, text=True, bufsize=1)
+        self.pid = int(self.run("SELECT pg_backend_pid()")[0][0])
+
+    def run(self, sql):
+        """Run one statement; returns (its output lines, errors included,
+        and the seconds it took)."""
+        marker = f"@@done {next(self._markers)}"
+        started = time.monotonic()
+        self.process.stdin.write(f"{sql};\n\\echo {marker}\n")
+        self.process.stdin.flush()
+        lines = []
+        for line in self.process.stdout:
+            if line.rstrip("\n") == marker:
+                return lines, time.monotonic() - started
+            lines.append(line.rstrip("\n"))
+        raise AssertionError(f"psql ended during {sql!r}: {lines}")
+
+    def close(self):
+        self.process.stdin.close()
+        self.process.wait(timeout=10)
+
+
+def sql(text):
+    """Run SQL in this script's database; an error carries psql's message."""
+    result = bed.psql(text, check=False, database=DATABASE)
+    assert result.returncode == 0, f"{result.stderr.strip()}\nin: {text.strip()[:300]}"
+    return result
+
+
+def rss_kib(pid):
+    """Resident memory of a process, in KiB."""
+    with open(f"/proc/{pid}/status") as status:
+        fields = dict(line.split(":", 1) for line in status)
+    return int(fields["VmRSS"].split()[0])
+
+
+def wait_for_idle_proxy():
+    """Wait until requests left sleeping by an aborted statement are done."""
+    deadline = time.monotonic() + SLOW_MS / 1000 + 5
+    while bed.stats()["in_flight"] and time.monotonic() < deadline:
+        time.sleep(0.1)
+    assert bed.stats()["in_flight"] == 0, bed.stats()
+
+
+def new_table(partition_key, sort_key=None):
+    """A fresh DynamoDB table with string keys, deleted at the end."""
+    name = bed.unique_name("cancel")
+    bed.create_table(client, name, partition_key, sort_key)
+    tables.append(name)
+    return name
+
+
+def assert_did_not_wait(seconds):
+    """The query after an abort did not wait for the aborted requests'
+    answers, which come SLOW_MS after they were sent."""
+    limit = SLOW_MS / 1000 / 2
+    assert seconds < limit, (f"the next query took {seconds:.3f} s: did it wait "
+                             "for the aborted requests?")
+
+
+def expect_error(lines, message):
+    """The output holds the error message."""
+    assert any(message in line for line in lines), f"expected {message!r}, got {lines}"
+
+
+# ------------------------------------------------------------------ setup
+
+
+def set_up():
+    """A database with two servers, one straight to DynamoDB Local (for
+    loading) and one through the proxy (for the timing tests), and the
+    tables: kv (key-value), lb (10 calculated shards), big (thousands of
+    items of 1 KB)."""
+    global client
+    client = bed.ddb(direct=True)
+    bed.psql(f"CREATE DATABASE {DATABASE}")
+    credentials = (f"access_key_id '{bed.env('SHARD_FDW_ACCESS_KEY')}', "
+                   f"secret_access_key '{bed.env('SHARD_FDW_SECRET_KEY')}'")
+    kv, lb, big = new_table("k"), new_table("pk", "sk"), new_table("k")
+    sql(f"""
+        CREATE EXTENSION shard_fdw;
+        CREATE SERVER direct FOREIGN DATA WRAPPER shard_fdw
+          OPTIONS (endpoint '{bed.env("SHARD_FDW_DIRECT_ENDPOINT")}');
+        CREATE SERVER proxied FOREIGN DATA WRAPPER shard_fdw
+          OPTIONS (endpoint '{bed.env("SHARD_FDW_ENDPOINT")}');
+        CREATE USER MAPPING FOR CURRENT_USER SERVER direct OPTIONS ({credentials});
+        CREATE USER MAPPING FOR CURRENT_USER SERVER proxied OPTIONS ({credentials});
+        CREATE FOREIGN TABLE kv (k text, v integer)
+          SERVER proxied OPTIONS (table '{kv}', partition_key 'k');
+        CREATE FOREIGN TABLE kv_load (k text, v integer)
+          SERVER direct OPTIONS (table '{kv}', partition_key 'k');
+        CREATE FOREIGN TABLE big (k text, payload text)
+          SERVER direct OPTIONS (table '{big}', partition_key 'k');
+        INSERT INTO kv_load SELECT 'k' || i, i * 11 FROM generate_series(1, 20) i;""")
+    for server, name in (("proxied", "lb"), ("direct", "lb_load")):
+        sql(f"""CREATE FOREIGN TABLE {name} (
+                  game_id text NOT NULL, player_id text NOT NULL, score bigint NOT NULL)
+                SERVER {server} OPTIONS (table '{lb}',
+                  partition_key 'pk', partition_key_format '{{game_id}}#{{shard}}',
+                  sort_key 'sk', sort_key_format '{{score:020}}#{{player_id}}',
+                  shards '{SHARDS}', shard_strategy 'calculated', shard_by 'player_id',
+                  shard_hash 'fnv1a_32')""")
+    leaderboard.extend(("g1", f"player{i}", i * 37 % 1000) for i in range(200))
+    sql("INSERT INTO lb_load VALUES " +
+        ", ".join(f"('{g}', '{p}', {s})" for g, p, s in leaderboard))
+    load_big(big)
+
+
+def load_big(table):
+    """BIG_ITEMS items of about PAYLOAD bytes, written with BatchWriteItem."""
+    items = [{"PutRequest": {"Item": {"k": {"S": f"item{i:05}"},
+                                      "payload": {"S": f"{i:05}" * (PAYLOAD // 5)}}}}
+             for i in range(BIG_ITEMS)]
+    for start in range(0, len(items), 25):
+        pending = {table: items[start:start + 25]}
+        while pending:
+            pending = client.batch_write_item(RequestItems=pending)["UnprocessedItems"]
+
+
+def tear_down():
+    bed.reset_proxy()
+    for table in tables:
+        client.delete_table(TableName=table)
+    bed.psql(f"DROP DATABASE IF EXISTS {DATABASE} WITH (FORCE)")
+
+
+# ------------------------------------------------------------------ tests
+
+
+@runner.test
+def requests_to_ten_shards_are_in_flight_together():
+    wait_for_idle_proxy()
+    session = Session()
+    try:
+        session.run("SELECT count(*) FROM kv")          # connections warmed up
+        bed.reset_proxy()
+        bed.configure(latency_ms=FANOUT_MS)
+        lines, seconds = session.run("SELECT count(*), sum(score) FROM lb "
+                                     "WHERE game_id = 'g1'")
+        high_water = bed.stats()["in_flight_max"]
+    finally:
+        bed.configure(latency_ms=0)
+        session.close()
+    print(f"     {SHARDS} shards in {seconds:.3f} s, {high_water} requests in flight at most")
+    expected = f"{len(leaderboard)}{bed.FIELD_SEPARATOR}{sum(s for _, _, s in leaderboard)}"
+    assert lines == [expected], lines
+    assert high_water >= SHARDS, f"at most {high_water} requests were in flight at once"
+    limit = 2 * FANOUT_MS / 1000 + 0.2
+    assert seconds < limit, f"{seconds:.3f} s for {SHARDS} shards (limit {limit:.1f} s)"
+
+
+@runner.test
+def statement_timeout_ends_a_keyed_query_promptly():
+    session = Session()
+    try:
+        session.run("SET statement_timeout = '200ms'")
+        bed.configure(latency_ms=SLOW_MS)
+        lines, seconds = session.run("SELECT v FROM kv WHERE k = 'k1'")
+        bed.configure(latency_ms=0)
+        session.run("RESET statement_timeout")
+        after, after_seconds = session.run("SELECT k, v FROM kv WHERE k = 'k2'")
+    finally:
+        bed.configure(latency_ms=0)
+        session.close()
+    print(f"     ended after {seconds:.3f} s")
+    expect_error(lines, "canceling statement due to statement timeout")
+    assert seconds < 1.0, f"the timeout took {seconds:.3f} s to end the query"
+    assert after == [f"k2{bed.FIELD_SEPARATOR}22"], f"next query in the session: {after}"
+    assert_did_not_wait(after_seconds)
+
+
+@runner.test
+def cancel_ends_a_slow_scan_promptly():
+    session = Session()
+    outcome = {}
+
+    def scan():
+        outcome["lines"], _ = session.run("SELECT count(*) FROM lb")
+        outcome["ended"] = time.monotonic()
+
+    try:
+        bed.configure(latency_ms=SLOW_MS)
+        worker = threading.Thread(target=scan)
+        worker.start()
+        time.sleep(0.5)
+        cancelled = time.monotonic()
+        bed.psql(f"SELECT pg_cancel_backend({session.pid})")
+        worker.join(timeout=SLOW_MS / 1000 + 10)
+        assert not worker.is_alive(), "the scan did not end"
+        bed.configure(latency_ms=0)
+        after, after_seconds = session.run("SELECT count(*), min(player_id) FROM lb")
+    finally:
+        bed.configure(latency_ms=0)
+        session.close()
+    expect_error(outcome["lines"], "canceling statement due to user request")
+    took = outcome["ended"] - cancelled
+    print(f"     ended {took:.3f} s after the cancel")
+    assert took < 1.0, f"the cancel took {took:.3f} s to end the scan"
+    expected = f"{len(leaderboard)}{bed.FIELD_SEPARATOR}{min(p for _, p, _ in leaderboard)}"
+    assert after == [expected], f"next query in the session: {after}"
+    assert_did_not_wait(after_seconds)
+
+
+@runner.test
+def scanning_many_items_does_not_grow_the_backend():
+    """Resident memory after each of 12 scans: the floor of the last three
+    must not be above the floor of the first three (freed memory comes and
+    goes; a leak raises the floor scan after scan)."""
+    session = Session()
+    scan = "SELECT count(*), sum(length(payload)) FROM big"
+    expected = f"{BIG_ITEMS}{bed.FIELD_SEPARATOR}{BIG_ITEMS * PAYLOAD}"
+    resident = []
+    try:
+        for _ in range(12):
+            lines, _ = session.run(scan)
+            assert lines == [expected], lines
+            resident.append(rss_kib(session.pid))
+    finally:
+        session.close()
+    before, after = min(resident[:3]), min(resident[-3:])
+    print(f"     VmRSS after each scan (KiB): {resident}")
+    assert after - before < 1024, (f"VmRSS grew by {after - before} KiB over 9 scans "
+                                   f"of {BIG_ITEMS * PAYLOAD // 1024} KiB each")
+
+
+if __name__ == "__main__":
+    set_up()
+    try:
+        runner.run()
+    finally:
+        tear_down()
