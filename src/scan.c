@@ -71,7 +71,7 @@ typedef struct ShardScanState
 	ExecCond   *filters;
 	int			nfilters;
 	int			order;			/* 1 ascending, -1 descending, 0 none */
-	int			limit;			/* per-shard Limit, 0 none */
+	int			limit;			/* rows the query needs (LIMIT + OFFSET), 0 unknown */
 	bool		need_ctid;		/* UPDATE/DELETE: the shard in ctid */
 	List	   *exprs;			/* fdw_exprs, for EXPLAIN */
 	List	   *expr_states;
@@ -477,6 +477,21 @@ filter_expression(ShardScanState *ss)
 	return buf.data;
 }
 
+/*
+ * The Limit of each shard's pages when the query needs limit rows from
+ * nshards merged shards.  A hash spreads rows evenly, so the first rows of
+ * the merge come about evenly from every shard: each page asks for twice
+ * its share (at least 10, at most limit), and a shard that runs out before
+ * the merge has enough is read on, page by page, so no row is ever missed.
+ */
+static int
+shard_page_limit(int limit, int nshards)
+{
+	if (nshards <= 1)
+		return limit;
+	return Min(limit, Max(10, (2 * limit + nshards - 1) / nshards + 1));
+}
+
 /* ---------------------------------------------------------------------
  * Request bodies
  * ---------------------------------------------------------------------
@@ -639,7 +654,7 @@ build_body(ShardScanState *ss, Stream *s, const DdbJson *start_key, size_t *len)
 		if (ss->limit > 0)
 		{
 			jw_key(&w, "Limit");
-			jw_int(&w, ss->limit);
+			jw_int(&w, shard_page_limit(ss->limit, ss->nstreams));
 		}
 		if (t->consistent_read && t->index == NULL)
 		{
@@ -1430,7 +1445,12 @@ shard_explain_scan(ForeignScanState *node, ExplainState *es)
 		ExplainPropertyText("Merge", psprintf("%s %s", t->sk.attribute,
 											  ss->order > 0 ? "ASC" : "DESC"), es);
 	if (ss->limit > 0)
-		ExplainPropertyInteger("Limit per Shard", NULL, ss->limit, es);
+		ExplainPropertyInteger("Limit per Shard", NULL,
+							   shard_page_limit(ss->limit,
+												ss->started ? ss->nstreams :
+												t->strategy == SHARD_NONE ? 1 :
+												t->shards + (t->legacy_unsharded ? 1 : 0)),
+							   es);
 	if (es->verbose)
 	{
 		StringInfoData buf;
