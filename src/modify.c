@@ -644,10 +644,10 @@ pop_context(ErrorContextCallback *cb)
 }
 
 /*
- * ExecForeignInsert: write one row.  In COPY (no RETURNING, no ON
- * CONFLICT) rows are sent without waiting, up to twice max_concurrency
- * in flight, and judged as their answers come; otherwise each row waits for
- * its answer.
+ * ExecForeignInsert: write one row.  In COPY in insert mode (no
+ * RETURNING, no ON CONFLICT) rows are sent without waiting, up to twice
+ * max_concurrency in flight, and judged as their answers come; otherwise
+ * each row waits for its answer.
  */
 TupleTableSlot *
 shard_exec_insert(EState *estate, ResultRelInfo *rinfo, TupleTableSlot *slot,
@@ -670,10 +670,20 @@ shard_exec_insert(EState *estate, ResultRelInfo *rinfo, TupleTableSlot *slot,
 		req = send_put(ms, item_json(ms, slot, &pk, &sk), NULL);
 	if (ms->pipelined && ms->t->strategy != SHARD_DYNAMIC)
 	{
-		if (++ms->in_flight >= 2 * ms->conn->server->max_concurrency)
+		/* a sliding window: one answer judged for each row sent past it */
+		if (++ms->in_flight > 2 * ms->conn->server->max_concurrency)
 		{
-			judge_all(ms);
-			ms->in_flight = 0;
+			DdbRequest *done = ddb_wait_any(ms->group);
+
+			ms->in_flight--;
+			if (done->status == DDB_OK)
+				(void) put_done(ms, done);
+			else
+			{
+				/* count what else gets written before judging the failure */
+				judge_all(ms);
+				(void) put_done(ms, done);
+			}
 		}
 	}
 	else

@@ -967,7 +967,7 @@ shard_get_table(Oid relid, bool remote_ok)
 	t->max_shards = 100;
 	t->metadata_cache_ms = 1000;
 	t->insert_mode = INSERT_MODE_INSERT;
-	t->batch_size = 100;
+	t->batch_size = 400;		/* 16 BatchWriteItems of 25 in flight */
 	t->consistent_read = shard_get_server(ft->serverid)->consistent_read;
 
 	rel = table_open(relid, NoLock);
