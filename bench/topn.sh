@@ -1,0 +1,43 @@
+#!/usr/bin/env bash
+# bench/topn.sh — how long seed 002's top-100 takes on a sharded leaderboard:
+# shard_fdw's parallel, merged Query per shard against the same requests sent
+# one at a time (max_concurrency 1) and against the Python readers of seeds
+# 003 (shards in turn) and 004 (ThreadPoolExecutor scatter-gather), for
+# N = 1, 10 and 20 shards, every request through the test proxy with the
+# same added latency. Prints median milliseconds and ratios measured in this
+# run, then one summary line (the work is in bench/topn.py).
+#
+# Environment (all optional):
+#   BENCH_LATENCY_MS       latency the proxy adds to each request (10)
+#   BENCH_RUNS             timed runs per method and N; medians are printed (20)
+#   BENCH_WARMUP           untimed runs before them (3)
+#   BENCH_SCORES           scores loaded into each table (20000)
+#   BENCH_BED_RUNS         runs of the no-latency measurement of the test
+#                          bed's own cost (100)
+#   BENCH_MAX_CONCURRENCY  max_concurrency of the server the shard_fdw column
+#                          uses (default: the extension's default)
+#   BENCH_SKIP_BUILD=1     use the extension already installed instead of
+#                          building and installing this tree
+set -euo pipefail
+cd "$(dirname "$0")/.."
+# shellcheck source=test/lib.sh
+. test/lib.sh
+LOG_DIR="$REPO_ROOT/bench/log/topn"   # this run's service logs (ignored by git)
+
+ensure_deps
+ensure_dynamodb_local
+if [ "${BENCH_SKIP_BUILD:-0}" = 1 ]; then
+    say "using the installed extension ($(pg_config --pkglibdir)/shard_fdw.so)"
+else
+    build_and_install
+fi
+
+# DynamoDB Local, the proxy in front of it and a throwaway cluster, all
+# stopped by lib.sh's exit trap, on failure too.
+make_run_dir
+start_dynamodb_local
+start_proxy
+start_postgres
+
+# The proxy's and DynamoDB Local's pids let topn.py read their CPU time.
+BENCH_PROXY_PID="$PROXY_PID" BENCH_DDB_PID="$DDB_PID" "$PYTHON" bench/topn.py
