@@ -567,11 +567,12 @@ judge_all(ModifyState *ms)
 	}
 	for (int pass = 0; pass < 2; pass++)
 		for (int i = 0; i < ndone; i++)
-			if ((done[i]->status == DDB_OK) == (pass == 0))
+			if (done[i] != NULL && (done[i]->status == DDB_OK) == (pass == 0))
 			{
 				bool	   *skipped = done[i]->owner;
-				bool		written = put_done(ms, done[i]);
+				bool		written = put_done(ms, done[i]);	/* frees it */
 
+				done[i] = NULL;
 				if (skipped)
 					*skipped = !written;
 			}
