@@ -22,21 +22,6 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 # shellcheck source=test/lib.sh
 . test/lib.sh
-LOG_DIR="$REPO_ROOT/bench/log"   # this run's service logs (ignored by git)
-
-ensure_deps
-ensure_dynamodb_local
-if [ "${BENCH_SKIP_BUILD:-0}" = 1 ]; then
-    say "using the installed extension ($(pg_config --pkglibdir)/shard_fdw.so)"
-else
-    build_and_install
-fi
-
-# DynamoDB Local, the proxy in front of it and a throwaway cluster, all
-# stopped by lib.sh's exit trap, on failure too.
-make_run_dir
-start_dynamodb_local
-start_proxy
-start_postgres
+start_bench hotkey
 
 "$PYTHON" bench/hotkey.py

@@ -372,3 +372,22 @@ stop_all() {
         RUN_DIR=""
     fi
 }
+
+# start_bench NAME: what every bench/ script needs before it measures:
+# the dependencies, DynamoDB Local, the extension (built and installed from
+# this tree unless BENCH_SKIP_BUILD=1), the proxy and a throwaway cluster,
+# all stopped by the exit trap; service logs go to bench/log/NAME.
+start_bench() {
+    LOG_DIR="$REPO_ROOT/bench/log/$1"
+    ensure_deps
+    ensure_dynamodb_local
+    if [ "${BENCH_SKIP_BUILD:-0}" = 1 ]; then
+        say "using the installed extension ($(pg_config --pkglibdir)/shard_fdw.so)"
+    else
+        build_and_install
+    fi
+    make_run_dir
+    start_dynamodb_local
+    start_proxy
+    start_postgres
+}
