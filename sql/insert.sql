@@ -69,6 +69,14 @@ note	3	tab\tseparated
 SELECT * FROM notes WHERE pk = 'note' ORDER BY sk;
 INSERT INTO notes VALUES ('', '1', 'empty key');
 
+-- items a BatchWriteItem leaves unprocessed (a per-key budget) go again
+\! curl -s -o /dev/null -X POST "$SHARD_FDW_PROXY/reset"
+\! curl -s -o /dev/null -X POST "$SHARD_FDW_PROXY/config" -d '{"key_budget": {"rate": 300, "burst": 20}}'
+INSERT INTO notes SELECT 'hot', lpad(i::text, 4, '0'), 'v' || i FROM generate_series(1, 150) i;
+\! curl -s "$SHARD_FDW_PROXY/stats" | grep -o '"unprocessed_items": [1-9]' | cut -c1-20
+\! curl -s -o /dev/null -X POST "$SHARD_FDW_PROXY/reset"
+SELECT count(*), count(DISTINCT sk) FROM notes WHERE pk = 'hot';
+
 DROP FOREIGN TABLE users, notes;
 SELECT shard_fdw_request('ddb', 'DeleteTable', '{"TableName": "users_tab"}')
   #>> '{TableDescription,TableName}' AS deleted;
