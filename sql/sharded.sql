@@ -69,6 +69,25 @@ EXPLAIN (COSTS OFF)
 SELECT achieved FROM leaderboard
  WHERE game_id = 'game_1' AND player_id = 'player7' AND score = 55433;
 
+-- IN lists: whole keys go in one BatchGetItem, partitions become Queries
+EXPLAIN (COSTS OFF)
+  SELECT player_id, score FROM leaderboard
+   WHERE game_id = 'game_1' AND player_id IN ('player7', 'player9', 'player11')
+     AND score IN (55433, 71271, 87109);
+SELECT player_id, score FROM leaderboard
+ WHERE game_id = 'game_1' AND player_id IN ('player7', 'player9', 'player11')
+   AND score IN (55433, 71271, 87109) ORDER BY player_id;
+SELECT player_id, score FROM local_scores
+ WHERE game_id = 'game_1' AND player_id IN ('player7', 'player9', 'player11')
+   AND score IN (55433, 71271, 87109) ORDER BY player_id;
+EXPLAIN (ANALYZE, COSTS OFF, TIMING OFF, SUMMARY OFF)
+  SELECT player_id, score FROM leaderboard
+   WHERE game_id = 'game_1' AND player_id IN ('player7', 'player9', 'player11')
+     AND score IN (55433, 71271, 87109);
+SELECT count(*) FROM leaderboard WHERE game_id IN ('game_0', 'game_1', 'nope');
+SELECT count(*) FROM leaderboard WHERE game_id = 'game_1' AND player_id IN ('player7', 'player8');
+SELECT count(*) FROM leaderboard WHERE game_id = ANY (ARRAY[NULL, 'game_1']);
+
 -- the score lives only inside sk for items another application wrote
 SELECT shard_fdw_request('ddb', 'PutItem', '{"TableName": "Leaderboards",
   "Item": {"pk": {"S": "game_9#3"}, "sk": {"S": "00000000000000000077#zed"}}}') AS put;

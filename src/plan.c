@@ -167,6 +167,26 @@ recognise(ShardTable *t, Index relid, Expr *clause, bool outer_ok, Cond *cond)
 		cond->value = NULL;
 		return cond->col >= 0;
 	}
+	if (IsA(clause, ScalarArrayOpExpr))
+	{
+		ScalarArrayOpExpr *sa = (ScalarArrayOpExpr *) clause;
+		Expr	   *array = lsecond(sa->args);
+		TypeCacheEntry *tce;
+
+		if (!sa->useOr || list_length(sa->args) != 2)
+			return false;
+		cond->col = column_of(t, relid, linitial(sa->args));
+		if (cond->col < 0 || !(IsA(array, Const) || IsA(array, Param)) ||
+			(IsA(array, Const) && ((Const *) array)->constisnull))
+			return false;
+		tce = lookup_type_cache(t->columns[cond->col].typid, TYPECACHE_BTREE_OPFAMILY);
+		if (!OidIsValid(tce->btree_opf) ||
+			get_op_opfamily_strategy(sa->opno, tce->btree_opf) != BTEqualStrategyNumber)
+			return false;
+		cond->op = COND_IN;
+		cond->value = array;
+		return collation_exact_eq(sa->inputcollid);
+	}
 	if (IsA(clause, OpExpr))
 	{
 		OpExpr	   *op = (OpExpr *) clause;
@@ -263,7 +283,7 @@ fixed_by(List *conds, int col)
 	{
 		Cond	   *c = lfirst(lc);
 
-		if (c->col == col && c->op == COND_EQ)
+		if (c->col == col && (c->op == COND_EQ || c->op == COND_IN))
 			return true;
 	}
 	return false;
@@ -388,7 +408,7 @@ analyse(ShardTable *t, Index relid, List *clauses, bool outer_ok)
 			a.exact = false;
 			continue;
 		}
-		if (c->op == COND_EQ &&
+		if ((c->op == COND_EQ || c->op == COND_IN) &&
 			(is_key_column(t, &t->pk, c->col) ||
 			 (t->sk.template && in_template(t, t->sk.template, c->col)) ||
 			 (t->sk.template == NULL && is_key_column(t, &t->sk, c->col))))
@@ -404,6 +424,26 @@ analyse(ShardTable *t, Index relid, List *clauses, bool outer_ok)
 	}
 	a.keyed = key_fixed(t, &t->pk, a.key_conds);
 	a.full_key = a.keyed && (t->sk.attribute == NULL || key_fixed(t, &t->sk, a.key_conds));
+
+	/*
+	 * An IN list on a sort key column makes whole keys to get; short of a
+	 * whole key it stays local, since a Query takes one sort key condition.
+	 */
+	if (!a.full_key)
+	{
+		List	   *kept = NIL;
+
+		foreach(lc, a.key_conds)
+		{
+			Cond	   *c = lfirst(lc);
+
+			if (c->op == COND_IN && !is_key_column(t, &t->pk, c->col))
+				a.exact = false;
+			else
+				kept = lappend(kept, c);
+		}
+		a.key_conds = kept;
+	}
 
 	/*
 	 * DynamoDB takes one sort key condition: a prefix, or a lower bound, an

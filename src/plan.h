@@ -31,6 +31,7 @@ typedef enum CondOp
 	COND_GT,
 	COND_GE,
 	COND_PREFIX,				/* LIKE 'prefix%': begins_with */
+	COND_IN,					/* = ANY (array): one key per element */
 	COND_NULL,					/* IS NULL */
 	COND_NOT_NULL				/* IS NOT NULL */
 } CondOp;

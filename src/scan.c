@@ -22,6 +22,7 @@
 #include "lib/binaryheap.h"
 #include "miscadmin.h"
 #include "nodes/nodeFuncs.h"
+#include "utils/array.h"
 #include "utils/builtins.h"
 #include "utils/datetime.h"
 #include "utils/lsyscache.h"
@@ -222,23 +223,71 @@ like_prefix_text(ShardScanState *ss, int col, int i)
  * ---------------------------------------------------------------------
  */
 
-/* The key texts of the columns fixed by equalities, indexed by column. */
-static const char **
-fixed_texts(ShardScanState *ss, bool *any_null)
-{
-	const char **texts = palloc0(sizeof(char *) * Max(ss->t->ncolumns, 1));
+/* The most key combinations an IN list may make. */
+#define MAX_KEY_COMBINATIONS 10000
 
-	*any_null = false;
+/*
+ * Every combination of values the key conditions fix, each an array of key
+ * texts indexed by column: one combination for equalities alone, one per
+ * element (or product of elements) for IN lists.  NIL when a value is NULL
+ * (nothing matches).
+ */
+static List *
+key_combinations(ShardScanState *ss)
+{
+	List	   *combos = list_make1(palloc0(sizeof(char *) * Max(ss->t->ncolumns, 1)));
+
 	for (int i = 0; i < ss->nkey_conds; i++)
 	{
 		ExecCond   *c = &ss->key_conds[i];
+		List	   *next = NIL;
+		ListCell   *lc;
+		Datum	   *elems;
+		bool	   *nulls;
+		int			n;
+		Oid			elemtype;
+		int16		elmlen;
+		bool		elmbyval;
+		char		elmalign;
 
 		if (ss->nulls[c->expr])
-			*any_null = true;
-		else
-			texts[c->col] = value_text(ss, c->col, c->expr);
+			return NIL;
+		if (c->op != COND_IN)
+		{
+			char	   *text = value_text(ss, c->col, c->expr);
+
+			foreach(lc, combos)
+				((const char **) lfirst(lc))[c->col] = text;
+			continue;
+		}
+		elemtype = get_element_type(ss->types[c->expr]);
+		get_typlenbyvalalign(elemtype, &elmlen, &elmbyval, &elmalign);
+		deconstruct_array(DatumGetArrayTypeP(ss->values[c->expr]), elemtype,
+						  elmlen, elmbyval, elmalign, &elems, &nulls, &n);
+		foreach(lc, combos)
+		{
+			for (int e = 0; e < n; e++)
+			{
+				ShardColumn col = ss->t->columns[c->col];
+				const char **copy;
+
+				if (nulls[e])
+					continue;
+				copy = palloc(sizeof(char *) * Max(ss->t->ncolumns, 1));
+				memcpy(copy, lfirst(lc), sizeof(char *) * ss->t->ncolumns);
+				col.typid = elemtype;
+				copy[c->col] = codec_key_text(&col, elems[e]);
+				next = lappend(next, copy);
+			}
+		}
+		if (list_length(next) > MAX_KEY_COMBINATIONS)
+			ereport(ERROR,
+					(errcode(ERRCODE_PROGRAM_LIMIT_EXCEEDED),
+					 errmsg("IN lists on the keys of foreign table \"%s\" make more than %d keys",
+							ss->t->relname, MAX_KEY_COMBINATIONS)));
+		combos = next;
 	}
-	return texts;
+	return combos;
 }
 
 /* The number of leading fields of template tmpl whose columns are fixed. */
@@ -1127,8 +1176,7 @@ scan_start(ShardScanState *ss, ExprContext *econtext)
 	MemoryContext old;
 	ListCell   *lc;
 	int			i = 0;
-	const char **texts;
-	bool		any_null;
+	List	   *combos;
 	List	   *streams = NIL;
 	StringInfoData kc;
 
@@ -1147,10 +1195,8 @@ scan_start(ShardScanState *ss, ExprContext *econtext)
 		ss->types[i] = exprType((Node *) state->expr);
 		i++;
 	}
-	texts = fixed_texts(ss, &any_null);
-	if (any_null)
-		streams = NIL;			/* "= NULL" matches nothing */
-	else if (ss->op == SCAN_OP_SCAN)
+	combos = key_combinations(ss);
+	if (ss->op == SCAN_OP_SCAN)
 	{
 		for (int seg = 0; seg < ss->max_inflight; seg++)
 		{
@@ -1160,36 +1206,56 @@ scan_start(ShardScanState *ss, ExprContext *econtext)
 			streams = lappend(streams, s);
 		}
 	}
-	else
+	else if (ss->op == SCAN_OP_GET)
 	{
-		streams = partition_streams(ss, texts);
-		if (ss->op == SCAN_OP_GET)
-		{
-			char	   *sk = ss->t->sk.attribute ? full_sort_key(ss, texts) : NULL;
-			List	   *keys = NIL;
-			Stream	   *batch = NULL;
+		List	   *keys = NIL;
+		Stream	   *batch = NULL;
 
-			foreach(lc, streams)
-				keys = lappend(keys, makeString(item_key_json(ss->t, ((Stream *) lfirst(lc))->pk_text, sk)));
-			streams = NIL;
-			foreach(lc, keys)
+		foreach(lc, combos)
+		{
+			const char **texts = lfirst(lc);
+			char	   *sk = ss->t->sk.attribute ? full_sort_key(ss, texts) : NULL;
+			ListCell   *lc2;
+
+			foreach(lc2, partition_streams(ss, texts))
+				keys = list_append_unique(keys,
+										  makeString(item_key_json(ss->t, ((Stream *) lfirst(lc2))->pk_text, sk)));
+		}
+		foreach(lc, keys)
+		{
+			if (batch == NULL || list_length(batch->keys) == BATCH_GET_MAX)
 			{
-				if (batch == NULL || list_length(batch->keys) == BATCH_GET_MAX)
+				batch = palloc0(sizeof(Stream));
+				streams = lappend(streams, batch);
+			}
+			batch->keys = lappend(batch->keys, lfirst(lc));
+		}
+	}
+	else if (combos != NIL)
+	{
+		/* IN lists here are on partition key columns: one sort key condition */
+		List	   *seen = NIL;
+
+		initStringInfo(&kc);
+		appendStringInfo(&kc, "#n%d = :pk", name_index(ss, ss->t->pk.attribute));
+		if (sort_key_condition(ss, linitial(combos), &kc))
+		{
+			foreach(lc, combos)
+			{
+				ListCell   *lc2;
+
+				foreach(lc2, partition_streams(ss, lfirst(lc)))
 				{
-					batch = palloc0(sizeof(Stream));
-					streams = lappend(streams, batch);
+					Stream	   *s = lfirst(lc2);
+
+					if (list_member(seen, makeString(s->pk_text)))
+						continue;
+					seen = lappend(seen, makeString(s->pk_text));
+					streams = lappend(streams, s);
 				}
-				batch->keys = lappend(batch->keys, lfirst(lc));
 			}
 		}
-		else
-		{
-			initStringInfo(&kc);
-			appendStringInfo(&kc, "#n%d = :pk", name_index(ss, ss->t->pk.attribute));
-			if (!sort_key_condition(ss, texts, &kc))
-				streams = NIL;
-			ss->key_cond_expr = kc.data;
-		}
+		ss->key_cond_expr = kc.data;
 	}
 	ss->filter_expr = filter_expression(ss);
 	ss->nstreams = list_length(streams);
@@ -1367,7 +1433,7 @@ conds_text(ShardScanState *ss, ExecCond *conds, int n)
 	static const char *const ops[] = {
 		[COND_EQ] = "=", [COND_NE] = "<>", [COND_LT] = "<", [COND_LE] = "<=",
 		[COND_GT] = ">", [COND_GE] = ">=", [COND_PREFIX] = "begins with",
-		[COND_NULL] = "IS NULL", [COND_NOT_NULL] = "IS NOT NULL",
+		[COND_IN] = "= ANY", [COND_NULL] = "IS NULL", [COND_NOT_NULL] = "IS NOT NULL",
 	};
 	StringInfoData buf;
 
@@ -1399,7 +1465,7 @@ shards_text(ShardScanState *ss)
 		bool		found = false;
 
 		for (int i = 0; i < ss->nkey_conds; i++)
-			if (ss->key_conds[i].col == lfirst_int(lc))
+			if (ss->key_conds[i].col == lfirst_int(lc) && ss->key_conds[i].op == COND_EQ)
 				found = true;
 		fixed &= found;
 	}
@@ -1420,7 +1486,8 @@ shard_explain_scan(ForeignScanState *node, ExplainState *es)
 	ShardScanState *ss = node->fdw_state;
 	ShardTable *t = ss->t;
 	static const char *const opnames[] = {
-		[SCAN_OP_SCAN] = "Scan", [SCAN_OP_QUERY] = "Query", [SCAN_OP_GET] = "GetItem",
+		[SCAN_OP_SCAN] = "Scan", [SCAN_OP_QUERY] = "Query",
+		[SCAN_OP_GET] = "GetItem (BatchGetItem for several keys)",
 	};
 
 	ExplainPropertyText("DynamoDB Operation", opnames[ss->op], es);
