@@ -54,7 +54,7 @@ import bed  # noqa: E402  (the test bed's psql, proxy and boto3 helpers)
 ROWS = int(os.environ.get("BENCH_ROWS", "100000"))
 RUNS = int(os.environ.get("BENCH_RUNS", "2"))
 WARMUP_ROWS = int(os.environ.get("BENCH_WARMUP_ROWS", "5000"))
-BATCH = int(os.environ.get("BENCH_BATCH_SIZE", "100"))
+BATCH = int(os.environ.get("BENCH_BATCH_SIZE", "400"))
 LARGE_BATCH = int(os.environ.get("BENCH_LARGE_BATCH", "1000"))
 PROFILE_ROWS = int(os.environ.get("BENCH_PROFILE_ROWS", "5000"))
 SHARDS = 10

@@ -13,7 +13,7 @@
 #   BENCH_ROWS             rows per load (100000)
 #   BENCH_RUNS             timed loads per variant, rounds in shuffled order (2)
 #   BENCH_WARMUP_ROWS      rows of an untimed load per variant first (5000)
-#   BENCH_BATCH_SIZE       batch_size of the INSERT variants (100, the default)
+#   BENCH_BATCH_SIZE       batch_size of the INSERT variants (400, the default)
 #   BENCH_LARGE_BATCH      also INSERT with this batch_size; 0 skips (1000)
 #   BENCH_PROFILE_ROWS     rows per variant loaded through the test proxy,
 #                          untimed, to count requests and requests in
