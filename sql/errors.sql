@@ -91,7 +91,22 @@ SELECT v FROM kv WHERE k = 'k1';
 ALTER USER MAPPING FOR CURRENT_USER SERVER ddb OPTIONS (SET access_key_id :'akid');
 ALTER USER MAPPING FOR CURRENT_USER SERVER ddb OPTIONS (ADD session_token 'token-from-sts');
 SELECT v FROM kv WHERE k = 'k1';
-ALTER USER MAPPING FOR CURRENT_USER SERVER ddb OPTIONS (DROP session_token);
+-- a signature error repeats the canonical request: the token is blanked out
+ALTER USER MAPPING FOR CURRENT_USER SERVER ddb OPTIONS (SET secret_access_key 'wrong');
+DO $$
+DECLARE
+  detail text;
+BEGIN
+  PERFORM v FROM kv WHERE k = 'k1';
+EXCEPTION WHEN OTHERS THEN
+  GET STACKED DIAGNOSTICS detail = PG_EXCEPTION_DETAIL;
+  RAISE NOTICE 'canonical request in detail: %, token shown: %, blanked: %',
+    position('x-amz-security-token' in detail) > 0,
+    position('token-from-sts' in detail) > 0,
+    position('x-amz-security-token:**************' in detail) > 0;
+END
+$$;
+ALTER USER MAPPING FOR CURRENT_USER SERVER ddb OPTIONS (SET secret_access_key :'secret', DROP session_token);
 
 -- without a user mapping: an ordinary user gets an error, and so does a
 -- superuser when the server's environment holds no credentials

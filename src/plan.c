@@ -737,9 +737,10 @@ flatten_conds(List *conds, List **fdw_exprs)
 }
 
 /*
- * The per-shard Limit a LIMIT allows: only when this relation is the whole
- * query, every condition is exact, and the rows come in the query's order
- * (or the query asks for none).
+ * The rows a LIMIT (with its OFFSET) lets the scan stop after, which sets
+ * each shard's Limit; 0 unless this relation is the whole query, every
+ * condition is exact, and the rows come in the query's order (or the query
+ * asks for none).
  */
 static int
 shard_limit(PlannerInfo *root, RelOptInfo *baserel, Analysis *a, List *pathkeys)

@@ -50,7 +50,7 @@ typedef enum ScanPrivate
 	SCAN_PRIVATE_SORT_CONDS,	/* IntList: sort key conditions */
 	SCAN_PRIVATE_FILTERS,		/* IntList: FilterExpression conditions */
 	SCAN_PRIVATE_ORDER,			/* Integer: 0 none, 1 ascending, -1 descending */
-	SCAN_PRIVATE_LIMIT,			/* Integer: per-shard Limit, 0 none */
+	SCAN_PRIVATE_LIMIT,			/* Integer: rows the query needs, 0 all */
 	SCAN_PRIVATE_NEED_CTID		/* Boolean: UPDATE/DELETE want each shard */
 } ScanPrivate;
 

@@ -610,14 +610,23 @@ is_throttle(const char *type)
 		strcmp(type, "LimitExceededException") == 0;
 }
 
-/* Record an error on req, the type without its "namespace#" prefix. */
+/*
+ * Record an error on req, the type without its "namespace#" prefix.  A
+ * signature error repeats the canonical request, session token included:
+ * the token is blanked out, since messages reach logs.
+ */
 static void
 set_error(DdbRequest *req, const char *type, const char *message)
 {
 	const char *hash = strrchr(type, '#');
+	const char *token = req->group->conn->creds->session_token;
+	char	   *text = MemoryContextStrdup(req->cxt, message ? message : "");
+	char	   *at;
 
 	req->error_type = MemoryContextStrdup(req->cxt, hash ? hash + 1 : type);
-	req->error_message = MemoryContextStrdup(req->cxt, message ? message : "");
+	while (token && token[0] && (at = strstr(text, token)) != NULL)
+		memset(at, '*', strlen(token));
+	req->error_message = text;
 }
 
 /* The ThrottlingReasons of an error body (throttlingReasons in some). */
