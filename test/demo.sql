@@ -42,8 +42,8 @@ SELECT 'game_' || (i % 2), 'player' || i, (i * 7919) % 1000000,
   FROM generate_series(1, 5000) i;
 \timing off
 
-\echo '== how the items are spread over the shards of game_X = game_1'
-SELECT s ->> 'pk' AS partition_key, count(*) AS items
+\echo '== how the items of game_1 are spread over its ten shards'
+SELECT s ->> 'S' AS partition_key, count(*) AS items
   FROM (SELECT jsonb_array_elements(
                  shard_fdw_request('ddb', 'Scan', '{"TableName": "Leaderboards",
                    "ProjectionExpression": "pk"}') -> 'Items') #> '{pk}' AS s) x
