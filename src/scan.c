@@ -91,6 +91,9 @@ typedef struct ShardScanState
 	int			nstreams;
 	int			cur;			/* unordered: the stream read last */
 	binaryheap *heap;			/* ordered: streams by their head item */
+	bool		in_order;		/* ordered: range shards read one by one */
+	char	   *sk_lo;			/* the sort key's bounds sent, or NULL */
+	char	   *sk_hi;
 	bool		started;
 	MemoryContext runcxt;		/* lives for one execution (until rescan) */
 	MemoryContext rowcxt;
@@ -442,6 +445,8 @@ sort_key_condition(ShardScanState *ss, const char **texts, StringInfo buf)
 			hi_inclusive = inclusive;
 		}
 	}
+	ss->sk_lo = lo;
+	ss->sk_hi = hi;
 	if (lo && hi)
 	{
 		/* an empty range matches nothing; DynamoDB would refuse it */
@@ -703,7 +708,7 @@ build_body(ShardScanState *ss, Stream *s, const DdbJson *start_key, size_t *len)
 		if (ss->limit > 0)
 		{
 			jw_key(&w, "Limit");
-			jw_int(&w, shard_page_limit(ss->limit, ss->nstreams));
+			jw_int(&w, shard_page_limit(ss->limit, ss->in_order ? 1 : ss->nstreams));
 		}
 		if (t->consistent_read && t->index == NULL)
 		{
@@ -972,6 +977,30 @@ next_item_ordered(ShardScanState *ss)
 	return item;
 }
 
+/*
+ * The next item of range shards read one after another (each shard's keys
+ * sort before the next one's), or NULL at the end.  A shard is asked for
+ * only when the ones before it are used up, so a LIMIT met early reads no
+ * further shard.
+ */
+static const DdbJson *
+next_item_in_order(ShardScanState *ss)
+{
+	while (ss->cur < ss->nstreams)
+	{
+		const DdbJson *item = stream_next_item_wait(ss, &ss->streams[ss->cur]);
+
+		if (item)
+			return item;
+		if (++ss->cur < ss->nstreams)
+		{
+			stream_fetch(ss, &ss->streams[ss->cur], NULL);
+			ss->shards_read++;
+		}
+	}
+	return NULL;
+}
+
 /* Move the stream whose item the ordered merge returned last forward. */
 static void
 advance_ordered(ShardScanState *ss)
@@ -1121,8 +1150,39 @@ item_key_json(ShardTable *t, const char *pk, const char *sk)
 }
 
 /*
+ * True when a range-sharded table's shards hold its sort key in order:
+ * the shards range over the sort key itself, not normalized.  Then shard
+ * i's items all sort before shard i+1's.
+ */
+static bool
+range_in_key_order(ShardTable *t)
+{
+	return t->strategy == SHARD_RANGE && !t->range_normalize &&
+		t->sk.attribute && t->sk.template == NULL && !t->legacy_unsharded &&
+		list_length(t->shard_by) == 1 && linitial_int(t->shard_by) == t->sk.column;
+}
+
+/*
+ * True when range shard number shard (shard_base counted in) can hold a
+ * sort key within the bounds sent.
+ */
+static bool
+range_shard_meets_bounds(ShardScanState *ss, int shard)
+{
+	ShardTable *t = ss->t;
+	int			i = shard - t->shard_base;
+
+	if (ss->sk_hi && strcmp(t->boundaries[i], ss->sk_hi) > 0)
+		return false;
+	if (ss->sk_lo && i + 1 < t->nboundaries && strcmp(t->boundaries[i + 1], ss->sk_lo) <= 0)
+		return false;
+	return true;
+}
+
+/*
  * The partition key values the scan reads: one per shard (and the base
- * key with legacy_unsharded), as a list of Stream templates.
+ * key with legacy_unsharded), as a list of Stream templates.  Range shards
+ * that cannot hold a sort key within the bounds sent are left out.
  */
 static List *
 partition_streams(ShardScanState *ss, const char **texts)
@@ -1152,6 +1212,8 @@ partition_streams(ShardScanState *ss, const char **texts)
 		Stream	   *s = palloc0(sizeof(Stream));
 
 		s->shard = lfirst_int(lc);
+		if (range_in_key_order(t) && !range_shard_meets_bounds(ss, s->shard))
+			continue;
 		s->pk_text = route_partition_key(t, texts, s->shard, false, err, sizeof(err));
 		if (s->pk_text == NULL)
 			return NIL;			/* a value no stored key can have */
@@ -1187,6 +1249,8 @@ scan_start(ShardScanState *ss, ExprContext *econtext)
 	ss->value_names = NIL;
 	ss->value_json = NIL;
 	ss->heap = NULL;
+	ss->sk_lo = NULL;
+	ss->sk_hi = NULL;
 	foreach(lc, ss->expr_states)
 	{
 		ExprState  *state = lfirst(lc);
@@ -1263,8 +1327,22 @@ scan_start(ShardScanState *ss, ExprContext *econtext)
 	i = 0;
 	foreach(lc, streams)
 		ss->streams[i++] = *(Stream *) lfirst(lc);
+	ss->in_order = ss->order != 0 && ss->op == SCAN_OP_QUERY && range_in_key_order(ss->t);
+	if (ss->in_order && ss->order < 0)
+	{
+		/* descending: the last shard first */
+		for (i = 0; i < ss->nstreams / 2; i++)
+		{
+			Stream		tmp = ss->streams[i];
+
+			ss->streams[i] = ss->streams[ss->nstreams - 1 - i];
+			ss->streams[ss->nstreams - 1 - i] = tmp;
+		}
+	}
 	ss->shards_read = ss->op == SCAN_OP_SCAN ? 0 : ss->nstreams;
-	for (i = 0; i < ss->nstreams; i++)
+	if (ss->in_order)
+		ss->shards_read = Min(ss->nstreams, 1);
+	for (i = 0; i < (ss->in_order ? Min(ss->nstreams, 1) : ss->nstreams); i++)
 		stream_fetch(ss, &ss->streams[i], NULL);
 	ss->cur = 0;
 	ss->started = true;
@@ -1340,7 +1418,9 @@ shard_iterate_scan(ForeignScanState *node)
 		scan_start(ss, node->ss.ps.ps_ExprContext);
 	MemoryContextReset(ss->rowcxt);
 	old = MemoryContextSwitchTo(ss->runcxt);
-	if (ss->order != 0)
+	if (ss->in_order)
+		item = next_item_in_order(ss);
+	else if (ss->order != 0)
 	{
 		advance_ordered(ss);
 		item = next_item_ordered(ss);
@@ -1509,13 +1589,17 @@ shard_explain_scan(ForeignScanState *node, ExplainState *es)
 	if (ss->nfilters > 0)
 		ExplainPropertyText("DynamoDB Filter", conds_text(ss, ss->filters, ss->nfilters), es);
 	if (ss->order != 0)
-		ExplainPropertyText("Merge", psprintf("%s %s", t->sk.attribute,
-											  ss->order > 0 ? "ASC" : "DESC"), es);
+		ExplainPropertyText("Merge", psprintf("%s %s%s", t->sk.attribute,
+											  ss->order > 0 ? "ASC" : "DESC",
+											  range_in_key_order(t) ?
+											  " (range shards read one after another)" : ""),
+							es);
 	if (ss->limit > 0)
 		ExplainPropertyInteger("Limit per Shard", NULL,
 							   shard_page_limit(ss->limit,
-												ss->started ? ss->nstreams :
-												t->strategy == SHARD_NONE ? 1 :
+												ss->started && !ss->in_order ? ss->nstreams :
+												t->strategy == SHARD_NONE ||
+												(ss->order != 0 && range_in_key_order(t)) ? 1 :
 												t->shards + (t->legacy_unsharded ? 1 : 0)),
 							   es);
 	if (es->verbose)
