@@ -644,47 +644,65 @@ check_input(const SigV4Input *in, char *err, size_t errlen)
 }
 
 /*
- * derive_signature
- *		Write the hex signature of string_to_sign into sig[65].
+ * sigv4_signing_key
+ *		Derive the signing key; see sigv4.h for the contract.
  *
  * The signing key is the HMAC chain "AWS4" + secret -> date -> region ->
- * service -> "aws4_request".  Returns false if OpenSSL fails.
+ * service -> "aws4_request".
  */
-static bool
-derive_signature(const SigV4Input *in, const Buf *string_to_sign, char *sig)
+bool
+sigv4_signing_key(const char *secret, const char *amz_date, const char *region,
+				  const char *service, unsigned char *out)
 {
 	size_t		prefixlen = strlen(SIGV4_KEY_PREFIX);
-	size_t		secretlen = strlen(in->secret_key);
+	size_t		secretlen = strlen(secret);
 	size_t		keylen = prefixlen + secretlen;
 	unsigned char *key = sfdw_alloc(keylen);
 	unsigned char k_date[SHA256_LEN];
 	unsigned char k_region[SHA256_LEN];
 	unsigned char k_service[SHA256_LEN];
-	unsigned char k_signing[SHA256_LEN];
-	unsigned char mac[SHA256_LEN];
 	bool		ok;
 
 	memcpy(key, SIGV4_KEY_PREFIX, prefixlen);
-	memcpy(key + prefixlen, in->secret_key, secretlen);
-
-	ok = hmac_sha256(key, keylen, in->amz_date, SIGV4_DATE_LEN, k_date) &&
-		hmac_sha256(k_date, SHA256_LEN, in->region, strlen(in->region),
-					k_region) &&
-		hmac_sha256(k_region, SHA256_LEN, in->service, strlen(in->service),
-					k_service) &&
+	memcpy(key + prefixlen, secret, secretlen);
+	ok = hmac_sha256(key, keylen, amz_date, SIGV4_DATE_LEN, k_date) &&
+		hmac_sha256(k_date, SHA256_LEN, region, strlen(region), k_region) &&
+		hmac_sha256(k_region, SHA256_LEN, service, strlen(service), k_service) &&
 		hmac_sha256(k_service, SHA256_LEN, SIGV4_TERMINATOR,
-					strlen(SIGV4_TERMINATOR), k_signing) &&
-		hmac_sha256(k_signing, SHA256_LEN, string_to_sign->data,
-					string_to_sign->len, mac);
-	if (ok)
-		hex_encode(mac, SHA256_LEN, sig);
-
+					strlen(SIGV4_TERMINATOR), out);
 	OPENSSL_cleanse(key, keylen);
 	OPENSSL_cleanse(k_date, sizeof(k_date));
 	OPENSSL_cleanse(k_region, sizeof(k_region));
 	OPENSSL_cleanse(k_service, sizeof(k_service));
-	OPENSSL_cleanse(k_signing, sizeof(k_signing));
 	sfdw_free(key);
+	return ok;
+}
+
+/*
+ * derive_signature
+ *		Write the hex signature of string_to_sign into sig[65], with the
+ *		caller's signing key or one derived now.  Returns false if OpenSSL
+ *		fails.
+ */
+static bool
+derive_signature(const SigV4Input *in, const Buf *string_to_sign, char *sig)
+{
+	unsigned char k_signing[SHA256_LEN];
+	unsigned char mac[SHA256_LEN];
+	const unsigned char *key = in->signing_key;
+	bool		ok = true;
+
+	if (key == NULL)
+	{
+		ok = sigv4_signing_key(in->secret_key, in->amz_date, in->region,
+							   in->service, k_signing);
+		key = k_signing;
+	}
+	ok = ok && hmac_sha256(key, SHA256_LEN, string_to_sign->data,
+						   string_to_sign->len, mac);
+	if (ok)
+		hex_encode(mac, SHA256_LEN, sig);
+	OPENSSL_cleanse(k_signing, sizeof(k_signing));
 	return ok;
 }
 

@@ -47,6 +47,10 @@ typedef struct SigV4Input
 	const char *service;
 	const char *amz_date;		/* "YYYYMMDDTHHMMSSZ" */
 	bool		normalize_path; /* true for every service but S3 */
+	const unsigned char *signing_key;	/* SIGV4_KEY_LEN bytes from
+										 * sigv4_signing_key for this date,
+										 * region and service, or NULL to
+										 * derive it from secret_key */
 } SigV4Input;
 
 /*
@@ -106,6 +110,19 @@ extern bool sigv4_sign(const SigV4Input *in, SigV4Output *out,
  * after sigv4_sign whatever that returned.
  */
 extern void sigv4_output_free(SigV4Output *out);
+
+#define SIGV4_KEY_LEN 32
+
+/*
+ * Derive the signing key of a secret for the day of amz_date
+ * ("YYYYMMDD..."), a region and a service into out[SIGV4_KEY_LEN]: the key
+ * stays the same all day, so a caller signing many requests can derive it
+ * once.  Returns false if OpenSSL fails.  The key is a secret: wipe it
+ * when done.
+ */
+extern bool sigv4_signing_key(const char *secret, const char *amz_date,
+							  const char *region, const char *service,
+							  unsigned char *out);
 
 /*
  * sigv4_amz_date

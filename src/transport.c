@@ -53,6 +53,8 @@ struct DdbTransport
 	dlist_head	attempts;		/* attempts in flight */
 	dlist_head	groups;
 	int			budget;
+	char		key_day[9];		/* the YYYYMMDD signing_key is for */
+	unsigned char signing_key[SIGV4_KEY_LEN];
 };
 
 struct DdbGroup
@@ -206,6 +208,7 @@ transport_destroy(DdbTransport *t)
 {
 	transport_abort(t, 0);
 	curl_multi_cleanup(t->multi);
+	explicit_bzero(t->signing_key, sizeof(t->signing_key));
 }
 
 /* True when no request of any group is queued or in flight. */
@@ -457,6 +460,17 @@ signed_headers(DdbTransport *t, DdbRequest *req)
 	struct curl_slist *list = NULL;
 
 	sigv4_amz_date(time(NULL), amz_date);
+	if (strncmp(t->key_day, amz_date, 8) != 0)
+	{
+		/* the signing key lasts a day: derive it once a day */
+		if (!sigv4_signing_key(creds->secret_access_key, amz_date,
+							   t->conn->server->region, "dynamodb", t->signing_key))
+			ereport(ERROR,
+					(errcode(ERRCODE_FDW_UNABLE_TO_ESTABLISH_CONNECTION),
+					 errmsg("could not derive the SigV4 signing key")));
+		memcpy(t->key_day, amz_date, 8);
+		t->key_day[8] = '\0';
+	}
 	hdrs[nhdrs++] = (SigV4Header) {"host", t->host};
 	hdrs[nhdrs++] = (SigV4Header) {"content-type", DDB_CONTENT_TYPE};
 	hdrs[nhdrs++] = (SigV4Header) {"x-amz-date", amz_date};
@@ -478,6 +492,7 @@ signed_headers(DdbTransport *t, DdbRequest *req)
 	in.service = "dynamodb";
 	in.amz_date = amz_date;
 	in.normalize_path = true;
+	in.signing_key = t->signing_key;
 	if (!sigv4_sign(&in, &out, err, sizeof(err)))
 		ereport(ERROR,
 				(errcode(ERRCODE_FDW_UNABLE_TO_ESTABLISH_CONNECTION),

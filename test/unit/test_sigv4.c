@@ -612,7 +612,8 @@ test_malformed_input(void)
  *		Sign a DynamoDB ListTables call carrying session token token.
  */
 static bool
-sign_dynamodb_list_tables(const char *token, SigV4Output *out)
+sign_dynamodb_list_tables(const char *token, const unsigned char *signing_key,
+						  SigV4Output *out)
 {
 	static const char body[] = "{}";
 	SigV4Header headers[5] = {
@@ -639,6 +640,7 @@ sign_dynamodb_list_tables(const char *token, SigV4Output *out)
 	in.service = "dynamodb";
 	in.amz_date = SUITE_AMZ_DATE;
 	in.normalize_path = true;
+	in.signing_key = signing_key;
 	return sigv4_sign(&in, out, err, sizeof(err));
 }
 
@@ -661,7 +663,7 @@ test_dynamodb_session_token(void)
 	SigV4Output first;
 	SigV4Output second;
 
-	CHECK(sign_dynamodb_list_tables("FQoGZXIvYXdzEXAMPLEsessiontoken1",
+	CHECK(sign_dynamodb_list_tables("FQoGZXIvYXdzEXAMPLEsessiontoken1", NULL,
 									&first));
 	CHECK_STR(first.authorization.data,
 			  "AWS4-HMAC-SHA256 Credential=AKIDEXAMPLE/20150830/us-east-1/"
@@ -671,7 +673,7 @@ test_dynamodb_session_token(void)
 	CHECK(first.authorization.data != NULL &&
 		  strstr(first.authorization.data, ";x-amz-security-token;") != NULL);
 
-	CHECK(sign_dynamodb_list_tables("FQoGZXIvYXdzEXAMPLEsessiontoken2",
+	CHECK(sign_dynamodb_list_tables("FQoGZXIvYXdzEXAMPLEsessiontoken2", NULL,
 									&second));
 	CHECK(first.authorization.data != NULL &&
 		  second.authorization.data != NULL &&
@@ -679,6 +681,34 @@ test_dynamodb_session_token(void)
 
 	sigv4_output_free(&first);
 	sigv4_output_free(&second);
+}
+
+/*
+ * test_signing_key
+ *		A signing key derived once signs as the one derived per request
+ *		does, and a key of another day does not.
+ */
+static void
+test_signing_key(void)
+{
+	unsigned char key[SIGV4_KEY_LEN];
+	unsigned char other_day[SIGV4_KEY_LEN];
+	SigV4Output derived;
+	SigV4Output given;
+	SigV4Output wrong;
+
+	CHECK(sigv4_signing_key(SUITE_SECRET_KEY, SUITE_AMZ_DATE, "us-east-1",
+							"dynamodb", key));
+	CHECK(sigv4_signing_key(SUITE_SECRET_KEY, "20150831T000000Z", "us-east-1",
+							"dynamodb", other_day));
+	CHECK(sign_dynamodb_list_tables("token", NULL, &derived));
+	CHECK(sign_dynamodb_list_tables("token", key, &given));
+	CHECK(sign_dynamodb_list_tables("token", other_day, &wrong));
+	CHECK_STR(given.authorization.data, derived.authorization.data);
+	CHECK(strcmp(wrong.authorization.data, derived.authorization.data) != 0);
+	sigv4_output_free(&derived);
+	sigv4_output_free(&given);
+	sigv4_output_free(&wrong);
 }
 
 /*
@@ -716,5 +746,6 @@ suite_sigv4(const char *testdata_dir)
 	test_canonical_forms();
 	test_malformed_input();
 	test_dynamodb_session_token();
+	test_signing_key();
 	test_helpers();
 }
