@@ -125,23 +125,16 @@ def set_up_server():
                    secret_access_key '{bed.env("SHARD_FDW_SECRET_KEY")}');""")
 
 
-def create_table(client, prefix, key_schema):
-    """An on-demand table; key_schema is [(name, type, HASH|RANGE)]."""
-    name = bed.unique_name(prefix)
-    client.create_table(
-        TableName=name, BillingMode="PAY_PER_REQUEST",
-        KeySchema=[{"AttributeName": n, "KeyType": k} for n, _, k in key_schema],
-        AttributeDefinitions=[{"AttributeName": n, "AttributeType": t}
-                              for n, t, _ in key_schema])
-    return name
 
 
 def foreign_table(client, options):
     """Foreign table hot over a fresh DynamoDB table (and a metadata table
     when the options name one); returns the DynamoDB tables made."""
-    tables = [create_table(client, "hotkey", [("pk", "S", "HASH"), ("seq", "N", "RANGE")])]
+    tables = [bed.unique_name("hotkey")]
+    bed.create_table(client, tables[0], "pk", "seq", sort_type="N")
     if "{metadata}" in options:
-        tables.append(create_table(client, "hotkey_shards", [("file_path", "S", "HASH")]))
+        tables.append(bed.unique_name("hotkey_shards"))
+        bed.create_table(client, tables[-1], "file_path")
         options = options.format(metadata=tables[-1])
     sql(f"""
         CREATE FOREIGN TABLE hot (file_path text, seq bigint)

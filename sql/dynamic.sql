@@ -2,6 +2,7 @@
 -- one shard, growth when DynamoDB throttles the key, and reads of every
 -- shard the key ever had.
 \ir sql/include/server.sql
+\ir sql/include/explain_analyze.sql
 SELECT shard_fdw_request('ddb', 'CreateTable', '{
   "TableName": "audit_log", "BillingMode": "PAY_PER_REQUEST",
   "KeySchema": [{"AttributeName": "pk", "KeyType": "HASH"},
@@ -55,24 +56,11 @@ SELECT number_of_shards FROM shard_fdw_metadata('audit', '{"file_path": "/shared
 -- readers query every shard the history names: nothing missed
 EXPLAIN (COSTS OFF) SELECT ts, who FROM audit WHERE file_path = '/shared/firetvGen2.txt';
 SELECT ts, who FROM audit WHERE file_path = '/shared/firetvGen2.txt' ORDER BY ts;
--- (the consumed capacity depends on which shards the rows fell in)
-CREATE FUNCTION explain_analyze(query text) RETURNS SETOF text LANGUAGE plpgsql AS $$
-DECLARE
-  line text;
-BEGIN
-  FOR line IN EXECUTE 'EXPLAIN (ANALYZE, COSTS OFF, TIMING OFF, SUMMARY OFF) ' || query LOOP
-    IF line !~ 'Consumed Capacity' THEN
-      RETURN NEXT line;
-    END IF;
-  END LOOP;
-END
-$$;
 SELECT explain_analyze($$SELECT ts, who FROM audit WHERE file_path = '/shared/firetvGen2.txt'$$);
 -- a key nobody wrote has no metadata and no rows
 SELECT count(*) FROM audit WHERE file_path = '/never/written';
 SELECT count(*) FROM shard_fdw_metadata('audit', '{"file_path": "/never/written"}');
 
-DROP FUNCTION explain_analyze(text);
 DROP FOREIGN TABLE audit;
 SELECT shard_fdw_request('ddb', 'DeleteTable', '{"TableName": "audit_log"}')
   #>> '{TableDescription,TableName}' AS deleted;

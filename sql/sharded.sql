@@ -1,6 +1,7 @@
 -- Sharded tables: the leaderboard of seed 002 (calculated shards), random
 -- and range shards, legacy unsharded items, indexes and joins.
 \ir sql/include/server.sql
+\ir sql/include/explain_analyze.sql
 SELECT shard_fdw_request('ddb', 'CreateTable', '{
   "TableName": "Leaderboards", "BillingMode": "PAY_PER_REQUEST",
   "KeySchema": [{"AttributeName": "pk", "KeyType": "HASH"},
@@ -97,18 +98,6 @@ SELECT game_id, player_id, score FROM leaderboard WHERE game_id = 'game_9';
 SELECT count(*), sum(score) FROM leaderboard WHERE game_id <> 'game_9';
 SELECT count(*), sum(score) FROM local_scores;
 
--- EXPLAIN ANALYZE without the consumed capacity, which depends on shards
-CREATE FUNCTION explain_analyze(query text) RETURNS SETOF text LANGUAGE plpgsql AS $$
-DECLARE
-  line text;
-BEGIN
-  FOR line IN EXECUTE 'EXPLAIN (ANALYZE, COSTS OFF, TIMING OFF, SUMMARY OFF) ' || query LOOP
-    IF line !~ 'Consumed Capacity' THEN
-      RETURN NEXT line;
-    END IF;
-  END LOOP;
-END
-$$;
 
 -- a nested loop sends one keyed Query set per outer row
 CREATE TABLE games (game_id text PRIMARY KEY, title text);
@@ -220,7 +209,6 @@ INSERT INTO albums_by_artist VALUES ('x', 'y');
 
 DROP TABLE local_scores, games;
 DROP FOREIGN TABLE leaderboard, feed, albums, albums_raw, albums_by_artist;
-DROP FUNCTION explain_analyze(text);
 SELECT shard_fdw_request('ddb', 'DeleteTable', '{"TableName": "Leaderboards"}')
   #>> '{TableDescription,TableName}' AS deleted;
 SELECT shard_fdw_request('ddb', 'DeleteTable', '{"TableName": "Music"}')

@@ -128,14 +128,17 @@ def unique_name(prefix):
     return f"{prefix}_{os.getpid()}_{next(_names)}"
 
 
-def create_table(client, name, partition_key, sort_key=None):
-    """Create an on-demand table with string keys; returns its description."""
-    keys = [(partition_key, "HASH")] + ([(sort_key, "RANGE")] if sort_key else [])
+def create_table(client, name, partition_key, sort_key=None, sort_type="S"):
+    """Create an on-demand table, string partition key, sort key of
+    sort_type ("S", "N" or "B"); returns its description."""
+    keys = [(partition_key, "HASH", "S")]
+    if sort_key:
+        keys.append((sort_key, "RANGE", sort_type))
     client.create_table(
         TableName=name, BillingMode="PAY_PER_REQUEST",
-        KeySchema=[{"AttributeName": n, "KeyType": t} for n, t in keys],
-        AttributeDefinitions=[{"AttributeName": n, "AttributeType": "S"}
-                              for n, _ in keys])
+        KeySchema=[{"AttributeName": n, "KeyType": k} for n, k, _ in keys],
+        AttributeDefinitions=[{"AttributeName": n, "AttributeType": t}
+                              for n, _, t in keys])
     return client.describe_table(TableName=name)["Table"]
 
 

@@ -63,14 +63,11 @@ def rows(text):
             for line in sql(text).stdout.splitlines() if line]
 
 
-def new_table(prefix, key_schema):
-    """Create an on-demand table; key_schema is [(name, type, HASH|RANGE)]."""
+def new_table(prefix, partition_key, sort_key=None):
+    """A fresh table (string partition key, numeric sort key), deleted at
+    the end."""
     name = bed.unique_name(prefix)
-    client.create_table(
-        TableName=name, BillingMode="PAY_PER_REQUEST",
-        KeySchema=[{"AttributeName": n, "KeyType": k} for n, _, k in key_schema],
-        AttributeDefinitions=[{"AttributeName": n, "AttributeType": t}
-                              for n, t, _ in key_schema])
+    bed.create_table(client, name, partition_key, sort_key, sort_type="N")
     tables.append(name)
     return name
 
@@ -166,9 +163,9 @@ def set_up():
     global client, METADATA
     bed.reset_proxy()
     client = bed.ddb(direct=True)
-    key_schema = [("pk", "S", "HASH"), ("seq", "N", "RANGE")]
-    static, dynamic = new_table("hot_static", key_schema), new_table("hot_dynamic", key_schema)
-    METADATA = new_table("hot_shards", [("file_path", "S", "HASH")])
+    static = new_table("hot_static", "pk", "seq")
+    dynamic = new_table("hot_dynamic", "pk", "seq")
+    METADATA = new_table("hot_shards", "file_path")
     bed.psql(f"CREATE DATABASE {DATABASE}")
     sql(f"""
         CREATE EXTENSION shard_fdw;

@@ -92,13 +92,7 @@ def json_texts(table, expressions, where):
 def new_table(partition_key, sort_key, sort_type="S"):
     """A fresh DynamoDB table (string partition key), deleted at the end."""
     name = bed.unique_name("sdk")
-    client.create_table(
-        TableName=name, BillingMode="PAY_PER_REQUEST",
-        KeySchema=[{"AttributeName": partition_key, "KeyType": "HASH"},
-                   {"AttributeName": sort_key, "KeyType": "RANGE"}],
-        AttributeDefinitions=[
-            {"AttributeName": partition_key, "AttributeType": "S"},
-            {"AttributeName": sort_key, "AttributeType": sort_type}])
+    bed.create_table(client, name, partition_key, sort_key, sort_type)
     tables.append(name)
     return name
 
