@@ -174,6 +174,7 @@ shard_fdw_key(PG_FUNCTION_ARGS)
 	long		shard;
 	char		err[256];
 	char	   *pk;
+	char	   *sk;
 
 	if (get_call_result_type(fcinfo, NULL, &desc) != TYPEFUNC_COMPOSITE)
 		elog(ERROR, "return type must be a row type");
@@ -217,28 +218,10 @@ shard_fdw_key(PG_FUNCTION_ARGS)
 	values[0] = Int32GetDatum((int32) shard);
 	values[1] = CStringGetTextDatum(pk);
 	nulls[2] = true;
-	if (t->sk.attribute)
+	if (t->sk.attribute && (sk = route_sort_key(t, texts, err, sizeof(err))) != NULL)
 	{
-		if (t->sk.template)
-		{
-			const char **parts = palloc0(sizeof(char *) * t->sk.template->nparts);
-			Buf			out;
-
-			for (int i = 0; i < t->sk.template->nparts; i++)
-				if (t->sk.template->parts[i].kind == KP_COLUMN)
-					parts[i] = texts[shard_find_column(t, t->sk.template->parts[i].text) - t->columns];
-			buf_init(&out);
-			if (keyfmt_render(t->sk.template, parts, 0, &out, err, sizeof(err)))
-			{
-				values[2] = CStringGetTextDatum(out.data);
-				nulls[2] = false;
-			}
-		}
-		else if (texts[t->sk.column])
-		{
-			values[2] = CStringGetTextDatum(texts[t->sk.column]);
-			nulls[2] = false;
-		}
+		values[2] = CStringGetTextDatum(sk);
+		nulls[2] = false;
 	}
 	PG_RETURN_DATUM(HeapTupleGetDatum(heap_form_tuple(BlessTupleDesc(desc), values, nulls)));
 }

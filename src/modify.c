@@ -925,21 +925,9 @@ old_key(ModifyState *ms, TupleTableSlot *planSlot, char **pk, char **sk)
 		elog(ERROR, "shard_fdw: cannot rebuild the key of a row read: %s", err);
 	if (t->sk.attribute == NULL)
 		return;
-	if (t->sk.template == NULL)
-		*sk = (char *) texts[t->sk.column];
-	else
-	{
-		const char **parts = palloc0(sizeof(char *) * t->sk.template->nparts);
-		Buf			out;
-
-		for (int i = 0; i < t->sk.template->nparts; i++)
-			if (t->sk.template->parts[i].kind == KP_COLUMN)
-				parts[i] = texts[shard_find_column(t, t->sk.template->parts[i].text) - t->columns];
-		buf_init(&out);
-		if (!keyfmt_render(t->sk.template, parts, 0, &out, err, sizeof(err)))
-			elog(ERROR, "shard_fdw: cannot rebuild the sort key of a row read: %s", err);
-		*sk = out.data;
-	}
+	*sk = route_sort_key(t, texts, err, sizeof(err));
+	if (*sk == NULL)
+		elog(ERROR, "shard_fdw: cannot rebuild the sort key of a row read: %s", err);
 }
 
 /*

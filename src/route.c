@@ -103,6 +103,18 @@ route_shard(ShardTable *t, const char *const *values)
 	return t->shard_base + shard;
 }
 
+/* Template values indexed by part, from values indexed by column. */
+const char **
+route_template_values(ShardTable *t, const KeyTemplate *tmpl, const char *const *values)
+{
+	const char **parts = palloc0(sizeof(char *) * tmpl->nparts);
+
+	for (int i = 0; i < tmpl->nparts; i++)
+		if (tmpl->parts[i].kind == KP_COLUMN)
+			parts[i] = values[shard_find_column(t, tmpl->parts[i].text) - t->columns];
+	return parts;
+}
+
 /*
  * The partition key text for the values under shard (ignored when the
  * template has no {shard}), or NULL with *err set when the values cannot
@@ -119,14 +131,38 @@ route_partition_key(ShardTable *t, const char *const *values, long shard, bool b
 
 	if (t->pk.template == NULL)
 		return pstrdup(values[t->pk.column]);
-	parts = palloc0(sizeof(char *) * t->pk.template->nparts);
-	for (int i = 0; i < t->pk.template->nparts; i++)
-		if (t->pk.template->parts[i].kind == KP_COLUMN)
-			parts[i] = values[shard_find_column(t, t->pk.template->parts[i].text) - t->columns];
+	parts = route_template_values(t, t->pk.template, values);
 	buf_init(&out);
 	ok = base ? keyfmt_render_base(t->pk.template, parts, &out, err, errlen) :
 		keyfmt_render(t->pk.template, parts, shard, &out, err, errlen);
 	return ok ? out.data : NULL;
+}
+
+/*
+ * The sort key text for the values, or NULL with *err set when a value is
+ * missing or cannot be rendered.
+ */
+char *
+route_sort_key(ShardTable *t, const char *const *values, char *err, size_t errlen)
+{
+	Buf			out;
+
+	Assert(t->sk.attribute != NULL);
+	if (t->sk.template == NULL)
+	{
+		if (values[t->sk.column] == NULL)
+		{
+			sfdw_set_error(err, errlen, "column \"%s\" has no value",
+						   t->columns[t->sk.column].name);
+			return NULL;
+		}
+		return pstrdup(values[t->sk.column]);
+	}
+	buf_init(&out);
+	if (!keyfmt_render(t->sk.template, route_template_values(t, t->sk.template, values),
+					   0, &out, err, errlen))
+		return NULL;
+	return out.data;
 }
 
 /*

@@ -325,18 +325,6 @@ field_count(KeyTemplate *tmpl)
 	return n;
 }
 
-/* Template values indexed by part, from texts indexed by column. */
-static const char **
-part_values(ShardTable *t, KeyTemplate *tmpl, const char **texts)
-{
-	const char **parts = palloc0(sizeof(char *) * tmpl->nparts);
-
-	for (int i = 0; i < tmpl->nparts; i++)
-		if (tmpl->parts[i].kind == KP_COLUMN)
-			parts[i] = texts[shard_find_column(t, tmpl->parts[i].text) - t->columns];
-	return parts;
-}
-
 /*
  * The sort key text the row has when every column of the sort key is
  * fixed, or NULL.
@@ -345,18 +333,11 @@ static char *
 full_sort_key(ShardScanState *ss, const char **texts)
 {
 	ShardTable *t = ss->t;
-	Buf			out;
 	char		err[256];
 
-	if (t->sk.template == NULL)
-		return texts[t->sk.column] ? pstrdup(texts[t->sk.column]) : NULL;
-	if (leading_fixed(t, t->sk.template, texts) < field_count(t->sk.template))
+	if (t->sk.template && leading_fixed(t, t->sk.template, texts) < field_count(t->sk.template))
 		return NULL;
-	buf_init(&out);
-	if (!keyfmt_render(t->sk.template, part_values(t, t->sk.template, texts), 0,
-					   &out, err, sizeof(err)))
-		return NULL;
-	return out.data;
+	return route_sort_key(t, texts, err, sizeof(err));
 }
 
 /*
@@ -390,7 +371,7 @@ sort_key_condition(ShardScanState *ss, const char **texts, StringInfo buf)
 		char		err[256];
 
 		buf_init(&out);
-		if (keyfmt_render_prefix(t->sk.template, part_values(t, t->sk.template, texts),
+		if (keyfmt_render_prefix(t->sk.template, route_template_values(t, t->sk.template, texts),
 								 leading_fixed(t, t->sk.template, texts),
 								 &out, err, sizeof(err)))
 			appendStringInfo(buf, " AND begins_with(#n%d, %s)", sk,

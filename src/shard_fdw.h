@@ -276,8 +276,12 @@ extern const DdbStats *ddb_backend_stats(void);
 
 extern char *route_range_key(ShardTable *t, const char *text);
 extern int	route_shard(ShardTable *t, const char *const *values);
+extern const char **route_template_values(ShardTable *t, const KeyTemplate *tmpl,
+										  const char *const *values);
 extern char *route_partition_key(ShardTable *t, const char *const *values,
 								 long shard, bool base, char *err, size_t errlen);
+extern char *route_sort_key(ShardTable *t, const char *const *values,
+							char *err, size_t errlen);
 extern List *route_read_shards(ShardTable *t, const char *const *values,
 							   int known_shards);
 
