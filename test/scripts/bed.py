@@ -12,6 +12,8 @@ that environment and offers:
   reset_proxy();
 * ddb(), unique_name(), create_table(): boto3 against the proxy or DynamoDB
   Local, signed with the test credentials, SDK retries off;
+* new_table(), drop_scratch(): the tables and database a script makes, and
+  their removal;
 * Runner: registers test functions, runs them in order and ends with the
   line "N passed, N failed"; the exit status is non-zero on any failure.
 """
@@ -142,6 +144,25 @@ def create_table(client, name, partition_key, sort_key=None, sort_type="S"):
     return client.describe_table(TableName=name)["Table"]
 
 
+def new_table(client, tables, prefix, partition_key, sort_key=None, sort_type="S"):
+    """create_table under a fresh name starting with prefix, noted in the
+    list tables for drop_scratch; returns the name."""
+    name = unique_name(prefix)
+    create_table(client, name, partition_key, sort_key, sort_type)
+    tables.append(name)
+    return name
+
+
+def drop_scratch(client, tables, database=None):
+    """Remove what a script made: its DynamoDB tables and its database; the
+    proxy goes back to its start-up state."""
+    reset_proxy()
+    for table in tables:
+        client.delete_table(TableName=table)
+    if database:
+        psql(f"DROP DATABASE IF EXISTS {database} WITH (FORCE)")
+
+
 # ------------------------------------------------------------------ runner
 
 
@@ -174,3 +195,11 @@ class Runner:
             sys.stdout.flush()
         print(f"{passed} passed, {failed} failed")
         sys.exit(1 if failed or not passed else 0)
+
+    def main(self, set_up, tear_down):
+        """set_up(), every test, then tear_down() whatever happened."""
+        set_up()
+        try:
+            self.run()
+        finally:
+            tear_down()

@@ -94,10 +94,7 @@ def wait_for_idle_proxy():
 
 def new_table(partition_key, sort_key=None):
     """A fresh DynamoDB table with string keys, deleted at the end."""
-    name = bed.unique_name("cancel")
-    bed.create_table(client, name, partition_key, sort_key)
-    tables.append(name)
-    return name
+    return bed.new_table(client, tables, "cancel", partition_key, sort_key)
 
 
 def assert_did_not_wait(seconds):
@@ -168,10 +165,7 @@ def load_big(table):
 
 
 def tear_down():
-    bed.reset_proxy()
-    for table in tables:
-        client.delete_table(TableName=table)
-    bed.psql(f"DROP DATABASE IF EXISTS {DATABASE} WITH (FORCE)")
+    bed.drop_scratch(client, tables, DATABASE)
 
 
 # ------------------------------------------------------------------ tests
@@ -337,8 +331,4 @@ def scan_totals(passes):
 
 
 if __name__ == "__main__":
-    set_up()
-    try:
-        runner.run()
-    finally:
-        tear_down()
+    runner.main(set_up, tear_down)

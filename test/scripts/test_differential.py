@@ -143,10 +143,7 @@ def values_list(rows):
 
 def new_table(partition_key, sort_key):
     """A fresh DynamoDB table with string keys, deleted at the end."""
-    name = bed.unique_name("differential")
-    bed.create_table(client, name, partition_key, sort_key)
-    dynamodb_tables.append(name)
-    return name
+    return bed.new_table(client, dynamodb_tables, "differential", partition_key, sort_key)
 
 
 def legacy_item(row):
@@ -386,9 +383,7 @@ def set_up():
 
 
 def tear_down():
-    for table in dynamodb_tables:
-        client.delete_table(TableName=table)
-    bed.psql(f"DROP DATABASE IF EXISTS {DATABASE} WITH (FORCE)")
+    bed.drop_scratch(client, dynamodb_tables, DATABASE)
 
 
 # ------------------------------------------------------------------ tests
@@ -512,8 +507,4 @@ def prepared_generic_plans_match_local():
 
 
 if __name__ == "__main__":
-    set_up()
-    try:
-        runner.run()
-    finally:
-        tear_down()
+    runner.main(set_up, tear_down)

@@ -66,10 +66,7 @@ def rows(text):
 def new_table(prefix, partition_key, sort_key=None):
     """A fresh table (string partition key, numeric sort key), deleted at
     the end."""
-    name = bed.unique_name(prefix)
-    bed.create_table(client, name, partition_key, sort_key, sort_type="N")
-    tables.append(name)
-    return name
+    return bed.new_table(client, tables, prefix, partition_key, sort_key, sort_type="N")
 
 
 def inserted_rows():
@@ -189,10 +186,7 @@ def set_up():
 
 
 def tear_down():
-    bed.reset_proxy()
-    for table in tables:
-        client.delete_table(TableName=table)
-    bed.psql(f"DROP DATABASE IF EXISTS {DATABASE} WITH (FORCE)")
+    bed.drop_scratch(client, tables, DATABASE)
 
 
 # ------------------------------------------------------------------ tests
@@ -293,8 +287,4 @@ def metadata_item_has_seed_000_schema():
 
 
 if __name__ == "__main__":
-    set_up()
-    try:
-        runner.run()
-    finally:
-        tear_down()
+    runner.main(set_up, tear_down)

@@ -134,9 +134,7 @@ def set_up():
 
 
 def tear_down():
-    bed.reset_proxy()
-    for table in (HOT, OTHER):
-        bed.ddb(direct=True).delete_table(TableName=table)
+    bed.drop_scratch(bed.ddb(direct=True), (HOT, OTHER))
 
 
 # ------------------------------------------------------------ signatures
@@ -504,8 +502,4 @@ def reset_restores_the_start_up_state():
 
 
 if __name__ == "__main__":
-    set_up()
-    try:
-        runner.run()
-    finally:
-        tear_down()
+    runner.main(set_up, tear_down)

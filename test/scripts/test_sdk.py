@@ -91,10 +91,7 @@ def json_texts(table, expressions, where):
 
 def new_table(partition_key, sort_key, sort_type="S"):
     """A fresh DynamoDB table (string partition key), deleted at the end."""
-    name = bed.unique_name("sdk")
-    bed.create_table(client, name, partition_key, sort_key, sort_type)
-    tables.append(name)
-    return name
+    return bed.new_table(client, tables, "sdk", partition_key, sort_key, sort_type)
 
 
 def scan(table):
@@ -276,9 +273,7 @@ def set_up():
 
 
 def tear_down():
-    for table in tables:
-        client.delete_table(TableName=table)
-    bed.psql(f"DROP DATABASE IF EXISTS {DATABASE} WITH (FORCE)")
+    bed.drop_scratch(client, tables, DATABASE)
 
 
 # --------------------------------------------------------------- (a) types
@@ -713,8 +708,4 @@ def seed004_items_put_by_the_article_read_back():
 
 
 if __name__ == "__main__":
-    set_up()
-    try:
-        runner.run()
-    finally:
-        tear_down()
+    runner.main(set_up, tear_down)
