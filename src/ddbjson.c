@@ -704,6 +704,17 @@ jw_tree(JsonWriter *w, const DdbJson *v)
 	}
 }
 
+/* See ddbjson.h. */
+char *
+jw_end_request(JsonWriter *w, size_t *len)
+{
+	jw_key(w, "ReturnConsumedCapacity");
+	jw_cstring(w, "TOTAL");
+	jw_end_object(w);
+	*len = w->out->len;
+	return w->out->data;
+}
+
 /*
  * Append len bytes of str as a quoted JSON string.
  *

@@ -89,6 +89,13 @@ extern void jw_int(JsonWriter *w, long long value);
 /* Write the JSON tree v (as parsed) back out. */
 extern void jw_tree(JsonWriter *w, const DdbJson *v);
 
+/*
+ * End a DynamoDB request body begun with jw_begin_object: ask for the
+ * consumed capacity (every request does, for EXPLAIN ANALYZE and the
+ * counters), close the object, and return the text with its length.
+ */
+extern char *jw_end_request(JsonWriter *w, size_t *len);
+
 /* Append str as a quoted, escaped JSON string (used by jw_string). */
 extern void json_escape(Buf *out, const char *str, size_t len);
 

@@ -417,11 +417,7 @@ put_body(ModifyState *ms, const char *item, size_t *len)
 		jw_cstring(&w, ms->t->pk.attribute);
 		jw_end_object(&w);
 	}
-	jw_key(&w, "ReturnConsumedCapacity");
-	jw_cstring(&w, "TOTAL");
-	jw_end_object(&w);
-	*len = out.len;
-	return out.data;
+	return jw_end_request(&w, len);
 }
 
 /*
@@ -743,11 +739,7 @@ batch_write_body(ModifyState *ms, char **items, int n, size_t *len)
 	}
 	jw_end_array(&w);
 	jw_end_object(&w);
-	jw_key(&w, "ReturnConsumedCapacity");
-	jw_cstring(&w, "TOTAL");
-	jw_end_object(&w);
-	*len = out.len;
-	return out.data;
+	return jw_end_request(&w, len);
 }
 
 /* Send a BatchWriteItem of items[0..n-1], after delay_us. */
@@ -1001,11 +993,7 @@ update_body(ModifyState *ms, TupleTableSlot *slot, const char *pk, const char *s
 								set.len && remove.len ? " " : "",
 								remove.len ? psprintf("REMOVE %s", remove.data) : ""));
 	}
-	jw_key(&w, "ReturnConsumedCapacity");
-	jw_cstring(&w, "TOTAL");
-	jw_end_object(&w);
-	*len = out.len;
-	return out.data;
+	return jw_end_request(&w, len);
 }
 
 /*
@@ -1053,11 +1041,7 @@ move_body(ModifyState *ms, const char *old_pk, const char *old_sk,
 		jw_end_object(&w);
 	}
 	jw_end_array(&w);
-	jw_key(&w, "ReturnConsumedCapacity");
-	jw_cstring(&w, "TOTAL");
-	jw_end_object(&w);
-	*len = out.len;
-	return out.data;
+	return jw_end_request(&w, len);
 }
 
 /*
@@ -1142,11 +1126,7 @@ delete_body(ModifyState *ms, const char *pk, const char *sk, size_t *len)
 	write_key_object(ms, &w, pk, sk);
 	jw_key(&w, "ReturnValues");
 	jw_cstring(&w, "ALL_OLD");
-	jw_key(&w, "ReturnConsumedCapacity");
-	jw_cstring(&w, "TOTAL");
-	jw_end_object(&w);
-	*len = out.len;
-	return out.data;
+	return jw_end_request(&w, len);
 }
 
 /*

@@ -702,11 +702,7 @@ build_body(ShardScanState *ss, Stream *s, const DdbJson *start_key, size_t *len)
 			jw_tree(&w, start_key);
 		}
 	}
-	jw_key(&w, "ReturnConsumedCapacity");
-	jw_cstring(&w, "TOTAL");
-	jw_end_object(&w);
-	*len = out.len;
-	return out.data;
+	return jw_end_request(&w, len);
 }
 
 /* ---------------------------------------------------------------------
