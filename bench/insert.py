@@ -22,8 +22,9 @@ every column its own attribute.  The variants:
   INSERT upsert   the same with insert_mode 'upsert': BatchWriteItem, 25
                   items a request
   COPY insert     psql's \\copy ft FROM a file (COPY FROM STDIN), 'insert'
-  COPY upsert     the same, 'upsert' (PostgreSQL 15 hands COPY's rows to
-                  the extension one at a time, so batch_size plays no part)
+  COPY upsert     the same, 'upsert': PostgreSQL 15 hands COPY's rows to
+                  the extension one at a time; it gathers batch_size of
+                  them and writes them like an INSERT's batch
   batch_writer    boto3's Table.batch_writer() in this process, one thread,
                   the shard computed with FNV-1a in Python (the reference)
 

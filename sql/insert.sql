@@ -69,6 +69,41 @@ note	3	tab\tseparated
 SELECT * FROM notes WHERE pk = 'note' ORDER BY sk;
 INSERT INTO notes VALUES ('', '1', 'empty key');
 
+-- COPY in upsert mode writes its rows batch_size at a time by
+-- BatchWriteItem; a key repeated later in the input wins, within a batch
+-- (which is split there) and across batches
+ALTER FOREIGN TABLE notes OPTIONS (ADD batch_size '4');
+SELECT requests AS requests_before FROM shard_fdw_stats() \gset
+COPY notes FROM STDIN;
+copy	1	a
+copy	2	b
+copy	1	c
+copy	3	d
+copy	4	e
+copy	2	f
+copy	5	g
+\.
+SELECT requests - :requests_before AS batch_write_requests FROM shard_fdw_stats();
+SELECT sk, body FROM notes WHERE pk = 'copy' ORDER BY sk;
+-- a bad row stops COPY before its batch is sent
+COPY notes FROM STDIN;
+copy	6	h
+	7	empty key
+\.
+SELECT count(*) AS copy_6_items FROM notes WHERE pk = 'copy' AND sk = '6';
+
+-- COPY in insert mode sends rows without waiting for each; a duplicate
+-- key still stops it, and the error says how many rows were written
+CREATE FOREIGN TABLE notes_once (pk text, sk text, body text)
+  SERVER ddb OPTIONS (table 'users_tab', partition_key 'pk', sort_key 'sk');
+COPY notes_once FROM STDIN;
+once	1	a
+once	2	b
+once	1	again
+once	3	c
+\.
+SELECT count(*) AS once_items FROM notes_once WHERE pk = 'once';
+
 -- items a BatchWriteItem leaves unprocessed (a per-key budget) go again
 \! curl -s -o /dev/null -X POST "$SHARD_FDW_PROXY/reset"
 \! curl -s -o /dev/null -X POST "$SHARD_FDW_PROXY/config" -d '{"key_budget": {"rate": 300, "burst": 20}}'
@@ -77,7 +112,7 @@ INSERT INTO notes SELECT 'hot', lpad(i::text, 4, '0'), 'v' || i FROM generate_se
 \! curl -s -o /dev/null -X POST "$SHARD_FDW_PROXY/reset"
 SELECT count(*), count(DISTINCT sk) FROM notes WHERE pk = 'hot';
 
-DROP FOREIGN TABLE users, notes;
+DROP FOREIGN TABLE users, notes, notes_once;
 SELECT shard_fdw_request('ddb', 'DeleteTable', '{"TableName": "users_tab"}')
   #>> '{TableDescription,TableName}' AS deleted;
 DROP SERVER ddb CASCADE;

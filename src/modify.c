@@ -44,12 +44,17 @@ typedef struct ModifyState
 	DdbConn    *conn;
 	DdbGroup   *group;
 	bool		do_nothing;
-	bool		pipelined;		/* COPY: rows sent without waiting */
+	bool		pipelined;		/* COPY, insert mode: rows sent without waiting */
+	bool		buffered;		/* COPY, upsert mode: rows gathered in batches */
 	char	   *dyn_base;		/* dynamic: the base key of the last row */
 	DynamicMeta dyn_meta;		/* ... and the metadata it was placed by */
 	AttrNumber	ctid_attno;		/* UPDATE, DELETE: junk columns */
 	AttrNumber *key_attnos;		/* by column index, 0 when none */
 	int			in_flight;		/* pipelined rows not yet judged */
+	char	  **items;			/* buffered: the items of the batch ... */
+	char	  **identities;		/* ... their keys (item_identity) ... */
+	int			nitems;			/* ... and how many there are */
+	MemoryContext batchcxt;		/* buffered: holds the batch's items */
 	MemoryContext rowcxt;
 	int64		written;		/* rows written so far by this statement */
 } ModifyState;
@@ -168,9 +173,24 @@ shard_begin_insert(ModifyTableState *mtstate, ResultRelInfo *rinfo)
 	ModifyState *ms = modify_setup(mtstate->ps.state, rinfo,
 								   plan != NULL && plan->onConflictAction == ONCONFLICT_NOTHING);
 
-	/* COPY has no plan, no RETURNING and no ON CONFLICT */
-	ms->pipelined = plan == NULL && ms->t->insert_mode == INSERT_MODE_INSERT &&
-		rinfo->ri_projectReturning == NULL;
+	/*
+	 * COPY (no plan, so no ON CONFLICT) need not wait for each row unless
+	 * RETURNING or row triggers want it back, or the table is sharded
+	 * dynamically (a row may have to be written again after growth).
+	 */
+	if (plan == NULL && shard_batch_size(rinfo) > 1)
+	{
+		ms->pipelined = ms->t->insert_mode == INSERT_MODE_INSERT;
+		ms->buffered = ms->t->insert_mode == INSERT_MODE_UPSERT;
+	}
+	if (ms->buffered)
+	{
+		ms->items = palloc(sizeof(char *) * ms->t->batch_size);
+		ms->identities = palloc(sizeof(char *) * ms->t->batch_size);
+		ms->batchcxt = AllocSetContextCreate(mtstate->ps.state->es_query_cxt,
+											 "shard_fdw copy batch",
+											 ALLOCSET_DEFAULT_SIZES);
+	}
 }
 
 /*
@@ -641,61 +661,6 @@ pop_context(ErrorContextCallback *cb)
 }
 
 /*
- * ExecForeignInsert: write one row.  In COPY in insert mode (no
- * RETURNING, no ON CONFLICT) rows are sent without waiting, up to twice
- * max_concurrency in flight, and judged as their answers come; otherwise
- * each row waits for its answer.
- */
-TupleTableSlot *
-shard_exec_insert(EState *estate, ResultRelInfo *rinfo, TupleTableSlot *slot,
-				  TupleTableSlot *planSlot)
-{
-	ModifyState *ms = rinfo->ri_FdwState;
-	MemoryContext old;
-	char	   *pk;
-	char	   *sk;
-	DdbRequest *req;
-	TupleTableSlot *result = slot;
-	ErrorContextCallback cb;
-
-	push_context(ms, &cb);
-	MemoryContextReset(ms->rowcxt);
-	old = MemoryContextSwitchTo(ms->rowcxt);
-	if (ms->t->strategy == SHARD_DYNAMIC)
-		req = put_dynamic(ms, slot);
-	else
-		req = send_put(ms, item_json(ms, slot, &pk, &sk), NULL);
-	if (ms->pipelined && ms->t->strategy != SHARD_DYNAMIC)
-	{
-		/* a sliding window: one answer judged for each row sent past it */
-		if (++ms->in_flight > 2 * ms->conn->server->max_concurrency)
-		{
-			DdbRequest *done = ddb_wait_any(ms->group);
-
-			ms->in_flight--;
-			if (done->status == DDB_OK)
-				(void) put_done(ms, done);
-			else
-			{
-				/* count what else gets written before judging the failure */
-				judge_all(ms);
-				(void) put_done(ms, done);
-			}
-		}
-	}
-	else
-	{
-		if (ms->t->strategy != SHARD_DYNAMIC)
-			ddb_wait_for(req);
-		if (!put_done(ms, req))
-			result = NULL;
-	}
-	MemoryContextSwitchTo(old);
-	pop_context(&cb);
-	return result;
-}
-
-/*
  * GetForeignModifyBatchSize: batch_size rows at a time, unless RETURNING
  * or row triggers need each row back at once, or the table is sharded
  * dynamically (each row may have to be written again after growth).
@@ -796,6 +761,113 @@ batch_write(ModifyState *ms, char **items, int n)
 	}
 }
 
+/* What tells items apart: their partition and sort key texts. */
+static char *
+item_identity(const char *pk, const char *sk)
+{
+	return psprintf("%s%c%s", pk, '\x01', sk ? sk : "");
+}
+
+/*
+ * Write items in upsert mode by BatchWriteItem, all at once, except that
+ * an item whose key an earlier item has waits until that one is written,
+ * so that the later item wins.
+ */
+static void
+upsert_items(ModifyState *ms, char **items, char **identities, int n)
+{
+	int			start = 0;
+
+	for (int i = 1; i <= n; i++)
+	{
+		bool		repeated = false;
+
+		for (int k = start; i < n && k < i && !repeated; k++)
+			repeated = strcmp(identities[k], identities[i]) == 0;
+		if (i == n || repeated)
+		{
+			batch_write(ms, items + start, i - start);
+			start = i;
+		}
+	}
+}
+
+/* Write the rows COPY gathered (upsert mode) and start a new batch. */
+static void
+write_buffered(ModifyState *ms)
+{
+	upsert_items(ms, ms->items, ms->identities, ms->nitems);
+	ms->nitems = 0;
+	MemoryContextReset(ms->batchcxt);
+}
+
+/*
+ * ExecForeignInsert: write one row.  In COPY (see shard_begin_insert) rows
+ * do not wait: in insert mode they are sent at once, up to twice
+ * max_concurrency in flight, and judged as their answers come; in upsert
+ * mode they are gathered and written batch_size at a time like an
+ * INSERT's batches.  Otherwise each row waits for its answer.
+ */
+TupleTableSlot *
+shard_exec_insert(EState *estate, ResultRelInfo *rinfo, TupleTableSlot *slot,
+				  TupleTableSlot *planSlot)
+{
+	ModifyState *ms = rinfo->ri_FdwState;
+	MemoryContext old;
+	char	   *pk;
+	char	   *sk;
+	DdbRequest *req;
+	TupleTableSlot *result = slot;
+	ErrorContextCallback cb;
+
+	push_context(ms, &cb);
+	if (ms->buffered)
+	{
+		old = MemoryContextSwitchTo(ms->batchcxt);
+		ms->items[ms->nitems] = item_json(ms, slot, &pk, &sk);
+		ms->identities[ms->nitems++] = item_identity(pk, sk);
+		MemoryContextSwitchTo(old);
+		if (ms->nitems == ms->t->batch_size)
+			write_buffered(ms);
+		pop_context(&cb);
+		return slot;
+	}
+	MemoryContextReset(ms->rowcxt);
+	old = MemoryContextSwitchTo(ms->rowcxt);
+	if (ms->t->strategy == SHARD_DYNAMIC)
+		req = put_dynamic(ms, slot);
+	else
+		req = send_put(ms, item_json(ms, slot, &pk, &sk), NULL);
+	if (ms->pipelined)
+	{
+		/* a sliding window: one answer judged for each row sent past it */
+		if (++ms->in_flight > 2 * ms->conn->server->max_concurrency)
+		{
+			DdbRequest *done = ddb_wait_any(ms->group);
+
+			ms->in_flight--;
+			if (done->status == DDB_OK)
+				(void) put_done(ms, done);
+			else
+			{
+				/* count what else gets written before judging the failure */
+				judge_all(ms);
+				(void) put_done(ms, done);
+			}
+		}
+	}
+	else
+	{
+		if (ms->t->strategy != SHARD_DYNAMIC)
+			ddb_wait_for(req);
+		if (!put_done(ms, req))
+			result = NULL;
+	}
+	MemoryContextSwitchTo(old);
+	pop_context(&cb);
+	return result;
+}
+
 /*
  * ExecForeignBatchInsert: write a batch of rows, all at once.  Every row's
  * item is built (and a bad row refused) before any request is sent.  In
@@ -825,24 +897,11 @@ shard_exec_batch_insert(EState *estate, ResultRelInfo *rinfo,
 		char	   *sk;
 
 		items[i] = item_json(ms, slots[i], &pk, &sk);
-		identities[i] = psprintf("%s%c%s", pk, '\x01', sk ? sk : "");
+		identities[i] = item_identity(pk, sk);
 	}
 	if (ms->t->insert_mode == INSERT_MODE_UPSERT)
 	{
-		int			start = 0;
-
-		for (int i = 1; i <= n; i++)
-		{
-			bool		repeated = false;
-
-			for (int k = start; i < n && k < i && !repeated; k++)
-				repeated = strcmp(identities[k], identities[i]) == 0;
-			if (i == n || repeated)
-			{
-				batch_write(ms, items + start, i - start);
-				start = i;
-			}
-		}
+		upsert_items(ms, items, identities, n);
 		kept = n;
 	}
 	else
@@ -1193,17 +1252,23 @@ shard_end_modify(EState *estate, ResultRelInfo *rinfo)
 	}
 }
 
-/* EndForeignInsert: judge what COPY left in flight, then free. */
+/*
+ * EndForeignInsert: write the rows COPY gathered and judge what it left
+ * in flight, then free.
+ */
 void
 shard_end_insert(EState *estate, ResultRelInfo *rinfo)
 {
 	ModifyState *ms = rinfo->ri_FdwState;
 	ErrorContextCallback cb;
 
-	if (ms && ms->pipelined && ms->group)
+	if (ms && ms->group && (ms->pipelined || ms->buffered))
 	{
 		push_context(ms, &cb);
-		judge_all(ms);
+		if (ms->buffered)
+			write_buffered(ms);
+		else
+			judge_all(ms);
 		pop_context(&cb);
 	}
 	shard_end_modify(estate, rinfo);
