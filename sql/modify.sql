@@ -74,7 +74,35 @@ UPDATE feed SET body = upper(body) WHERE topic = 't' AND seq % 2 = 0;
 DELETE FROM feed WHERE topic = 't' AND seq > 15;
 SELECT seq, body FROM feed WHERE topic = 't' ORDER BY seq;
 
-DROP FOREIGN TABLE board, feed;
+-- DynamoDB reads no snapshot: a statement that adds items to the table it
+-- reads (an UPDATE that moves items to a new key, INSERT ... SELECT) reads
+-- every item first, or the later pages of its scan would hold the items it
+-- wrote, and an UPDATE moving items ahead would meet them again and again
+CREATE FOREIGN TABLE ahead (game text, player text, score bigint, pad text)
+  SERVER ddb OPTIONS (table 'modify_tab',
+    partition_key 'pk', partition_key_format 'ahead#{game}',
+    sort_key 'sk', sort_key_format '{score:010}#{player}');
+INSERT INTO ahead SELECT 'g', 'p' || i, i, repeat('x', 20000) FROM generate_series(1, 200) i;
+SET statement_timeout = '60s';
+EXPLAIN (COSTS OFF) UPDATE ahead SET score = score + 1000 WHERE game = 'g';
+UPDATE ahead SET score = score + 1000 WHERE game = 'g';
+SELECT count(*), min(score), max(score) FROM ahead WHERE game = 'g';
+INSERT INTO ahead SELECT game, player, score + 1000, pad FROM ahead WHERE game = 'g';
+SELECT count(*), min(score), max(score) FROM ahead WHERE game = 'g';
+-- the rows read ahead go to disk past work_mem
+SET work_mem = '64kB';
+WITH moved AS (UPDATE ahead SET score = score + 10000 WHERE game = 'g' RETURNING score)
+  SELECT count(*), min(score), max(score) FROM moved;
+RESET work_mem;
+RESET statement_timeout;
+-- an UPDATE that keeps keys and a DELETE add no items: they read as they go
+EXPLAIN (COSTS OFF) UPDATE ahead SET pad = 'y' WHERE game = 'g';
+EXPLAIN (COSTS OFF) DELETE FROM ahead WHERE game = 'g';
+-- another foreign table on the same DynamoDB table counts as the same
+EXPLAIN (COSTS OFF) INSERT INTO feed SELECT 'u', score, pad FROM ahead WHERE game = 'g';
+DELETE FROM ahead WHERE game = 'g';
+
+DROP FOREIGN TABLE board, feed, ahead;
 SELECT shard_fdw_request('ddb', 'DeleteTable', '{"TableName": "modify_tab"}')
   #>> '{TableDescription,TableName}' AS deleted;
 DROP SERVER ddb CASCADE;

@@ -30,6 +30,18 @@
 #define SHARD_SCAN_USER(fs, rte) ((rte)->checkAsUser)
 #endif
 
+/*
+ * The columns an UPDATE assigns: PostgreSQL 16 moved them from the range
+ * table entry to its RTEPermissionInfo.
+ */
+#if PG_VERSION_NUM >= 160000
+#include "parser/parse_relation.h"
+#define SHARD_UPDATED_COLS(query, rte) \
+	(getRTEPermissionInfo((query)->rteperminfos, (rte))->updatedCols)
+#else
+#define SHARD_UPDATED_COLS(query, rte) ((rte)->updatedCols)
+#endif
+
 /* PostgreSQL 17 added fdw_restrictinfo to create_foreignscan_path. */
 #if PG_VERSION_NUM >= 170000
 #define shard_create_foreignscan_path(root, rel, target, rows, startup, total, \

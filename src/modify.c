@@ -74,21 +74,6 @@ key_junk_name(AttrNumber attnum)
 	return psprintf("shard_fdw_key_%d", attnum);
 }
 
-/* True when column col is used by key k (its column or a template field). */
-static bool
-used_by_key(ShardTable *t, ShardKey *k, int col)
-{
-	if (k->attribute == NULL)
-		return false;
-	if (k->template == NULL)
-		return k->column == col;
-	for (int i = 0; i < k->template->nparts; i++)
-		if (k->template->parts[i].kind == KP_COLUMN &&
-			strcmp(k->template->parts[i].text, t->columns[col].name) == 0)
-			return true;
-	return false;
-}
-
 /*
  * AddForeignUpdateTargets: UPDATE and DELETE find an item by its stored
  * key, so the scan hands them the old values of the key columns, and in
@@ -108,7 +93,7 @@ shard_add_update_targets(PlannerInfo *root, Index rtindex,
 	{
 		ShardColumn *col = &t->columns[i];
 
-		if (!used_by_key(t, &t->pk, i) && !used_by_key(t, &t->sk, i))
+		if (!route_key_uses(t, i))
 			continue;
 		add_row_identity_var(root, makeVar(rtindex, col->attnum, col->typid,
 										   col->typmod, col->collation, 0),

@@ -20,6 +20,7 @@
 
 #include "access/stratnum.h"
 #include "access/sysattr.h"
+#include "catalog/pg_class.h"
 #include "catalog/pg_collation.h"
 #include "catalog/pg_operator.h"
 #include "catalog/pg_type.h"
@@ -30,6 +31,7 @@
 #include "optimizer/paths.h"
 #include "optimizer/planmain.h"
 #include "optimizer/restrictinfo.h"
+#include "parser/parsetree.h"
 #include "utils/builtins.h"
 #include "utils/lsyscache.h"
 #include "utils/selfuncs.h"
@@ -753,6 +755,56 @@ shard_limit(PlannerInfo *root, RelOptInfo *baserel, Analysis *a, List *pathkeys)
 }
 
 /*
+ * True when query q adds items to the DynamoDB table that foreign table
+ * relid (t) reads: it is an INSERT into a foreign table on the same server
+ * and DynamoDB table, or an UPDATE of one that assigns a column of the item
+ * key (which moves the item to a new key).
+ */
+static bool
+query_adds_items(Query *q, Oid relid, ShardTable *t)
+{
+	RangeTblEntry *rte;
+	ShardTable *target;
+	Bitmapset  *updated;
+
+	if ((q->commandType != CMD_INSERT && q->commandType != CMD_UPDATE) ||
+		q->resultRelation == 0)
+		return false;
+	rte = rt_fetch(q->resultRelation, q->rtable);
+	if (rte->relkind != RELKIND_FOREIGN_TABLE ||
+		GetForeignTable(rte->relid)->serverid != GetForeignTable(relid)->serverid)
+		return false;
+	target = shard_get_table(rte->relid, true);
+	if (strcmp(target->table, t->table) != 0)
+		return false;
+	if (q->commandType == CMD_INSERT)
+		return true;
+	updated = SHARD_UPDATED_COLS(q, rte);
+	for (int i = 0; i < target->ncolumns; i++)
+		if (route_key_uses(target, i) &&
+			bms_is_member(target->columns[i].attnum - FirstLowInvalidHeapAttributeNumber,
+						  updated))
+			return true;
+	return false;
+}
+
+/*
+ * True when the scan must read every item before its first row is used:
+ * the query it is planned for, or one it is part of (INSERT ... SELECT),
+ * adds items to its DynamoDB table.  DynamoDB reads no snapshot: the later
+ * pages of the scan would hold the items written meanwhile, and an UPDATE
+ * that moves items ahead of the scan would meet them again and again.
+ */
+static bool
+must_read_all(PlannerInfo *root, Oid relid, ShardTable *t)
+{
+	for (; root != NULL; root = root->parent_root)
+		if (query_adds_items(root->parse, relid, t))
+			return true;
+	return false;
+}
+
+/*
  * GetForeignPlan: carry the decisions to the executor in fdw_private.  The
  * join clauses of a parameterized path still name the outer relation here;
  * PostgreSQL replaces those Vars in fdw_exprs with parameters afterwards.
@@ -790,6 +842,8 @@ shard_get_plan(PlannerInfo *root, RelOptInfo *baserel, Oid foreigntableid,
 						  makeBoolean(bms_is_member(SelfItemPointerAttributeNumber -
 													FirstLowInvalidHeapAttributeNumber,
 													ri->attrs_used)));
+	fdw_private = lappend(fdw_private,
+						  makeBoolean(must_read_all(root, foreigntableid, ri->table)));
 	return make_foreignscan(tlist, extract_actual_clauses(scan_clauses, false),
 							baserel->relid, fdw_exprs, fdw_private, NIL, NIL,
 							outer_plan);

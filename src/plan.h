@@ -51,7 +51,10 @@ typedef enum ScanPrivate
 	SCAN_PRIVATE_FILTERS,		/* IntList: FilterExpression conditions */
 	SCAN_PRIVATE_ORDER,			/* Integer: 0 none, 1 ascending, -1 descending */
 	SCAN_PRIVATE_LIMIT,			/* Integer: rows the query needs, 0 all */
-	SCAN_PRIVATE_NEED_CTID		/* Boolean: UPDATE/DELETE want each shard */
+	SCAN_PRIVATE_NEED_CTID,		/* Boolean: UPDATE/DELETE want each shard */
+	SCAN_PRIVATE_READ_ALL		/* Boolean: read to the end before the first
+								 * row (the statement adds items to the
+								 * table) */
 } ScanPrivate;
 
 extern void shard_get_rel_size(PlannerInfo *root, RelOptInfo *baserel,

@@ -103,6 +103,29 @@ route_shard(ShardTable *t, const char *const *values)
 	return t->shard_base + shard;
 }
 
+/*
+ * True when the item key uses column col: the partition or sort key is
+ * the column, or its template has a field of it.
+ */
+bool
+route_key_uses(ShardTable *t, int col)
+{
+	ShardKey   *keys[] = {&t->pk, &t->sk};
+
+	for (size_t k = 0; k < lengthof(keys); k++)
+	{
+		if (keys[k]->attribute == NULL)
+			continue;
+		if (keys[k]->template == NULL && keys[k]->column == col)
+			return true;
+		for (int i = 0; keys[k]->template && i < keys[k]->template->nparts; i++)
+			if (keys[k]->template->parts[i].kind == KP_COLUMN &&
+				strcmp(keys[k]->template->parts[i].text, t->columns[col].name) == 0)
+				return true;
+	}
+	return false;
+}
+
 /* Template values indexed by part, from values indexed by column. */
 const char **
 route_template_values(ShardTable *t, const KeyTemplate *tmpl, const char *const *values)

@@ -27,6 +27,7 @@
 #include "utils/datetime.h"
 #include "utils/lsyscache.h"
 #include "utils/memutils.h"
+#include "utils/tuplestore.h"
 
 #include "avorder.h"
 #include "plan.h"
@@ -74,6 +75,7 @@ typedef struct ShardScanState
 	int			order;			/* 1 ascending, -1 descending, 0 none */
 	int			limit;			/* rows the query needs (LIMIT + OFFSET), 0 unknown */
 	bool		need_ctid;		/* UPDATE/DELETE: the shard in ctid */
+	bool		read_all;		/* read to the end before the first row */
 	List	   *exprs;			/* fdw_exprs, for EXPLAIN */
 	List	   *expr_states;
 	int			max_inflight;
@@ -95,6 +97,8 @@ typedef struct ShardScanState
 	char	   *sk_lo;			/* the sort key's bounds sent, or NULL */
 	char	   *sk_hi;
 	bool		started;
+	Tuplestorestate *stored;	/* read_all: the rows, each with its shard */
+	TupleTableSlot *store_slot; /* ... read back through this slot */
 	MemoryContext runcxt;		/* lives for one execution (until rescan) */
 	MemoryContext rowcxt;
 
@@ -1057,9 +1061,9 @@ item_shard(ShardTable *t, const DdbJson *item)
 	return shard < 0 ? 0 : (BlockNumber) shard;
 }
 
-/* Fill slot from item. */
+/* Fill the values of slot from item (the slot is left empty). */
 static void
-item_to_slot(ShardScanState *ss, const DdbJson *item, TupleTableSlot *slot)
+item_to_values(ShardScanState *ss, const DdbJson *item, TupleTableSlot *slot)
 {
 	ShardTable *t = ss->t;
 	ListCell   *lc;
@@ -1088,16 +1092,33 @@ item_to_slot(ShardScanState *ss, const DdbJson *item, TupleTableSlot *slot)
 		slot->tts_values[att] = codec_read_value(av, col, item, t,
 												 &slot->tts_isnull[att]);
 	}
+}
+
+/*
+ * Store the values filled in slot as its row, with the item's shard in
+ * ctid when UPDATE or DELETE need it.
+ */
+static void
+store_row(ShardScanState *ss, TupleTableSlot *slot, BlockNumber shard)
+{
 	if (ss->need_ctid)
 	{
 		HeapTuple	tuple = heap_form_tuple(slot->tts_tupleDescriptor,
 											slot->tts_values, slot->tts_isnull);
 
-		ItemPointerSet(&tuple->t_self, item_shard(t, item), 1);
+		ItemPointerSet(&tuple->t_self, shard, 1);
 		ExecStoreHeapTuple(tuple, slot, false);
 	}
 	else
 		ExecStoreVirtualTuple(slot);
+}
+
+/* Fill slot from item. */
+static void
+item_to_slot(ShardScanState *ss, const DdbJson *item, TupleTableSlot *slot)
+{
+	item_to_values(ss, item, slot);
+	store_row(ss, slot, ss->need_ctid ? item_shard(ss->t, item) : 0);
 }
 
 /* ---------------------------------------------------------------------
@@ -1367,6 +1388,7 @@ shard_begin_scan(ForeignScanState *node, int eflags)
 	ss->order = intVal(list_nth(fs->fdw_private, SCAN_PRIVATE_ORDER));
 	ss->limit = intVal(list_nth(fs->fdw_private, SCAN_PRIVATE_LIMIT));
 	ss->need_ctid = boolVal(list_nth(fs->fdw_private, SCAN_PRIVATE_NEED_CTID));
+	ss->read_all = boolVal(list_nth(fs->fdw_private, SCAN_PRIVATE_READ_ALL));
 	ss->exprs = fs->fdw_exprs;
 	ss->values = palloc0(sizeof(Datum) * Max(nexprs, 1));
 	ss->nulls = palloc0(sizeof(bool) * Max(nexprs, 1));
@@ -1382,6 +1404,93 @@ shard_begin_scan(ForeignScanState *node, int eflags)
 	ss->max_inflight = ss->conn->server->max_concurrency;
 }
 
+/* The scan's next item, in its order, or NULL at the end. */
+static const DdbJson *
+next_item(ShardScanState *ss)
+{
+	const DdbJson *item;
+	MemoryContext old = MemoryContextSwitchTo(ss->runcxt);
+
+	if (ss->in_order)
+		item = next_item_in_order(ss);
+	else if (ss->order != 0)
+	{
+		advance_ordered(ss);
+		item = next_item_ordered(ss);
+	}
+	else
+		item = next_item_unordered(ss);
+	MemoryContextSwitchTo(old);
+	if (item)
+		ss->stats.items++;
+	return item;
+}
+
+/*
+ * read_all: read every item into a tuplestore (on disk past work_mem),
+ * each row followed by the shard its item came from.
+ */
+static void
+store_all(ShardScanState *ss, TupleTableSlot *slot)
+{
+	TupleDesc	desc = slot->tts_tupleDescriptor;
+	int			natts = desc->natts;
+	TupleDesc	store_desc;
+	Datum	   *values;
+	bool	   *nulls;
+	const DdbJson *item;
+	MemoryContext old = MemoryContextSwitchTo(ss->runcxt);
+
+	store_desc = CreateTemplateTupleDesc(natts + 1);
+	for (int i = 1; i <= natts; i++)
+		TupleDescCopyEntry(store_desc, i, desc, i);
+	TupleDescInitEntry(store_desc, natts + 1, "shard", INT8OID, -1, 0);
+	ss->store_slot = MakeSingleTupleTableSlot(store_desc, &TTSOpsMinimalTuple);
+	ss->stored = tuplestore_begin_heap(false, false, work_mem);
+	values = palloc(sizeof(Datum) * (natts + 1));
+	nulls = palloc0(sizeof(bool) * (natts + 1));
+	MemoryContextSwitchTo(old);
+	while ((item = next_item(ss)) != NULL)
+	{
+		MemoryContextReset(ss->rowcxt);
+		old = MemoryContextSwitchTo(ss->rowcxt);
+		item_to_values(ss, item, slot);
+		memcpy(values, slot->tts_values, sizeof(Datum) * natts);
+		memcpy(nulls, slot->tts_isnull, sizeof(bool) * natts);
+		values[natts] = Int64GetDatum(ss->need_ctid ? item_shard(ss->t, item) : 0);
+		tuplestore_putvalues(ss->stored, store_desc, values, nulls);
+		MemoryContextSwitchTo(old);
+	}
+	ExecClearTuple(slot);
+}
+
+/* read_all: the next row from the tuplestore (filled on the first call). */
+static TupleTableSlot *
+next_stored(ShardScanState *ss, TupleTableSlot *slot)
+{
+	int			natts = slot->tts_tupleDescriptor->natts;
+	MemoryContext old;
+	bool		found;
+
+	if (ss->stored == NULL)
+		store_all(ss, slot);
+	MemoryContextReset(ss->rowcxt);
+	/* a row read back from disk is allocated here, and the slot frees it */
+	old = MemoryContextSwitchTo(ss->runcxt);
+	found = tuplestore_gettupleslot(ss->stored, true, false, ss->store_slot);
+	MemoryContextSwitchTo(old);
+	if (!found)
+		return ExecClearTuple(slot);
+	slot_getallattrs(ss->store_slot);
+	ExecClearTuple(slot);
+	memcpy(slot->tts_values, ss->store_slot->tts_values, sizeof(Datum) * natts);
+	memcpy(slot->tts_isnull, ss->store_slot->tts_isnull, sizeof(bool) * natts);
+	old = MemoryContextSwitchTo(ss->rowcxt);
+	store_row(ss, slot, (BlockNumber) DatumGetInt64(ss->store_slot->tts_values[natts]));
+	MemoryContextSwitchTo(old);
+	return slot;
+}
+
 /* IterateForeignScan */
 TupleTableSlot *
 shard_iterate_scan(ForeignScanState *node)
@@ -1393,21 +1502,12 @@ shard_iterate_scan(ForeignScanState *node)
 
 	if (!ss->started)
 		scan_start(ss, node->ss.ps.ps_ExprContext);
+	if (ss->read_all)
+		return next_stored(ss, slot);
 	MemoryContextReset(ss->rowcxt);
-	old = MemoryContextSwitchTo(ss->runcxt);
-	if (ss->in_order)
-		item = next_item_in_order(ss);
-	else if (ss->order != 0)
-	{
-		advance_ordered(ss);
-		item = next_item_ordered(ss);
-	}
-	else
-		item = next_item_unordered(ss);
-	MemoryContextSwitchTo(old);
+	item = next_item(ss);
 	if (item == NULL)
 		return ExecClearTuple(slot);
-	ss->stats.items++;
 	old = MemoryContextSwitchTo(ss->rowcxt);
 	item_to_slot(ss, item, slot);
 	MemoryContextSwitchTo(old);
@@ -1430,6 +1530,13 @@ add_stats(DdbStats *into, const DdbStats *from)
 static void
 scan_stop(ShardScanState *ss)
 {
+	if (ss->stored)
+	{
+		tuplestore_end(ss->stored);
+		ExecDropSingleTupleTableSlot(ss->store_slot);
+		ss->stored = NULL;
+		ss->store_slot = NULL;
+	}
 	if (ss->group)
 	{
 		add_stats(&ss->stats, ddb_group_stats(ss->group));
@@ -1571,6 +1678,8 @@ shard_explain_scan(ForeignScanState *node, ExplainState *es)
 											  range_in_key_order(t) ?
 											  " (range shards read one after another)" : ""),
 							es);
+	if (ss->read_all)
+		ExplainPropertyText("Read Ahead", "every item, before the first write", es);
 	if (ss->limit > 0)
 		ExplainPropertyInteger("Limit per Shard", NULL,
 							   shard_page_limit(ss->limit,
