@@ -70,7 +70,19 @@ CREATE FOREIGN TABLE feed (topic text, seq int, body text)
     partition_key 'pk', partition_key_format 'feed#{topic}#{shard}',
     sort_key 'sk', sort_key_format '{seq:06}', shards '4', shard_strategy 'random');
 INSERT INTO feed SELECT 't', i, 'b' || i FROM generate_series(1, 20) i;
+CREATE TEMP VIEW feed_keys AS
+  SELECT i -> 'pk' ->> 'S' AS pk, i -> 'sk' ->> 'S' AS sk
+  FROM jsonb_array_elements(shard_fdw_request('ddb', 'Scan', '{"TableName": "modify_tab",
+    "FilterExpression": "begins_with(pk, :f)",
+    "ExpressionAttributeValues": {":f": {"S": "feed#"}}}') -> 'Items') i;
+CREATE TEMP TABLE feed_keys_before AS SELECT * FROM feed_keys;
+-- an UPDATE that keeps the key leaves each item in its random shard
 UPDATE feed SET body = upper(body) WHERE topic = 't' AND seq % 2 = 0;
+SELECT count(*) AS items_moved FROM (TABLE feed_keys EXCEPT TABLE feed_keys_before) moved;
+-- one that changes the key moves the item within its shard
+UPDATE feed SET seq = seq + 100 WHERE topic = 't' AND seq = 1;
+SELECT k.pk = b.pk AS same_shard, k.sk
+  FROM feed_keys k JOIN feed_keys_before b ON b.sk = '000001' WHERE k.sk = '000101';
 DELETE FROM feed WHERE topic = 't' AND seq > 15;
 SELECT seq, body FROM feed WHERE topic = 't' ORDER BY seq;
 

@@ -29,6 +29,9 @@
 /* DynamoDB's item size limit. */
 #define DDB_MAX_ITEM_BYTES (400 * 1024)
 
+/* item_json's shard for a new row: the table's strategy chooses. */
+#define SHARD_BY_STRATEGY (-1)
+
 /* BatchWriteItem takes at most this many items. */
 #define DDB_BATCH_WRITE_MAX 25
 
@@ -328,16 +331,19 @@ write_key(JsonWriter *w, ShardKey *key, const char *text)
 }
 
 /*
- * Write the item of the row in slot: the key attributes, then every
- * non-NULL column as its own attribute.  Returns the item's size as
- * DynamoDB counts it (names plus values, approximately for numbers), and
- * the item's keys in *pkp and *skp (NULL without a sort key).
+ * Write the item of the row in slot, in the given shard or
+ * SHARD_BY_STRATEGY: the key attributes, then every non-NULL column as its
+ * own attribute.  Returns the item's size as DynamoDB counts it (names
+ * plus values, approximately for numbers), and the item's keys in *pkp and
+ * *skp (NULL without a sort key).
  */
 static size_t
-write_item(ModifyState *ms, JsonWriter *w, TupleTableSlot *slot, char **pkp, char **skp)
+write_item(ModifyState *ms, JsonWriter *w, TupleTableSlot *slot, long shard,
+		   char **pkp, char **skp)
 {
 	ShardTable *t = ms->t;
-	char	   *pk = key_value(ms, &t->pk, slot, row_shard(ms, slot));
+	char	   *pk = key_value(ms, &t->pk, slot,
+							   shard == SHARD_BY_STRATEGY ? row_shard(ms, slot) : shard);
 	char	   *sk = t->sk.attribute ? key_value(ms, &t->sk, slot, 0) : NULL;
 	size_t		size = 0;
 
@@ -387,14 +393,14 @@ write_item(ModifyState *ms, JsonWriter *w, TupleTableSlot *slot, char **pkp, cha
 
 /* The JSON text of the row's item, and its keys (see write_item). */
 static char *
-item_json(ModifyState *ms, TupleTableSlot *slot, char **pk, char **sk)
+item_json(ModifyState *ms, TupleTableSlot *slot, long shard, char **pk, char **sk)
 {
 	Buf			out;
 	JsonWriter	w;
 
 	buf_init(&out);
 	jw_init(&w, &out);
-	write_item(ms, &w, slot, pk, sk);
+	write_item(ms, &w, slot, shard, pk, sk);
 	return out.data;
 }
 
@@ -614,7 +620,7 @@ put_dynamic(ModifyState *ms, TupleTableSlot *slot)
 	{
 		char	   *pk;
 		char	   *sk;
-		char	   *item = item_json(ms, slot, &pk, &sk);
+		char	   *item = item_json(ms, slot, SHARD_BY_STRATEGY, &pk, &sk);
 		DynamicMeta seen = ms->dyn_meta;
 		DdbRequest *req = send_put(ms, item, NULL);
 
@@ -809,7 +815,7 @@ shard_exec_insert(EState *estate, ResultRelInfo *rinfo, TupleTableSlot *slot,
 	if (ms->buffered)
 	{
 		old = MemoryContextSwitchTo(ms->batchcxt);
-		ms->items[ms->nitems] = item_json(ms, slot, &pk, &sk);
+		ms->items[ms->nitems] = item_json(ms, slot, SHARD_BY_STRATEGY, &pk, &sk);
 		ms->identities[ms->nitems++] = item_identity(pk, sk);
 		MemoryContextSwitchTo(old);
 		if (ms->nitems == ms->t->batch_size)
@@ -822,7 +828,7 @@ shard_exec_insert(EState *estate, ResultRelInfo *rinfo, TupleTableSlot *slot,
 	if (ms->t->strategy == SHARD_DYNAMIC)
 		req = put_dynamic(ms, slot);
 	else
-		req = send_put(ms, item_json(ms, slot, &pk, &sk), NULL);
+		req = send_put(ms, item_json(ms, slot, SHARD_BY_STRATEGY, &pk, &sk), NULL);
 	if (ms->pipelined)
 	{
 		/* a sliding window: one answer judged for each row sent past it */
@@ -881,7 +887,7 @@ shard_exec_batch_insert(EState *estate, ResultRelInfo *rinfo,
 		char	   *pk;
 		char	   *sk;
 
-		items[i] = item_json(ms, slots[i], &pk, &sk);
+		items[i] = item_json(ms, slots[i], SHARD_BY_STRATEGY, &pk, &sk);
 		identities[i] = item_identity(pk, sk);
 	}
 	if (ms->t->insert_mode == INSERT_MODE_UPSERT)
@@ -930,9 +936,10 @@ write_key_object(ModifyState *ms, JsonWriter *w, const char *pk, const char *sk)
 
 /*
  * The stored key of the row an UPDATE or DELETE is at: rendered from the
- * old values of the key columns and the shard the scan read it from.
+ * old values of the key columns and the shard the scan read it from, which
+ * is returned.
  */
-static void
+static BlockNumber
 old_key(ModifyState *ms, TupleTableSlot *planSlot, char **pk, char **sk)
 {
 	ShardTable *t = ms->t;
@@ -960,10 +967,11 @@ old_key(ModifyState *ms, TupleTableSlot *planSlot, char **pk, char **sk)
 	if (*pk == NULL)
 		elog(ERROR, "shard_fdw: cannot rebuild the key of a row read: %s", err);
 	if (t->sk.attribute == NULL)
-		return;
+		return block;
 	*sk = route_sort_key(t, texts, err, sizeof(err));
 	if (*sk == NULL)
 		elog(ERROR, "shard_fdw: cannot rebuild the sort key of a row read: %s", err);
+	return block;
 }
 
 /*
@@ -1105,6 +1113,7 @@ shard_exec_update(EState *estate, ResultRelInfo *rinfo, TupleTableSlot *slot,
 	char	   *item;
 	char	   *new_pk;
 	char	   *new_sk;
+	long		shard;
 	char	   *body;
 	size_t		len;
 	DdbRequest *req;
@@ -1112,8 +1121,12 @@ shard_exec_update(EState *estate, ResultRelInfo *rinfo, TupleTableSlot *slot,
 
 	push_context(ms, &cb);
 	MemoryContextReset(ms->rowcxt);
-	old_key(ms, planSlot, &old_pk, &old_sk);
-	item = item_json(ms, slot, &new_pk, &new_sk);
+	shard = old_key(ms, planSlot, &old_pk, &old_sk);
+	/* a random or dynamic shard stays; a legacy item moves into a shard */
+	if ((ms->t->strategy != SHARD_RANDOM && ms->t->strategy != SHARD_DYNAMIC) ||
+		shard == LEGACY_SHARD_BLOCK)
+		shard = SHARD_BY_STRATEGY;
+	item = item_json(ms, slot, shard, &new_pk, &new_sk);
 	if (strcmp(new_pk, old_pk) == 0 && (old_sk == NULL || strcmp(new_sk, old_sk) == 0))
 	{
 		body = update_body(ms, slot, old_pk, old_sk, &len);
@@ -1195,7 +1208,7 @@ shard_exec_delete(EState *estate, ResultRelInfo *rinfo, TupleTableSlot *slot,
 
 	push_context(ms, &cb);
 	MemoryContextReset(ms->rowcxt);
-	old_key(ms, planSlot, &pk, &sk);
+	(void) old_key(ms, planSlot, &pk, &sk);
 	body = delete_body(ms, pk, sk, &len);
 	req = ddb_run(ms->group, "DeleteItem", body, len, true);
 	if (req->status != DDB_OK)

@@ -757,8 +757,10 @@ shard_limit(PlannerInfo *root, RelOptInfo *baserel, Analysis *a, List *pathkeys)
 /*
  * True when query q adds items to the DynamoDB table that foreign table
  * relid (t) reads: it is an INSERT into a foreign table on the same server
- * and DynamoDB table, or an UPDATE of one that assigns a column of the item
- * key (which moves the item to a new key).
+ * and DynamoDB table, or an UPDATE of one that may move items to a new key:
+ * it assigns a column of the item key or one that chooses a calculated or
+ * range shard, or the table has legacy unsharded items (an update moves
+ * them into their shard).
  */
 static bool
 query_adds_items(Query *q, Oid relid, ShardTable *t)
@@ -777,11 +779,11 @@ query_adds_items(Query *q, Oid relid, ShardTable *t)
 	target = shard_get_table(rte->relid, true);
 	if (strcmp(target->table, t->table) != 0)
 		return false;
-	if (q->commandType == CMD_INSERT)
+	if (q->commandType == CMD_INSERT || target->legacy_unsharded)
 		return true;
 	updated = SHARD_UPDATED_COLS(q, rte);
 	for (int i = 0; i < target->ncolumns; i++)
-		if (route_key_uses(target, i) &&
+		if ((route_key_uses(target, i) || list_member_int(target->shard_by, i)) &&
 			bms_is_member(target->columns[i].attnum - FirstLowInvalidHeapAttributeNumber,
 						  updated))
 			return true;
