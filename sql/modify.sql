@@ -83,7 +83,11 @@ SELECT count(*) AS items_moved FROM (TABLE feed_keys EXCEPT TABLE feed_keys_befo
 UPDATE feed SET seq = seq + 100 WHERE topic = 't' AND seq = 1;
 SELECT k.pk = b.pk AS same_shard, k.sk
   FROM feed_keys k JOIN feed_keys_before b ON b.sk = '000001' WHERE k.sk = '000101';
+-- a DELETE without RETURNING runs in the scan: a conditional DeleteItem per
+-- matching item, many in flight; the row count is the items it deleted
+EXPLAIN (VERBOSE, COSTS OFF) DELETE FROM feed WHERE topic = 't' AND seq > 15;
 DELETE FROM feed WHERE topic = 't' AND seq > 15;
+\echo deleted :ROW_COUNT
 SELECT seq, body FROM feed WHERE topic = 't' ORDER BY seq;
 
 -- DynamoDB reads no snapshot: a statement that adds items to the table it
@@ -112,7 +116,18 @@ EXPLAIN (COSTS OFF) UPDATE ahead SET pad = 'y' WHERE game = 'g';
 EXPLAIN (COSTS OFF) DELETE FROM ahead WHERE game = 'g';
 -- another foreign table on the same DynamoDB table counts as the same
 EXPLAIN (COSTS OFF) INSERT INTO feed SELECT 'u', score, pad FROM ahead WHERE game = 'g';
+-- a direct DELETE checks the conditions DynamoDB cannot evaluate itself
+DELETE FROM ahead WHERE game = 'g' AND player ~ '^p1[0-9]$';
+\echo deleted :ROW_COUNT
+-- a DeleteItem applied whose answer is lost is retried, and still counts
+\! curl -s -o /dev/null -X POST "$SHARD_FDW_PROXY/faults" -d '{"kind": "reset", "action": "DeleteItem", "when": "after"}'
+DELETE FROM ahead WHERE game = 'g' AND player = 'p20';
+\echo deleted :ROW_COUNT
+\! curl -s -o /dev/null -X POST "$SHARD_FDW_PROXY/reset"
+\ir sql/include/explain_analyze.sql
+SELECT explain_analyze($$DELETE FROM ahead WHERE game = 'g' AND player ~ '^p2[1-9]$'$$);
 DELETE FROM ahead WHERE game = 'g';
+\echo deleted :ROW_COUNT
 
 DROP FOREIGN TABLE board, feed, ahead;
 SELECT shard_fdw_request('ddb', 'DeleteTable', '{"TableName": "modify_tab"}')

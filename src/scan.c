@@ -58,7 +58,7 @@ typedef struct Stream
 	const DdbJson *head;		/* ordered merge: the item it offers */
 } Stream;
 
-typedef struct ShardScanState
+struct ShardScanState
 {
 	ShardTable *t;
 	DdbConn    *conn;
@@ -106,7 +106,7 @@ typedef struct ShardScanState
 	int64		pages;
 	DdbStats	stats;
 	int			shards_read;
-} ShardScanState;
+};
 
 /* ---------------------------------------------------------------------
  * Expressions and names
@@ -1363,9 +1363,9 @@ unpack_conds(List *flat, int *n)
 	return conds;
 }
 
-/* BeginForeignScan */
-void
-shard_begin_scan(ForeignScanState *node, int eflags)
+/* The state of the scan a ForeignScan node runs (its BeginForeignScan). */
+ShardScanState *
+shard_scan_create(ForeignScanState *node, int eflags)
 {
 	ForeignScan *fs = (ForeignScan *) node->ss.ps.plan;
 	EState	   *estate = node->ss.ps.state;
@@ -1374,7 +1374,6 @@ shard_begin_scan(ForeignScanState *node, int eflags)
 	Oid			userid = OidIsValid(SHARD_SCAN_USER(fs, rte)) ? SHARD_SCAN_USER(fs, rte) : GetUserId();
 	int			nexprs = list_length(fs->fdw_exprs);
 
-	node->fdw_state = ss;
 	ss->t = shard_get_table(rte->relid, true);
 	ss->op = intVal(list_nth(fs->fdw_private, SCAN_PRIVATE_OP));
 	ss->cols = list_nth(fs->fdw_private, SCAN_PRIVATE_COLUMNS);
@@ -1398,10 +1397,31 @@ shard_begin_scan(ForeignScanState *node, int eflags)
 	ss->rowcxt = AllocSetContextCreate(estate->es_query_cxt, "shard_fdw row",
 									   ALLOCSET_DEFAULT_SIZES);
 	if (eflags & EXEC_FLAG_EXPLAIN_ONLY)
-		return;
+		return ss;
 	ss->expr_states = ExecInitExprList(fs->fdw_exprs, (PlanState *) node);
 	ss->conn = shard_get_connection(GetForeignTable(rte->relid)->serverid, userid);
 	ss->max_inflight = ss->conn->server->max_concurrency;
+	return ss;
+}
+
+/* BeginForeignScan */
+void
+shard_begin_scan(ForeignScanState *node, int eflags)
+{
+	node->fdw_state = shard_scan_create(node, eflags);
+}
+
+/* The foreign table and the connection of a scan. */
+ShardTable *
+shard_scan_table(ShardScanState *ss)
+{
+	return ss->t;
+}
+
+DdbConn *
+shard_scan_conn(ShardScanState *ss)
+{
+	return ss->conn;
 }
 
 /* The scan's next item, in its order, or NULL at the end. */
@@ -1514,6 +1534,38 @@ shard_iterate_scan(ForeignScanState *node)
 	return slot;
 }
 
+/*
+ * The scan's next item whose row passes the plan's conditions, or NULL at
+ * the end, for a scan that does more than return rows (direct modify).
+ * The item is valid until the next call.
+ */
+const DdbJson *
+shard_scan_next_match(ShardScanState *ss, ForeignScanState *node)
+{
+	ExprContext *econtext = node->ss.ps.ps_ExprContext;
+	TupleTableSlot *slot = node->ss.ss_ScanTupleSlot;
+	const DdbJson *item;
+
+	if (!ss->started)
+		scan_start(ss, econtext);
+	while ((item = next_item(ss)) != NULL)
+	{
+		MemoryContext old;
+
+		if (node->ss.ps.qual == NULL)
+			return item;
+		MemoryContextReset(ss->rowcxt);
+		old = MemoryContextSwitchTo(ss->rowcxt);
+		item_to_slot(ss, item, slot);
+		MemoryContextSwitchTo(old);
+		ResetExprContext(econtext);
+		econtext->ecxt_scantuple = slot;
+		if (ExecQual(node->ss.ps.qual, econtext))
+			return item;
+	}
+	return NULL;
+}
+
 /* Add the request counters of from to into (items are counted apart). */
 static void
 add_stats(DdbStats *into, const DdbStats *from)
@@ -1527,8 +1579,8 @@ add_stats(DdbStats *into, const DdbStats *from)
 }
 
 /* Stop the streams and free what they hold. */
-static void
-scan_stop(ShardScanState *ss)
+void
+shard_scan_stop(ShardScanState *ss)
 {
 	if (ss->stored)
 	{
@@ -1550,7 +1602,7 @@ scan_stop(ShardScanState *ss)
 void
 shard_rescan(ForeignScanState *node)
 {
-	scan_stop(node->fdw_state);
+	shard_scan_stop(node->fdw_state);
 }
 
 /* EndForeignScan */
@@ -1560,7 +1612,7 @@ shard_end_scan(ForeignScanState *node)
 	ShardScanState *ss = node->fdw_state;
 
 	if (ss)
-		scan_stop(ss);
+		shard_scan_stop(ss);
 }
 
 /* ---------------------------------------------------------------------
@@ -1647,7 +1699,13 @@ shards_text(ShardScanState *ss)
 void
 shard_explain_scan(ForeignScanState *node, ExplainState *es)
 {
-	ShardScanState *ss = node->fdw_state;
+	shard_scan_explain(node->fdw_state, es);
+}
+
+/* What EXPLAIN shows of a scan (ExplainForeignScan). */
+void
+shard_scan_explain(ShardScanState *ss, ExplainState *es)
+{
 	ShardTable *t = ss->t;
 	static const char *const opnames[] = {
 		[SCAN_OP_SCAN] = "Scan", [SCAN_OP_QUERY] = "Query",

@@ -1,8 +1,8 @@
 /*-------------------------------------------------------------------------
  *
  * scan.h
- *		The executor callbacks of a foreign scan (scan.c) and of a foreign
- *		modify (modify.c).
+ *		The executor callbacks of a foreign scan (scan.c), of a foreign
+ *		modify (modify.c) and of a direct modify (direct.c).
  *
  *-------------------------------------------------------------------------
  */
@@ -20,6 +20,25 @@ extern TupleTableSlot *shard_iterate_scan(ForeignScanState *node);
 extern void shard_rescan(ForeignScanState *node);
 extern void shard_end_scan(ForeignScanState *node);
 extern void shard_explain_scan(ForeignScanState *node, ExplainState *es);
+
+/* A scan's state, for a node that runs a scan and does more (direct.c). */
+typedef struct ShardScanState ShardScanState;
+
+extern ShardScanState *shard_scan_create(ForeignScanState *node, int eflags);
+extern ShardTable *shard_scan_table(ShardScanState *ss);
+extern DdbConn *shard_scan_conn(ShardScanState *ss);
+extern const DdbJson *shard_scan_next_match(ShardScanState *ss,
+											ForeignScanState *node);
+extern void shard_scan_stop(ShardScanState *ss);
+extern void shard_scan_explain(ShardScanState *ss, ExplainState *es);
+
+/* in direct.c */
+extern bool shard_plan_direct_modify(PlannerInfo *root, ModifyTable *plan,
+									 Index resultRelation, int subplan_index);
+extern void shard_begin_direct_modify(ForeignScanState *node, int eflags);
+extern TupleTableSlot *shard_iterate_direct_modify(ForeignScanState *node);
+extern void shard_end_direct_modify(ForeignScanState *node);
+extern void shard_explain_direct_modify(ForeignScanState *node, ExplainState *es);
 
 /* in modify.c */
 extern List *shard_plan_modify(PlannerInfo *root, ModifyTable *plan,

@@ -50,5 +50,11 @@ shard_fdw_handler(PG_FUNCTION_ARGS)
 	routine->IsForeignRelUpdatable = shard_is_updatable;
 	routine->ExplainForeignModify = shard_explain_modify;
 
+	routine->PlanDirectModify = shard_plan_direct_modify;
+	routine->BeginDirectModify = shard_begin_direct_modify;
+	routine->IterateDirectModify = shard_iterate_direct_modify;
+	routine->EndDirectModify = shard_end_direct_modify;
+	routine->ExplainDirectModify = shard_explain_direct_modify;
+
 	PG_RETURN_POINTER(routine);
 }

@@ -1,0 +1,211 @@
+/*-------------------------------------------------------------------------
+ *
+ * direct.c
+ *		DELETE carried out by the foreign scan itself (PostgreSQL's direct
+ *		modify): the scan streams the items whose rows match, and each is
+ *		deleted by the key it is stored under with a conditional DeleteItem,
+ *		many in flight at once, instead of one round trip per row.
+ *
+ * A DeleteItem that finds its item already gone (ConditionalCheckFailed)
+ * does not count, so the row count is the number of items this statement
+ * deleted, as a row-by-row DELETE would report it.  DELETE with RETURNING,
+ * UPDATE, and plans where the scan is not directly under the ModifyTable
+ * (joins, partitions) go row by row (modify.c).
+ *
+ *-------------------------------------------------------------------------
+ */
+#include "shard_fdw.h"
+
+#include "executor/executor.h"
+#include "nodes/plannodes.h"
+#include "parser/parsetree.h"
+
+#include "scan.h"
+
+/* The state of a direct DELETE. */
+typedef struct DirectDelete
+{
+	ShardScanState *scan;		/* the scan that finds the items */
+	ShardTable *t;
+	DdbGroup   *group;			/* the DeleteItems */
+	int			in_flight;		/* DeleteItems sent and not yet judged */
+	int64		deleted;		/* items this statement deleted */
+	int64		gone;			/* items already gone when their turn came */
+} DirectDelete;
+
+/*
+ * PlanDirectModify: a DELETE without RETURNING whose plan is our scan of
+ * the target table, right under the ModifyTable, runs in that scan.
+ * (PostgreSQL has already ruled out row triggers.)
+ */
+bool
+shard_plan_direct_modify(PlannerInfo *root, ModifyTable *plan,
+						 Index resultRelation, int subplan_index)
+{
+	Plan	   *subplan = outerPlan(plan);
+	ForeignScan *fs;
+
+	if (plan->operation != CMD_DELETE || plan->returningLists != NIL ||
+		subplan == NULL || !IsA(subplan, ForeignScan))
+		return false;
+	fs = (ForeignScan *) subplan;
+	if (fs->scan.scanrelid != resultRelation ||
+		shard_get_table(planner_rt_fetch(resultRelation, root)->relid, false)->index)
+		return false;
+	fs->operation = CMD_DELETE;
+	fs->resultRelation = resultRelation;
+	return true;
+}
+
+/* BeginDirectModify */
+void
+shard_begin_direct_modify(ForeignScanState *node, int eflags)
+{
+	DirectDelete *dd = palloc0(sizeof(DirectDelete));
+
+	node->fdw_state = dd;
+	dd->scan = shard_scan_create(node, eflags);
+	dd->t = shard_scan_table(dd->scan);
+	if (eflags & EXEC_FLAG_EXPLAIN_ONLY)
+		return;
+	dd->group = ddb_group_create(shard_scan_conn(dd->scan),
+								 shard_scan_conn(dd->scan)->server->max_concurrency);
+}
+
+/* Error context callback: how far the DELETE got. */
+static void
+delete_error_context(void *arg)
+{
+	DirectDelete *dd = arg;
+
+	errcontext("deleting from foreign table \"%s\": %lld row%s of this statement deleted",
+			   dd->t->relname, (long long) dd->deleted, dd->deleted == 1 ? "" : "s");
+}
+
+/*
+ * Send the DeleteItem of an item: its key attributes as read, on
+ * condition that the item still exists.
+ */
+static void
+send_delete(DirectDelete *dd, const DdbJson *item)
+{
+	ShardTable *t = dd->t;
+	Buf			out;
+	JsonWriter	w;
+	size_t		len;
+	char	   *body;
+	DdbRequest *req;
+
+	buf_init(&out);
+	jw_init(&w, &out);
+	jw_begin_object(&w);
+	jw_key(&w, "TableName");
+	jw_cstring(&w, t->table);
+	jw_key(&w, "Key");
+	jw_begin_object(&w);
+	jw_key(&w, t->pk.attribute);
+	jw_tree(&w, ddbjson_get(item, t->pk.attribute));
+	if (t->sk.attribute)
+	{
+		jw_key(&w, t->sk.attribute);
+		jw_tree(&w, ddbjson_get(item, t->sk.attribute));
+	}
+	jw_end_object(&w);
+	jw_key(&w, "ConditionExpression");
+	jw_cstring(&w, "attribute_exists(#k)");
+	jw_key(&w, "ExpressionAttributeNames");
+	jw_begin_object(&w);
+	jw_key(&w, "#k");
+	jw_cstring(&w, t->pk.attribute);
+	jw_end_object(&w);
+	body = jw_end_request(&w, &len);
+	req = ddb_request_create(dd->group, "DeleteItem", body, len);
+	req->idempotent = false;
+	ddb_submit(req);
+	pfree(body);
+	dd->in_flight++;
+}
+
+/*
+ * Judge a finished DeleteItem and free it.  A failed condition means the
+ * item was gone, unless an earlier attempt of this very request may have
+ * deleted it.
+ */
+static void
+judge_delete(DirectDelete *dd, DdbRequest *req)
+{
+	dd->in_flight--;
+	if (req->status == DDB_OK)
+		dd->deleted++;
+	else if (strcmp(req->error_type, "ConditionalCheckFailedException") != 0)
+		ddb_report_error(req);
+	else if (req->maybe_applied)
+		dd->deleted++;
+	else
+		dd->gone++;
+	ddb_request_free(req);
+}
+
+/*
+ * IterateDirectModify: delete every matching item, keeping up to twice
+ * max_concurrency DeleteItems in flight, then add the count to the
+ * statement's and return an empty slot (there is no RETURNING).
+ */
+TupleTableSlot *
+shard_iterate_direct_modify(ForeignScanState *node)
+{
+	DirectDelete *dd = node->fdw_state;
+	int			window = 2 * shard_scan_conn(dd->scan)->server->max_concurrency;
+	ErrorContextCallback cb;
+	const DdbJson *item;
+	DdbRequest *req;
+
+	cb.callback = delete_error_context;
+	cb.arg = dd;
+	cb.previous = error_context_stack;
+	error_context_stack = &cb;
+	while ((item = shard_scan_next_match(dd->scan, node)) != NULL)
+	{
+		send_delete(dd, item);
+		if (dd->in_flight > window)
+			judge_delete(dd, ddb_wait_any(dd->group));
+	}
+	while ((req = ddb_wait_any(dd->group)) != NULL)
+		judge_delete(dd, req);
+	error_context_stack = cb.previous;
+	node->ss.ps.state->es_processed += dd->deleted;
+	return ExecClearTuple(node->ss.ss_ScanTupleSlot);
+}
+
+/* EndDirectModify */
+void
+shard_end_direct_modify(ForeignScanState *node)
+{
+	DirectDelete *dd = node->fdw_state;
+
+	if (dd == NULL)
+		return;
+	shard_scan_stop(dd->scan);
+	if (dd->group)
+	{
+		ddb_group_free(dd->group);
+		dd->group = NULL;
+	}
+}
+
+/* ExplainDirectModify: the scan, then the deletes. */
+void
+shard_explain_direct_modify(ForeignScanState *node, ExplainState *es)
+{
+	DirectDelete *dd = node->fdw_state;
+
+	shard_scan_explain(dd->scan, es);
+	ExplainPropertyText("DynamoDB Write",
+						"DeleteItem (attribute_exists) per matching item, many in flight",
+						es);
+	if (es->analyze)
+	{
+		ExplainPropertyInteger("Items Deleted", NULL, dd->deleted, es);
+		ExplainPropertyInteger("Items Already Gone", NULL, dd->gone, es);
+	}
+}
