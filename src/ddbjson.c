@@ -705,6 +705,17 @@ jw_tree(JsonWriter *w, const DdbJson *v)
 }
 
 /* See ddbjson.h. */
+void
+jw_begin_request(JsonWriter *w, Buf *out, const char *table)
+{
+	buf_init(out);
+	jw_init(w, out);
+	jw_begin_object(w);
+	jw_key(w, "TableName");
+	jw_cstring(w, table);
+}
+
+/* See ddbjson.h. */
 char *
 jw_end_request(JsonWriter *w, size_t *len)
 {

@@ -90,9 +90,16 @@ extern void jw_int(JsonWriter *w, long long value);
 extern void jw_tree(JsonWriter *w, const DdbJson *v);
 
 /*
- * End a DynamoDB request body begun with jw_begin_object: ask for the
- * consumed capacity (every request does, for EXPLAIN ANALYZE and the
- * counters), close the object, and return the text with its length.
+ * Begin a DynamoDB request body in out (initialised here): the top-level
+ * object and its TableName member.
+ */
+extern void jw_begin_request(JsonWriter *w, Buf *out, const char *table);
+
+/*
+ * End a DynamoDB request body begun with jw_begin_request (or
+ * jw_begin_object): ask for the consumed capacity (every request does, for
+ * EXPLAIN ANALYZE and the counters), close the object, and return the text
+ * with its length.
  */
 extern char *jw_end_request(JsonWriter *w, size_t *len);
 

@@ -96,11 +96,7 @@ send_delete(DirectDelete *dd, const DdbJson *item)
 	char	   *body;
 	DdbRequest *req;
 
-	buf_init(&out);
-	jw_init(&w, &out);
-	jw_begin_object(&w);
-	jw_key(&w, "TableName");
-	jw_cstring(&w, t->table);
+	jw_begin_request(&w, &out, t->table);
 	jw_key(&w, "Key");
 	jw_begin_object(&w);
 	jw_key(&w, t->pk.attribute);

@@ -132,11 +132,7 @@ dynamic_meta_item(ShardTable *t, DdbGroup *group, const char *base)
 	Buf			body;
 	JsonWriter	w;
 
-	buf_init(&body);
-	jw_init(&w, &body);
-	jw_begin_object(&w);
-	jw_key(&w, "TableName");
-	jw_cstring(&w, t->metadata_table);
+	jw_begin_request(&w, &body, t->metadata_table);
 	jw_key(&w, "Key");
 	write_meta_key(&w, t, base);
 	jw_key(&w, "ConsistentRead");
@@ -155,11 +151,7 @@ create_meta(ShardTable *t, DdbGroup *group, const char *base)
 	char	   *text;
 	DdbRequest *req;
 
-	buf_init(&body);
-	jw_init(&w, &body);
-	jw_begin_object(&w);
-	jw_key(&w, "TableName");
-	jw_cstring(&w, t->metadata_table);
+	jw_begin_request(&w, &body, t->metadata_table);
 	jw_key(&w, "Item");
 	jw_begin_object(&w);
 	jw_key(&w, t->metadata_key);
@@ -266,11 +258,7 @@ dynamic_grow(ShardTable *t, DdbGroup *group, const char *base, DynamicMeta seen)
 
 	target = Min(meta.shards * 2, t->max_shards);
 	now = (long) time(NULL);
-	buf_init(&body);
-	jw_init(&w, &body);
-	jw_begin_object(&w);
-	jw_key(&w, "TableName");
-	jw_cstring(&w, t->metadata_table);
+	jw_begin_request(&w, &body, t->metadata_table);
 	jw_key(&w, "Key");
 	write_meta_key(&w, t, base);
 	jw_key(&w, "UpdateExpression");

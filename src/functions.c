@@ -282,11 +282,7 @@ shard_fdw_shard_counts(PG_FUNCTION_ARGS)
 		{
 			DdbJson    *resp;
 
-			buf_init(&body);
-			jw_init(&w, &body);
-			jw_begin_object(&w);
-			jw_key(&w, "TableName");
-			jw_cstring(&w, t->table);
+			jw_begin_request(&w, &body, t->table);
 			jw_key(&w, "KeyConditionExpression");
 			jw_cstring(&w, "#k = :k");
 			jw_key(&w, "ExpressionAttributeNames");

@@ -411,11 +411,7 @@ put_body(ModifyState *ms, const char *item, size_t *len)
 	Buf			out;
 	JsonWriter	w;
 
-	buf_init(&out);
-	jw_init(&w, &out);
-	jw_begin_object(&w);
-	jw_key(&w, "TableName");
-	jw_cstring(&w, ms->t->table);
+	jw_begin_request(&w, &out, ms->t->table);
 	jw_key(&w, "Item");
 	jw_raw(&w, item);
 	if (ms->t->insert_mode == INSERT_MODE_INSERT)
@@ -447,11 +443,7 @@ stored_item_is_ours(ModifyState *ms, const DdbJson *item)
 	JsonWriter	wa;
 	JsonWriter	wb;
 
-	buf_init(&out);
-	jw_init(&w, &out);
-	jw_begin_object(&w);
-	jw_key(&w, "TableName");
-	jw_cstring(&w, ms->t->table);
+	jw_begin_request(&w, &out, ms->t->table);
 	jw_key(&w, "Key");
 	jw_begin_object(&w);
 	jw_key(&w, ms->t->pk.attribute);
@@ -994,11 +986,7 @@ update_body(ModifyState *ms, TupleTableSlot *slot, const char *pk, const char *s
 
 	initStringInfo(&set);
 	initStringInfo(&remove);
-	buf_init(&out);
-	jw_init(&w, &out);
-	jw_begin_object(&w);
-	jw_key(&w, "TableName");
-	jw_cstring(&w, t->table);
+	jw_begin_request(&w, &out, t->table);
 	jw_key(&w, "Key");
 	write_key_object(ms, &w, pk, sk);
 	jw_key(&w, "ConditionExpression");
@@ -1174,11 +1162,7 @@ delete_body(ModifyState *ms, const char *pk, const char *sk, size_t *len)
 	Buf			out;
 	JsonWriter	w;
 
-	buf_init(&out);
-	jw_init(&w, &out);
-	jw_begin_object(&w);
-	jw_key(&w, "TableName");
-	jw_cstring(&w, ms->t->table);
+	jw_begin_request(&w, &out, ms->t->table);
 	jw_key(&w, "Key");
 	write_key_object(ms, &w, pk, sk);
 	jw_key(&w, "ReturnValues");

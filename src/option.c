@@ -681,11 +681,7 @@ shard_describe_keys(Oid serverid, const char *table, const char *index,
 		}
 	}
 
-	buf_init(&body);
-	jw_init(&w, &body);
-	jw_begin_object(&w);
-	jw_key(&w, "TableName");
-	jw_cstring(&w, table);
+	jw_begin_request(&w, &body, table);
 	jw_end_object(&w);
 	group = ddb_group_create(shard_get_connection(serverid, GetUserId()), 1);
 	desc = ddbjson_get(ddb_call(group, "DescribeTable", body.data, body.len), "Table");

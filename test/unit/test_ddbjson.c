@@ -809,12 +809,9 @@ test_writer(void)
 	jw_end_array(&w);
 	CHECK_STR(out.data, "[-9223372036854775808,0,1.5,{},[],null,false,\"x\"]");
 
-	/* A request body's end. */
-	buf_reset(&out);
-	jw_init(&w, &out);
-	jw_begin_object(&w);
-	jw_key(&w, "TableName");
-	jw_cstring(&w, "t");
+	/* A request body's beginning and end. */
+	sfdw_free(out.data);
+	jw_begin_request(&w, &out, "t");
 	{
 		size_t		len = 0;
 		char	   *body = jw_end_request(&w, &len);
