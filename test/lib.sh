@@ -13,7 +13,7 @@
 # shellcheck shell=bash
 
 REPO_ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
-PG_BIN=/usr/lib/postgresql/15/bin
+PG_BIN="${PG_BIN:-/usr/lib/postgresql/15/bin}"   # another tree for another version or a private copy
 PYTHON=/usr/bin/python3
 CACHE_DIR="$REPO_ROOT/.cache"
 LOG_DIR="$REPO_ROOT/log"
