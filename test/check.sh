@@ -19,6 +19,9 @@ PASSED=0
 FAILED=0
 SANITIZED_INSTALL=0
 SANITIZER_REPORT='ERROR: (Address|Leak)Sanitizer|WARNING: AddressSanitizer|runtime error:'
+# What the postmaster logs when a backend dies of a signal (and then resets
+# every session of the cluster).
+CRASH_REPORT='terminated by signal|was terminated by exception|terminating any other active server processes'
 
 # stage NAME: start the next stage with a one-line header.
 stage() {
@@ -104,6 +107,18 @@ scripted_tests() {
     done
 }
 
+# no_backend_crashed: fail when the server log shows a backend that died of
+# a signal at any time in this run, printing the lines around it and the
+# statement the backend was running.
+no_backend_crashed() {
+    local log="$RUN_DIR/pg/postgres.log"
+    [ -f "$log" ] || return 0
+    if grep -Eq "$CRASH_REPORT" "$log"; then
+        grep -E -B 3 -A 3 "$CRASH_REPORT" "$log" | head -n 60
+        die "a backend was terminated by a signal (server log above)"
+    fi
+}
+
 # build_asan_helper FILE: compile a stub swift_demangle() to preload with
 # the sanitizer runtime. A preloaded ASan runtime initialises lazily inside
 # libp11-kit's constructor, in newlocale() with the locale lock held; its
@@ -165,6 +180,7 @@ sanitized_installcheck() {
     installcheck || status=1
     pg_stop
     pg_start
+    no_backend_crashed
     sanitizer_reports "$reports" "$log" "$offset" ||
         die "the sanitizers reported errors (above; copies in log/)"
     [ "$status" -eq 0 ] || die "make installcheck failed under the sanitizers"
@@ -218,9 +234,11 @@ start_postgres
 
 stage "regression tests"
 installcheck || die "make installcheck failed"
+no_backend_crashed
 
 stage "scripted tests"
 scripted_tests
+no_backend_crashed
 
 stage "regression tests under ASan and UBSan"
 sanitized_installcheck
