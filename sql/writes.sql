@@ -1,6 +1,6 @@
 -- The write path: multi-row INSERTs that repeat a key or meet stored
--- ones, UPDATEs that set NULLs, and row counts when an applied write's
--- answer is lost.
+-- ones, UPDATEs that set NULLs, row counts when an applied write's answer
+-- is lost, and what EXPLAIN ANALYZE shows of the requests.
 \ir sql/include/server.sql
 \ir sql/include/explain_analyze.sql
 SELECT shard_fdw_request('ddb', 'CreateTable', '{
@@ -104,6 +104,16 @@ INSERT INTO small_upsert SELECT 'u' || i, i FROM generate_series(1, 30) i;
 \echo inserted :ROW_COUNT
 SELECT count(*) FROM lb WHERE game_id = 'm';
 SELECT count(*) FROM small WHERE id LIKE 'u%';
+\! curl -s -o /dev/null -X POST "$SHARD_FDW_PROXY/reset"
+
+-- EXPLAIN ANALYZE of the writes shows their requests, retries, throttles
+\! curl -s -o /dev/null -X POST "$SHARD_FDW_PROXY/faults" -d '{"kind": "throttle", "action": "PutItem", "count": 2}'
+SELECT explain_analyze($$INSERT INTO lb VALUES ('x', 'a', 1, NULL), ('x', 'b', 2, NULL), ('x', 'a', 1, NULL) ON CONFLICT DO NOTHING$$);
+\! curl -s -o /dev/null -X POST "$SHARD_FDW_PROXY/faults" -d '{"kind": "status", "status": 503, "action": "UpdateItem"}'
+SELECT explain_analyze($$UPDATE lb SET note = 'n' WHERE game_id = 'x'$$);
+SELECT explain_analyze($$UPDATE lb SET score = 7 WHERE game_id = 'x' AND player_id = 'a'$$);
+SELECT explain_analyze($$DELETE FROM lb WHERE game_id = 'x' RETURNING player_id$$);
+SELECT explain_analyze($$INSERT INTO small_upsert SELECT 'e' || i, i FROM generate_series(1, 30) i$$);
 \! curl -s -o /dev/null -X POST "$SHARD_FDW_PROXY/reset"
 
 DROP FOREIGN TABLE lb, small, small_upsert;

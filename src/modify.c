@@ -1385,12 +1385,29 @@ shard_is_updatable(Relation rel)
 	return t->index ? 0 : (1 << CMD_INSERT) | (1 << CMD_UPDATE) | (1 << CMD_DELETE);
 }
 
-/* ExplainForeignModify */
+/*
+ * EXPLAIN ANALYZE: what the write requests of a statement came to, named
+ * like a scan's figures with "Write" added, since a scan may show its own
+ * beside them.
+ */
+void
+shard_explain_writes(DdbGroup *group, ExplainState *es)
+{
+	const DdbStats *stats = ddb_group_stats(group);
+
+	ExplainPropertyInteger("DynamoDB Write Requests", NULL, stats->requests, es);
+	ExplainPropertyFloat("DynamoDB Write Consumed Capacity", NULL, stats->capacity, 1, es);
+	ExplainPropertyInteger("DynamoDB Write Retries", NULL, stats->retries, es);
+	ExplainPropertyInteger("DynamoDB Write Throttles", NULL, stats->throttles, es);
+}
+
+/* ExplainForeignModify; with ANALYZE, the rows written and the requests. */
 void
 shard_explain_modify(ModifyTableState *mtstate, ResultRelInfo *rinfo,
 					 List *fdw_private, int subplan_index, ExplainState *es)
 {
 	ShardTable *t = shard_get_table(RelationGetRelid(rinfo->ri_RelationDesc), false);
+	ModifyState *ms = rinfo->ri_FdwState;
 
 	static const char *const ops[] = {
 		[CMD_UPDATE] = "UpdateItem, or TransactWriteItems (Delete + Put) when the key changes",
@@ -1404,4 +1421,10 @@ shard_explain_modify(ModifyTableState *mtstate, ResultRelInfo *rinfo,
 	else
 		ExplainPropertyText("DynamoDB Operation", ops[mtstate->operation], es);
 	ExplainPropertyText("DynamoDB Table", t->table, es);
+	if (es->analyze && ms && ms->group)
+	{
+		ExplainPropertyInteger(mtstate->operation == CMD_DELETE ?
+							   "Items Deleted" : "Items Written", NULL, ms->written, es);
+		shard_explain_writes(ms->group, es);
+	}
 }

@@ -797,7 +797,10 @@ backoff_us(int attempt)
 	return (long) (pg_prng_double(&pg_global_prng_state) * window * 1000.0);
 }
 
-/* Hand a finished request to its group. */
+/*
+ * Hand a finished request to its group, and count it, failed or not (a
+ * duplicate key is a request too); capacity comes with successes.
+ */
 static void
 finish(DdbRequest *req, DdbStatus status)
 {
@@ -807,13 +810,13 @@ finish(DdbRequest *req, DdbStatus status)
 	req->attempt = NULL;
 	g->unfinished--;
 	dlist_push_tail(&g->done, &req->node);
+	g->stats.requests++;
+	backend_stats.requests++;
 	if (status == DDB_OK)
 	{
 		double		cc = consumed_capacity(req->response);
 
-		g->stats.requests++;
 		g->stats.capacity += cc;
-		backend_stats.requests++;
 		backend_stats.capacity += cc;
 	}
 }
