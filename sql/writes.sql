@@ -106,6 +106,41 @@ SELECT count(*) FROM lb WHERE game_id = 'm';
 SELECT count(*) FROM small WHERE id LIKE 'u%';
 \! curl -s -o /dev/null -X POST "$SHARD_FDW_PROXY/reset"
 
+-- upsert mode under ON CONFLICT DO NOTHING: a stored key is not overwritten
+INSERT INTO small_upsert VALUES ('a', 9, 'nine'), ('v1', 1, NULL), ('a', 8, 'eight')
+  ON CONFLICT DO NOTHING;
+\echo inserted :ROW_COUNT
+SELECT * FROM small WHERE id IN ('a', 'v1') ORDER BY id;
+
+-- a failed INSERT counts the row whose applied put was retried
+\! curl -s -o /dev/null -X POST "$SHARD_FDW_PROXY/faults" -d '{"kind": "status", "status": 500, "action": "PutItem", "when": "after", "skip": 1}'
+INSERT INTO small VALUES ('a', 2, NULL), ('z1', 1, NULL);
+SELECT * FROM small WHERE id = 'z1';
+
+-- a dynamically sharded table retries server errors like any other
+SELECT shard_fdw_request('ddb', 'CreateTable', '{
+  "TableName": "writes_dyn", "BillingMode": "PAY_PER_REQUEST",
+  "KeySchema": [{"AttributeName": "pk", "KeyType": "HASH"},
+                {"AttributeName": "id", "KeyType": "RANGE"}],
+  "AttributeDefinitions": [{"AttributeName": "pk", "AttributeType": "S"},
+                           {"AttributeName": "id", "AttributeType": "S"}]
+}') #>> '{TableDescription,TableStatus}' AS status;
+SELECT shard_fdw_request('ddb', 'CreateTable', '{
+  "TableName": "writes_dyn_meta", "BillingMode": "PAY_PER_REQUEST",
+  "KeySchema": [{"AttributeName": "base", "KeyType": "HASH"}],
+  "AttributeDefinitions": [{"AttributeName": "base", "AttributeType": "S"}]
+}') #>> '{TableDescription,TableStatus}' AS status;
+CREATE FOREIGN TABLE dyn (grp text NOT NULL, id text NOT NULL, n integer)
+  SERVER ddb OPTIONS (table 'writes_dyn',
+    partition_key 'pk', partition_key_format '{grp}_{shard}', sort_key 'id',
+    shard_strategy 'dynamic', metadata_table 'writes_dyn_meta', metadata_key 'base');
+INSERT INTO dyn VALUES ('g', 'a', 1);
+\! curl -s -o /dev/null -X POST "$SHARD_FDW_PROXY/faults" -d '{"kind": "status", "status": 500, "action": "PutItem", "count": 3}'
+INSERT INTO dyn VALUES ('g', 'b', 2);
+\echo inserted :ROW_COUNT
+SELECT * FROM dyn ORDER BY id;
+\! curl -s -o /dev/null -X POST "$SHARD_FDW_PROXY/reset"
+
 -- EXPLAIN ANALYZE of the writes shows their requests, retries, throttles
 \! curl -s -o /dev/null -X POST "$SHARD_FDW_PROXY/faults" -d '{"kind": "throttle", "action": "PutItem", "count": 2}'
 SELECT explain_analyze($$INSERT INTO lb VALUES ('x', 'a', 1, NULL), ('x', 'b', 2, NULL), ('x', 'a', 1, NULL) ON CONFLICT DO NOTHING$$);
@@ -116,9 +151,13 @@ SELECT explain_analyze($$DELETE FROM lb WHERE game_id = 'x' RETURNING player_id$
 SELECT explain_analyze($$INSERT INTO small_upsert SELECT 'e' || i, i FROM generate_series(1, 30) i$$);
 \! curl -s -o /dev/null -X POST "$SHARD_FDW_PROXY/reset"
 
-DROP FOREIGN TABLE lb, small, small_upsert;
+DROP FOREIGN TABLE lb, small, small_upsert, dyn;
 SELECT shard_fdw_request('ddb', 'DeleteTable', '{"TableName": "writes_lb"}')
   #>> '{TableDescription,TableName}' AS deleted;
 SELECT shard_fdw_request('ddb', 'DeleteTable', '{"TableName": "writes_small"}')
+  #>> '{TableDescription,TableName}' AS deleted;
+SELECT shard_fdw_request('ddb', 'DeleteTable', '{"TableName": "writes_dyn"}')
+  #>> '{TableDescription,TableName}' AS deleted;
+SELECT shard_fdw_request('ddb', 'DeleteTable', '{"TableName": "writes_dyn_meta"}')
   #>> '{TableDescription,TableName}' AS deleted;
 DROP SERVER ddb CASCADE;

@@ -417,7 +417,18 @@ item_json(ModifyState *ms, TupleTableSlot *slot, long shard, char **pk, char **s
 	return out.data;
 }
 
-/* The PutItem body of an item, conditional on a new key in insert mode. */
+/*
+ * Whether rows are written only where their key is free: in insert mode,
+ * and under ON CONFLICT DO NOTHING, which must not overwrite in upsert
+ * mode either.
+ */
+static bool
+puts_conditional(ModifyState *ms)
+{
+	return ms->t->insert_mode == INSERT_MODE_INSERT || ms->do_nothing;
+}
+
+/* The PutItem body of an item, conditional on a new key if need be. */
 static char *
 put_body(ModifyState *ms, const char *item, size_t *len)
 {
@@ -427,7 +438,7 @@ put_body(ModifyState *ms, const char *item, size_t *len)
 	jw_begin_request(&w, &out, ms->t->table);
 	jw_key(&w, "Item");
 	jw_raw(&w, item);
-	if (ms->t->insert_mode == INSERT_MODE_INSERT)
+	if (puts_conditional(ms))
 	{
 		jw_key(&w, "ConditionExpression");
 		jw_cstring(&w, "attribute_not_exists(#pk)");
@@ -512,14 +523,14 @@ send_put(ModifyState *ms, const char *item, void *owner)
 	char	   *body = put_body(ms, item, &len);
 	DdbRequest *req = ddb_request_create(ms->group, "PutItem", body, len);
 
-	req->idempotent = ms->t->insert_mode != INSERT_MODE_INSERT;
+	req->idempotent = !puts_conditional(ms);
 	req->owner = owner;
 	ddb_submit(req);
 	return req;
 }
 
 /* Raise the unique violation of a row whose key an item already has. */
-static void
+static pg_attribute_noreturn() void
 duplicate_error(ModifyState *ms, const DdbJson *item)
 {
 	ereport(ERROR,
@@ -528,6 +539,54 @@ duplicate_error(ModifyState *ms, const DdbJson *item)
 					ms->t->table),
 			 errdetail("An item with key (%s) already exists.",
 					   codec_item_key_text(item, ms->t))));
+	pg_unreachable();
+}
+
+/* What became of a finished PutItem. */
+typedef enum PutOutcome
+{
+	PUT_WRITTEN,
+	PUT_SKIPPED,				/* by ON CONFLICT DO NOTHING */
+	PUT_REFUSED					/* a duplicate key or another error */
+} PutOutcome;
+
+/* The item a PutItem sent. */
+static const DdbJson *
+put_item(DdbRequest *req)
+{
+	char		err[256];
+
+	return ddbjson_get(ddbjson_parse(req->body, req->body_len, err, sizeof(err)),
+					   "Item");
+}
+
+/*
+ * Judge a finished PutItem, counting it when written.  A failed condition
+ * after an attempt that may have been applied is checked against the
+ * stored item: our own earlier attempt wrote it.  A refused put is
+ * reported by put_refused.
+ */
+static PutOutcome
+put_outcome(ModifyState *ms, DdbRequest *req)
+{
+	if (req->status != DDB_OK)
+	{
+		if (strcmp(req->error_type, "ConditionalCheckFailedException") != 0)
+			return PUT_REFUSED;
+		if (!req->maybe_applied || !stored_item_is_ours(ms, put_item(req)))
+			return ms->do_nothing ? PUT_SKIPPED : PUT_REFUSED;
+	}
+	ms->written++;
+	return PUT_WRITTEN;
+}
+
+/* Report why a PutItem was refused. */
+static pg_attribute_noreturn() void
+put_refused(ModifyState *ms, DdbRequest *req)
+{
+	if (strcmp(req->error_type, "ConditionalCheckFailedException") == 0)
+		duplicate_error(ms, put_item(req));
+	ddb_report_error(req);
 }
 
 /*
@@ -537,65 +596,40 @@ duplicate_error(ModifyState *ms, const DdbJson *item)
 static bool
 put_done(ModifyState *ms, DdbRequest *req)
 {
-	bool		written = true;
+	PutOutcome	outcome = put_outcome(ms, req);
 
-	if (req->status != DDB_OK)
-	{
-		bool		duplicate = strcmp(req->error_type, "ConditionalCheckFailedException") == 0;
-		char		err[256];
-		const DdbJson *item = ddbjson_get(ddbjson_parse(req->body, req->body_len,
-														err, sizeof(err)), "Item");
-
-		if (duplicate && req->maybe_applied && stored_item_is_ours(ms, item))
-			duplicate = false;
-		else if (duplicate && ms->do_nothing)
-			written = false;
-		else if (duplicate)
-			duplicate_error(ms, item);
-		else
-			ddb_report_error(req);
-	}
-	if (written)
-		ms->written++;
+	if (outcome == PUT_REFUSED)
+		put_refused(ms, req);
 	ddb_request_free(req);
-	return written;
+	return outcome == PUT_WRITTEN;
 }
 
 /*
- * Wait for every PutItem of the modify and judge them: the successes
- * first, so that the count of rows written before an error is exact, then
- * the failures in the order they came, the first real one raised.  Each
- * request's owner, when set, is a bool set to whether its row was skipped.
+ * Wait for every PutItem of the modify and judge them all, so that the
+ * count of rows written before an error is exact, then report the first
+ * refused one.  Each request's owner, when set, is a bool set to whether
+ * its row was skipped.
  */
 static void
 judge_all(ModifyState *ms)
 {
-	DdbRequest **done = palloc(sizeof(DdbRequest *) * 16);
-	int			ndone = 0;
-	int			space = 16;
 	DdbRequest *req;
+	DdbRequest *refused = NULL;
 
 	while ((req = ddb_wait_any(ms->group)) != NULL)
 	{
-		if (ndone == space)
-		{
-			space *= 2;
-			done = repalloc(done, sizeof(DdbRequest *) * space);
-		}
-		done[ndone++] = req;
-	}
-	for (int pass = 0; pass < 2; pass++)
-		for (int i = 0; i < ndone; i++)
-			if (done[i] != NULL && (done[i]->status == DDB_OK) == (pass == 0))
-			{
-				bool	   *skipped = done[i]->owner;
-				bool		written = put_done(ms, done[i]);	/* frees it */
+		bool	   *skipped = req->owner;
+		PutOutcome	outcome = put_outcome(ms, req);
 
-				done[i] = NULL;
-				if (skipped)
-					*skipped = !written;
-			}
-	pfree(done);
+		if (skipped)
+			*skipped = outcome == PUT_SKIPPED;
+		if (outcome == PUT_REFUSED && refused == NULL)
+			refused = req;
+		else
+			ddb_request_free(req);
+	}
+	if (refused)
+		put_refused(ms, refused);
 }
 
 /* True when a write failed, throttled to the end. */
@@ -621,9 +655,9 @@ key_throttled(DdbRequest *req)
  * of its key's current count; when DynamoDB throttles the key, the shard
  * count grows (dynamic_grow) and a row that could not be written is
  * written again into the larger space.  Throttles are retried only twice
- * before that, so that the table grows instead of waiting; a row that
- * table-level throttles kept out is sent again (backing off) without
- * growth.
+ * before that, so that the table grows instead of waiting (other errors
+ * as often as for any request); a row that table-level throttles kept out
+ * is sent again (backing off) without growth.
  */
 static DdbRequest *
 put_dynamic(ModifyState *ms, TupleTableSlot *slot)
@@ -636,7 +670,7 @@ put_dynamic(ModifyState *ms, TupleTableSlot *slot)
 		DynamicMeta seen = ms->dyn_meta;
 		DdbRequest *req = send_put(ms, item, NULL);
 
-		req->max_retries = Min(req->max_retries, 2);
+		req->max_throttle_retries = Min(req->max_throttle_retries, 2);
 		ddb_wait_for(req);
 		if (key_throttled(req))
 			ms->dyn_meta = dynamic_grow(ms->t, ms->group, ms->dyn_base, seen);
@@ -886,14 +920,13 @@ shard_exec_insert(EState *estate, ResultRelInfo *rinfo, TupleTableSlot *slot,
 			DdbRequest *done = ddb_wait_any(ms->group);
 
 			ms->in_flight--;
-			if (done->status == DDB_OK)
-				(void) put_done(ms, done);
-			else
+			if (put_outcome(ms, done) == PUT_REFUSED)
 			{
-				/* count what else gets written before judging the failure */
+				/* count what else gets written before reporting it */
 				judge_all(ms);
-				(void) put_done(ms, done);
+				put_refused(ms, done);
 			}
+			ddb_request_free(done);
 		}
 	}
 	else
@@ -911,11 +944,12 @@ shard_exec_insert(EState *estate, ResultRelInfo *rinfo, TupleTableSlot *slot,
 /*
  * ExecForeignBatchInsert: write a batch of rows, all at once.  Every row's
  * item is built (and a bad row refused) before any request is sent.  In
- * insert mode each row is a conditional PutItem, except a row whose key an
+ * insert mode, and under ON CONFLICT DO NOTHING in either mode, each row
+ * is a conditional PutItem, except a row whose key an
  * earlier row of the batch has: that key is taken whether the earlier row
  * was written or met a stored item, so the later row is a duplicate (or
  * skipped by ON CONFLICT DO NOTHING) without a request, as if the rows went
- * one after the other.  In upsert mode the rows go by BatchWriteItem, a
+ * one after the other.  Otherwise the rows go by BatchWriteItem, a
  * row whose key an earlier row of the batch has waiting until that one is
  * written, so that the later row wins.  Returns the rows written, in a new
  * array: PostgreSQL owns the slots array.
@@ -946,7 +980,7 @@ shard_exec_batch_insert(EState *estate, ResultRelInfo *rinfo,
 		items[i] = item_json(ms, slots[i], SHARD_BY_STRATEGY, &pk, &sk);
 		identities[i] = item_identity(pk, sk);
 	}
-	if (ms->t->insert_mode == INSERT_MODE_UPSERT)
+	if (!puts_conditional(ms))
 	{
 		upsert_items(ms, items, identities, n);
 		for (kept = 0; kept < n; kept++)
@@ -1416,7 +1450,8 @@ shard_explain_modify(ModifyTableState *mtstate, ResultRelInfo *rinfo,
 
 	if (mtstate->operation == CMD_INSERT)
 		ExplainPropertyText("DynamoDB Operation",
-							t->insert_mode == INSERT_MODE_INSERT ?
+							t->insert_mode == INSERT_MODE_INSERT ||
+							boolVal(list_nth(fdw_private, MODIFY_PRIVATE_DO_NOTHING)) ?
 							"PutItem (attribute_not_exists)" : "BatchWriteItem", es);
 	else
 		ExplainPropertyText("DynamoDB Operation", ops[mtstate->operation], es);

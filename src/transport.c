@@ -304,6 +304,7 @@ ddb_request_create(DdbGroup *group, const char *action,
 	req->body_len = len;
 	req->idempotent = true;
 	req->max_retries = group->conn->server->max_retries;
+	req->max_throttle_retries = req->max_retries;
 	req->status = DDB_QUEUED;
 	return req;
 }
@@ -850,7 +851,10 @@ attempt_done(DdbTransport *t, DdbAttempt *a, CURLcode code)
 		finish(req, req->response ? DDB_OK : DDB_FAILED);
 		return;
 	}
+	if (req->error_type && is_throttle(req->error_type))
+		req->throttled++;
 	if (req->attempts > req->max_retries ||
+		req->throttled > req->max_throttle_retries ||
 		TimestampDifferenceExceeds(req->first_attempt_at, GetCurrentTimestamp(),
 								   (int) Min(t->conn->server->request_timeout_ms, INT_MAX)))
 	{
