@@ -203,5 +203,6 @@ shard_explain_direct_modify(ForeignScanState *node, ExplainState *es)
 	{
 		ExplainPropertyInteger("Items Deleted", NULL, dd->deleted, es);
 		ExplainPropertyInteger("Items Already Gone", NULL, dd->gone, es);
+		shard_explain_writes(dd->group, es);
 	}
 }

@@ -52,12 +52,15 @@ typedef struct ModifyState
 	char	   *dyn_base;		/* dynamic: the base key of the last row */
 	DynamicMeta dyn_meta;		/* ... and the metadata it was placed by */
 	AttrNumber	ctid_attno;		/* UPDATE, DELETE: junk columns */
-	AttrNumber *key_attnos;		/* by column index, 0 when none */
+	AttrNumber *old_attnos;		/* by column index, 0 when none */
 	int			in_flight;		/* pipelined rows not yet judged */
 	char	  **items;			/* buffered: the items of the batch ... */
 	char	  **identities;		/* ... their keys (item_identity) ... */
 	int			nitems;			/* ... and how many there are */
-	MemoryContext batchcxt;		/* buffered: holds the batch's items */
+	char	  **recent;			/* pipelined: keys of the last rows sent, */
+	int			nrecent;		/* a ring of this many, */
+	int			next_recent;	/* the next slot to fill */
+	MemoryContext batchcxt;		/* holds the batch's items or recent keys */
 	MemoryContext rowcxt;
 	int64		written;		/* rows written so far by this statement */
 } ModifyState;
@@ -72,22 +75,26 @@ shard_plan_modify(PlannerInfo *root, ModifyTable *plan, Index resultRelation,
 
 /* The name of the junk column carrying the old value of column attnum. */
 static char *
-key_junk_name(AttrNumber attnum)
+old_junk_name(AttrNumber attnum)
 {
-	return psprintf("shard_fdw_key_%d", attnum);
+	return psprintf("shard_fdw_old_%d", attnum);
 }
 
 /*
  * AddForeignUpdateTargets: UPDATE and DELETE find an item by its stored
  * key, so the scan hands them the old values of the key columns, and in
  * ctid the shard the item was read from (block number; the legacy
- * unsharded key is LEGACY_SHARD_BLOCK).
+ * unsharded key is LEGACY_SHARD_BLOCK).  A DELETE with RETURNING gets
+ * every column's old value: when the answer of a DeleteItem that was
+ * applied is lost, its retry finds nothing to return.
  */
 void
 shard_add_update_targets(PlannerInfo *root, Index rtindex,
 						 RangeTblEntry *target_rte, Relation target_relation)
 {
 	ShardTable *t = shard_get_table(RelationGetRelid(target_relation), true);
+	bool		whole_row = root->parse->commandType == CMD_DELETE &&
+		root->parse->returningList != NIL;
 
 	add_row_identity_var(root, makeVar(rtindex, SelfItemPointerAttributeNumber,
 									   TIDOID, -1, InvalidOid, 0),
@@ -96,11 +103,11 @@ shard_add_update_targets(PlannerInfo *root, Index rtindex,
 	{
 		ShardColumn *col = &t->columns[i];
 
-		if (!route_key_uses(t, i))
+		if (!whole_row && !route_key_uses(t, i))
 			continue;
 		add_row_identity_var(root, makeVar(rtindex, col->attnum, col->typid,
 										   col->typmod, col->collation, 0),
-							 rtindex, key_junk_name(col->attnum));
+							 rtindex, old_junk_name(col->attnum));
 	}
 }
 
@@ -145,11 +152,11 @@ shard_begin_modify(ModifyTableState *mtstate, ResultRelInfo *rinfo,
 		Plan	   *subplan = outerPlanState(mtstate)->plan;
 
 		ms->ctid_attno = ExecFindJunkAttributeInTlist(subplan->targetlist, "ctid");
-		ms->key_attnos = palloc0(sizeof(AttrNumber) * Max(ms->t->ncolumns, 1));
+		ms->old_attnos = palloc0(sizeof(AttrNumber) * Max(ms->t->ncolumns, 1));
 		for (int i = 0; i < ms->t->ncolumns; i++)
-			ms->key_attnos[i] =
+			ms->old_attnos[i] =
 				ExecFindJunkAttributeInTlist(subplan->targetlist,
-											 key_junk_name(ms->t->columns[i].attnum));
+											 old_junk_name(ms->t->columns[i].attnum));
 	}
 }
 
@@ -175,10 +182,16 @@ shard_begin_insert(ModifyTableState *mtstate, ResultRelInfo *rinfo)
 	{
 		ms->items = palloc(sizeof(char *) * ms->t->batch_size);
 		ms->identities = palloc(sizeof(char *) * ms->t->batch_size);
+	}
+	if (ms->pipelined)
+	{
+		ms->nrecent = 2 * ms->conn->server->max_concurrency + 1;
+		ms->recent = palloc0(sizeof(char *) * ms->nrecent);
+	}
+	if (ms->buffered || ms->pipelined)
 		ms->batchcxt = AllocSetContextCreate(mtstate->ps.state->es_query_cxt,
 											 "shard_fdw copy batch",
 											 ALLOCSET_DEFAULT_SIZES);
-	}
 }
 
 /*
@@ -404,7 +417,18 @@ item_json(ModifyState *ms, TupleTableSlot *slot, long shard, char **pk, char **s
 	return out.data;
 }
 
-/* The PutItem body of an item, conditional on a new key in insert mode. */
+/*
+ * Whether rows are written only where their key is free: in insert mode,
+ * and under ON CONFLICT DO NOTHING, which must not overwrite in upsert
+ * mode either.
+ */
+static bool
+puts_conditional(ModifyState *ms)
+{
+	return ms->t->insert_mode == INSERT_MODE_INSERT || ms->do_nothing;
+}
+
+/* The PutItem body of an item, conditional on a new key if need be. */
 static char *
 put_body(ModifyState *ms, const char *item, size_t *len)
 {
@@ -414,7 +438,7 @@ put_body(ModifyState *ms, const char *item, size_t *len)
 	jw_begin_request(&w, &out, ms->t->table);
 	jw_key(&w, "Item");
 	jw_raw(&w, item);
-	if (ms->t->insert_mode == INSERT_MODE_INSERT)
+	if (puts_conditional(ms))
 	{
 		jw_key(&w, "ConditionExpression");
 		jw_cstring(&w, "attribute_not_exists(#pk)");
@@ -499,10 +523,70 @@ send_put(ModifyState *ms, const char *item, void *owner)
 	char	   *body = put_body(ms, item, &len);
 	DdbRequest *req = ddb_request_create(ms->group, "PutItem", body, len);
 
-	req->idempotent = ms->t->insert_mode != INSERT_MODE_INSERT;
+	req->idempotent = !puts_conditional(ms);
 	req->owner = owner;
 	ddb_submit(req);
 	return req;
+}
+
+/* Raise the unique violation of a row whose key an item already has. */
+static pg_attribute_noreturn() void
+duplicate_error(ModifyState *ms, const DdbJson *item)
+{
+	ereport(ERROR,
+			(errcode(ERRCODE_UNIQUE_VIOLATION),
+			 errmsg("duplicate key value violates the primary key of DynamoDB table \"%s\"",
+					ms->t->table),
+			 errdetail("An item with key (%s) already exists.",
+					   codec_item_key_text(item, ms->t))));
+	pg_unreachable();
+}
+
+/* What became of a finished PutItem. */
+typedef enum PutOutcome
+{
+	PUT_WRITTEN,
+	PUT_SKIPPED,				/* by ON CONFLICT DO NOTHING */
+	PUT_REFUSED					/* a duplicate key or another error */
+} PutOutcome;
+
+/* The item a PutItem sent. */
+static const DdbJson *
+put_item(DdbRequest *req)
+{
+	char		err[256];
+
+	return ddbjson_get(ddbjson_parse(req->body, req->body_len, err, sizeof(err)),
+					   "Item");
+}
+
+/*
+ * Judge a finished PutItem, counting it when written.  A failed condition
+ * after an attempt that may have been applied is checked against the
+ * stored item: our own earlier attempt wrote it.  A refused put is
+ * reported by put_refused.
+ */
+static PutOutcome
+put_outcome(ModifyState *ms, DdbRequest *req)
+{
+	if (req->status != DDB_OK)
+	{
+		if (strcmp(req->error_type, "ConditionalCheckFailedException") != 0)
+			return PUT_REFUSED;
+		if (!req->maybe_applied || !stored_item_is_ours(ms, put_item(req)))
+			return ms->do_nothing ? PUT_SKIPPED : PUT_REFUSED;
+	}
+	ms->written++;
+	return PUT_WRITTEN;
+}
+
+/* Report why a PutItem was refused. */
+static pg_attribute_noreturn() void
+put_refused(ModifyState *ms, DdbRequest *req)
+{
+	if (strcmp(req->error_type, "ConditionalCheckFailedException") == 0)
+		duplicate_error(ms, put_item(req));
+	ddb_report_error(req);
 }
 
 /*
@@ -512,70 +596,40 @@ send_put(ModifyState *ms, const char *item, void *owner)
 static bool
 put_done(ModifyState *ms, DdbRequest *req)
 {
-	bool		written = true;
+	PutOutcome	outcome = put_outcome(ms, req);
 
-	if (req->status != DDB_OK)
-	{
-		bool		duplicate = strcmp(req->error_type, "ConditionalCheckFailedException") == 0;
-		char		err[256];
-		const DdbJson *item = ddbjson_get(ddbjson_parse(req->body, req->body_len,
-														err, sizeof(err)), "Item");
-
-		if (duplicate && req->maybe_applied && stored_item_is_ours(ms, item))
-			duplicate = false;
-		else if (duplicate && ms->do_nothing)
-			written = false;
-		else if (duplicate)
-			ereport(ERROR,
-					(errcode(ERRCODE_UNIQUE_VIOLATION),
-					 errmsg("duplicate key value violates the primary key of DynamoDB table \"%s\"",
-							ms->t->table),
-					 errdetail("An item with key (%s) already exists.",
-							   codec_item_key_text(item, ms->t))));
-		else
-			ddb_report_error(req);
-	}
-	if (written)
-		ms->written++;
+	if (outcome == PUT_REFUSED)
+		put_refused(ms, req);
 	ddb_request_free(req);
-	return written;
+	return outcome == PUT_WRITTEN;
 }
 
 /*
- * Wait for every PutItem of the modify and judge them: the successes
- * first, so that the count of rows written before an error is exact, then
- * the failures in the order they came, the first real one raised.  Each
- * request's owner, when set, is a bool set to whether its row was skipped.
+ * Wait for every PutItem of the modify and judge them all, so that the
+ * count of rows written before an error is exact, then report the first
+ * refused one.  Each request's owner, when set, is a bool set to whether
+ * its row was skipped.
  */
 static void
 judge_all(ModifyState *ms)
 {
-	DdbRequest **done = palloc(sizeof(DdbRequest *) * 16);
-	int			ndone = 0;
-	int			space = 16;
 	DdbRequest *req;
+	DdbRequest *refused = NULL;
 
 	while ((req = ddb_wait_any(ms->group)) != NULL)
 	{
-		if (ndone == space)
-		{
-			space *= 2;
-			done = repalloc(done, sizeof(DdbRequest *) * space);
-		}
-		done[ndone++] = req;
-	}
-	for (int pass = 0; pass < 2; pass++)
-		for (int i = 0; i < ndone; i++)
-			if (done[i] != NULL && (done[i]->status == DDB_OK) == (pass == 0))
-			{
-				bool	   *skipped = done[i]->owner;
-				bool		written = put_done(ms, done[i]);	/* frees it */
+		bool	   *skipped = req->owner;
+		PutOutcome	outcome = put_outcome(ms, req);
 
-				done[i] = NULL;
-				if (skipped)
-					*skipped = !written;
-			}
-	pfree(done);
+		if (skipped)
+			*skipped = outcome == PUT_SKIPPED;
+		if (outcome == PUT_REFUSED && refused == NULL)
+			refused = req;
+		else
+			ddb_request_free(req);
+	}
+	if (refused)
+		put_refused(ms, refused);
 }
 
 /* True when a write failed, throttled to the end. */
@@ -601,9 +655,9 @@ key_throttled(DdbRequest *req)
  * of its key's current count; when DynamoDB throttles the key, the shard
  * count grows (dynamic_grow) and a row that could not be written is
  * written again into the larger space.  Throttles are retried only twice
- * before that, so that the table grows instead of waiting; a row that
- * table-level throttles kept out is sent again (backing off) without
- * growth.
+ * before that, so that the table grows instead of waiting (other errors
+ * as often as for any request); a row that table-level throttles kept out
+ * is sent again (backing off) without growth.
  */
 static DdbRequest *
 put_dynamic(ModifyState *ms, TupleTableSlot *slot)
@@ -616,7 +670,7 @@ put_dynamic(ModifyState *ms, TupleTableSlot *slot)
 		DynamicMeta seen = ms->dyn_meta;
 		DdbRequest *req = send_put(ms, item, NULL);
 
-		req->max_retries = Min(req->max_retries, 2);
+		req->max_throttle_retries = Min(req->max_throttle_retries, 2);
 		ddb_wait_for(req);
 		if (key_throttled(req))
 			ms->dyn_meta = dynamic_grow(ms->t, ms->group, ms->dyn_base, seen);
@@ -751,6 +805,16 @@ item_identity(const char *pk, const char *sk)
 	return psprintf("%s%c%s", pk, '\x01', sk ? sk : "");
 }
 
+/* True when identities[i] is among identities[from..i-1]. */
+static bool
+repeats(char **identities, int from, int i)
+{
+	for (int k = from; k < i; k++)
+		if (strcmp(identities[k], identities[i]) == 0)
+			return true;
+	return false;
+}
+
 /*
  * Write items in upsert mode by BatchWriteItem, all at once, except that
  * an item whose key an earlier item has waits until that one is written,
@@ -763,16 +827,37 @@ upsert_items(ModifyState *ms, char **items, char **identities, int n)
 
 	for (int i = 1; i <= n; i++)
 	{
-		bool		repeated = false;
-
-		for (int k = start; i < n && k < i && !repeated; k++)
-			repeated = strcmp(identities[k], identities[i]) == 0;
-		if (i == n || repeated)
+		if (i == n || repeats(identities, start, i))
 		{
 			batch_write(ms, items + start, i - start);
 			start = i;
 		}
 	}
+}
+
+/*
+ * COPY in insert mode, before a row with the given key is sent: when a row
+ * in flight has the same key, judge every row in flight first, so that the
+ * earlier row is written and the later one is the duplicate, as one after
+ * the other.  The rows in flight are among the last ones sent, whose keys
+ * recent[] keeps.
+ */
+static void
+wait_for_twin(ModifyState *ms, const char *identity)
+{
+	for (int i = 0; i < ms->nrecent; i++)
+		if (ms->recent[i] && strcmp(ms->recent[i], identity) == 0)
+		{
+			judge_all(ms);
+			ms->in_flight = 0;
+			MemoryContextReset(ms->batchcxt);
+			memset(ms->recent, 0, sizeof(char *) * ms->nrecent);
+			break;
+		}
+	if (ms->recent[ms->next_recent])
+		pfree(ms->recent[ms->next_recent]);
+	ms->recent[ms->next_recent] = MemoryContextStrdup(ms->batchcxt, identity);
+	ms->next_recent = (ms->next_recent + 1) % ms->nrecent;
 }
 
 /* Write the rows COPY gathered (upsert mode) and start a new batch. */
@@ -820,7 +905,13 @@ shard_exec_insert(EState *estate, ResultRelInfo *rinfo, TupleTableSlot *slot,
 	if (ms->t->strategy == SHARD_DYNAMIC)
 		req = put_dynamic(ms, slot);
 	else
-		req = send_put(ms, item_json(ms, slot, SHARD_BY_STRATEGY, &pk, &sk), NULL);
+	{
+		char	   *item = item_json(ms, slot, SHARD_BY_STRATEGY, &pk, &sk);
+
+		if (ms->pipelined)
+			wait_for_twin(ms, item_identity(pk, sk));
+		req = send_put(ms, item, NULL);
+	}
 	if (ms->pipelined)
 	{
 		/* a sliding window: one answer judged for each row sent past it */
@@ -829,14 +920,13 @@ shard_exec_insert(EState *estate, ResultRelInfo *rinfo, TupleTableSlot *slot,
 			DdbRequest *done = ddb_wait_any(ms->group);
 
 			ms->in_flight--;
-			if (done->status == DDB_OK)
-				(void) put_done(ms, done);
-			else
+			if (put_outcome(ms, done) == PUT_REFUSED)
 			{
-				/* count what else gets written before judging the failure */
+				/* count what else gets written before reporting it */
 				judge_all(ms);
-				(void) put_done(ms, done);
+				put_refused(ms, done);
 			}
+			ddb_request_free(done);
 		}
 	}
 	else
@@ -854,9 +944,15 @@ shard_exec_insert(EState *estate, ResultRelInfo *rinfo, TupleTableSlot *slot,
 /*
  * ExecForeignBatchInsert: write a batch of rows, all at once.  Every row's
  * item is built (and a bad row refused) before any request is sent.  In
- * insert mode each row is a conditional PutItem; in upsert mode the rows
- * go by BatchWriteItem, a row whose key an earlier row of the batch has
- * waiting until that one is written, so that the later row wins.
+ * insert mode, and under ON CONFLICT DO NOTHING in either mode, each row
+ * is a conditional PutItem, except a row whose key an
+ * earlier row of the batch has: that key is taken whether the earlier row
+ * was written or met a stored item, so the later row is a duplicate (or
+ * skipped by ON CONFLICT DO NOTHING) without a request, as if the rows went
+ * one after the other.  Otherwise the rows go by BatchWriteItem, a
+ * row whose key an earlier row of the batch has waiting until that one is
+ * written, so that the later row wins.  Returns the rows written, in a new
+ * array: PostgreSQL owns the slots array.
  */
 TupleTableSlot **
 shard_exec_batch_insert(EState *estate, ResultRelInfo *rinfo,
@@ -870,10 +966,12 @@ shard_exec_batch_insert(EState *estate, ResultRelInfo *rinfo,
 	char	  **identities = palloc(sizeof(char *) * *numSlots);
 	int			n = *numSlots;
 	int			kept = 0;
+	TupleTableSlot **written;
 
 	push_context(ms, &cb);
 	MemoryContextReset(ms->rowcxt);
 	old = MemoryContextSwitchTo(ms->rowcxt);
+	written = palloc(sizeof(TupleTableSlot *) * n);
 	for (int i = 0; i < n; i++)
 	{
 		char	   *pk;
@@ -882,26 +980,41 @@ shard_exec_batch_insert(EState *estate, ResultRelInfo *rinfo,
 		items[i] = item_json(ms, slots[i], SHARD_BY_STRATEGY, &pk, &sk);
 		identities[i] = item_identity(pk, sk);
 	}
-	if (ms->t->insert_mode == INSERT_MODE_UPSERT)
+	if (!puts_conditional(ms))
 	{
 		upsert_items(ms, items, identities, n);
-		kept = n;
+		for (kept = 0; kept < n; kept++)
+			written[kept] = slots[kept];
 	}
 	else
 	{
 		bool	   *skipped = palloc0(sizeof(bool) * n);
+		bool	   *repeated = palloc0(sizeof(bool) * n);
 
 		for (int i = 0; i < n; i++)
-			send_put(ms, items[i], &skipped[i]);
+		{
+			repeated[i] = repeats(identities, 0, i);
+			if (!repeated[i])
+				send_put(ms, items[i], &skipped[i]);
+		}
 		judge_all(ms);
 		for (int i = 0; i < n; i++)
-			if (!skipped[i])
-				slots[kept++] = slots[i];
+		{
+			if (repeated[i] && !ms->do_nothing)
+			{
+				char		err[256];
+
+				duplicate_error(ms, ddbjson_parse(items[i], strlen(items[i]),
+												  err, sizeof(err)));
+			}
+			if (!skipped[i] && !repeated[i])
+				written[kept++] = slots[i];
+		}
 	}
 	MemoryContextSwitchTo(old);
 	pop_context(&cb);
 	*numSlots = kept;
-	return slots;
+	return written;
 }
 
 /* ---------------------------------------------------------------------
@@ -948,9 +1061,9 @@ old_key(ModifyState *ms, TupleTableSlot *planSlot, char **pk, char **sk)
 	{
 		Datum		v;
 
-		if (ms->key_attnos[i] == 0)
+		if (ms->old_attnos[i] == 0 || !route_key_uses(t, i))
 			continue;
-		v = ExecGetJunkAttribute(planSlot, ms->key_attnos[i], &isnull);
+		v = ExecGetJunkAttribute(planSlot, ms->old_attnos[i], &isnull);
 		if (!isnull)
 			texts[i] = codec_key_text(&t->columns[i], v);
 	}
@@ -969,7 +1082,9 @@ old_key(ModifyState *ms, TupleTableSlot *planSlot, char **pk, char **sk)
 /*
  * The UpdateItem body that sets every non-key column of the new row (and
  * removes the attributes of NULL ones), on the item with the given key if
- * it still exists.  Attributes no column maps are left alone.
+ * it still exists.  Attributes no column maps are left alone.  Without a
+ * non-NULL column there are no ExpressionAttributeValues, which DynamoDB
+ * refuses empty.
  */
 static char *
 update_body(ModifyState *ms, TupleTableSlot *slot, const char *pk, const char *sk,
@@ -978,6 +1093,8 @@ update_body(ModifyState *ms, TupleTableSlot *slot, const char *pk, const char *s
 	ShardTable *t = ms->t;
 	Buf			out;
 	JsonWriter	w;
+	Buf			values;
+	JsonWriter	vw;
 	StringInfoData set;
 	StringInfoData remove;
 	List	   *names = NIL;
@@ -986,13 +1103,9 @@ update_body(ModifyState *ms, TupleTableSlot *slot, const char *pk, const char *s
 
 	initStringInfo(&set);
 	initStringInfo(&remove);
-	jw_begin_request(&w, &out, t->table);
-	jw_key(&w, "Key");
-	write_key_object(ms, &w, pk, sk);
-	jw_key(&w, "ConditionExpression");
-	jw_cstring(&w, "attribute_exists(#k)");
-	jw_key(&w, "ExpressionAttributeValues");
-	jw_begin_object(&w);
+	buf_init(&values);
+	jw_init(&vw, &values);
+	jw_begin_object(&vw);
 	for (i = 0; i < t->ncolumns; i++)
 	{
 		ShardColumn *col = &t->columns[i];
@@ -1011,10 +1124,20 @@ update_body(ModifyState *ms, TupleTableSlot *slot, const char *pk, const char *s
 		}
 		appendStringInfo(&set, "%s#a%d = :a%d", set.len ? ", " : "",
 						 list_length(names) - 1, list_length(names) - 1);
-		jw_key(&w, psprintf(":a%d", list_length(names) - 1));
-		codec_write_value(&w, col, value);
+		jw_key(&vw, psprintf(":a%d", list_length(names) - 1));
+		codec_write_value(&vw, col, value);
 	}
-	jw_end_object(&w);
+	jw_end_object(&vw);
+	jw_begin_request(&w, &out, t->table);
+	jw_key(&w, "Key");
+	write_key_object(ms, &w, pk, sk);
+	jw_key(&w, "ConditionExpression");
+	jw_cstring(&w, "attribute_exists(#k)");
+	if (set.len > 0)
+	{
+		jw_key(&w, "ExpressionAttributeValues");
+		jw_raw(&w, values.data);
+	}
 	jw_key(&w, "ExpressionAttributeNames");
 	jw_begin_object(&w);
 	jw_key(&w, "#k");
@@ -1038,7 +1161,10 @@ update_body(ModifyState *ms, TupleTableSlot *slot, const char *pk, const char *s
 
 /*
  * The TransactWriteItems body that moves an item to a new key: delete the
- * old one if it still exists, put the new one if its key is free.
+ * old one if it still exists, put the new one if its key is free.  A
+ * fresh ClientRequestToken makes its retries idempotent: when an attempt
+ * was applied and its answer lost, DynamoDB answers the retry with that
+ * success instead of failing both conditions.
  */
 static char *
 move_body(ModifyState *ms, const char *old_pk, const char *old_sk,
@@ -1047,10 +1173,20 @@ move_body(ModifyState *ms, const char *old_pk, const char *old_sk,
 	ShardTable *t = ms->t;
 	Buf			out;
 	JsonWriter	w;
+	uint8		token[16];
+	char		token_hex[sizeof(token) * 2 + 1];
 
+	if (!pg_strong_random(token, sizeof(token)))
+		ereport(ERROR,
+				(errcode(ERRCODE_INTERNAL_ERROR),
+				 errmsg("could not generate a ClientRequestToken for TransactWriteItems")));
+	for (int i = 0; i < (int) sizeof(token); i++)
+		sprintf(token_hex + 2 * i, "%02x", token[i]);
 	buf_init(&out);
 	jw_init(&w, &out);
 	jw_begin_object(&w);
+	jw_key(&w, "ClientRequestToken");
+	jw_cstring(&w, token_hex);
 	jw_key(&w, "TransactItems");
 	jw_begin_array(&w);
 	for (int i = 0; i < 2; i++)
@@ -1118,7 +1254,7 @@ shard_exec_update(EState *estate, ResultRelInfo *rinfo, TupleTableSlot *slot,
 	if (strcmp(new_pk, old_pk) == 0 && (old_sk == NULL || strcmp(new_sk, old_sk) == 0))
 	{
 		body = update_body(ms, slot, old_pk, old_sk, &len);
-		req = ddb_run(ms->group, "UpdateItem", body, len, true);
+		req = ddb_run(ms->group, "UpdateItem", body, len, false);
 		if (req->status != DDB_OK)
 		{
 			if (strcmp(req->error_type, "ConditionalCheckFailedException") != 0)
@@ -1129,7 +1265,7 @@ shard_exec_update(EState *estate, ResultRelInfo *rinfo, TupleTableSlot *slot,
 	else
 	{
 		body = move_body(ms, old_pk, old_sk, item, &len);
-		req = ddb_run(ms->group, "TransactWriteItems", body, len, true);
+		req = ddb_run(ms->group, "TransactWriteItems", body, len, false);
 		if (req->status != DDB_OK)
 		{
 			if (strcmp(req->error_type, "TransactionCanceledException") != 0)
@@ -1173,7 +1309,9 @@ delete_body(ModifyState *ms, const char *pk, const char *sk, size_t *len)
 /*
  * ExecForeignDelete: a DeleteItem of the stored key.  The old item comes
  * back (ReturnValues ALL_OLD) for RETURNING; a row whose item was already
- * gone is not counted.
+ * gone is not counted.  When an earlier attempt may have deleted the item
+ * (its answer lost), the retry finds nothing: the row counts, and RETURNING
+ * gives it as the scan read it.
  */
 TupleTableSlot *
 shard_exec_delete(EState *estate, ResultRelInfo *rinfo, TupleTableSlot *slot,
@@ -1194,11 +1332,27 @@ shard_exec_delete(EState *estate, ResultRelInfo *rinfo, TupleTableSlot *slot,
 	MemoryContextReset(ms->rowcxt);
 	(void) old_key(ms, planSlot, &pk, &sk);
 	body = delete_body(ms, pk, sk, &len);
-	req = ddb_run(ms->group, "DeleteItem", body, len, true);
+	req = ddb_run(ms->group, "DeleteItem", body, len, false);
 	if (req->status != DDB_OK)
 		ddb_report_error(req);
 	item = ddbjson_get(req->response, "Attributes");
-	if (item == NULL)
+	if (item == NULL && req->maybe_applied)
+	{
+		ExecClearTuple(slot);
+		memset(slot->tts_isnull, true, sizeof(bool) * slot->tts_tupleDescriptor->natts);
+		for (int i = 0; i < ms->t->ncolumns; i++)
+		{
+			AttrNumber	attnum = ms->t->columns[i].attnum;
+
+			if (ms->old_attnos[i] != 0)
+				slot->tts_values[attnum - 1] =
+					ExecGetJunkAttribute(planSlot, ms->old_attnos[i],
+										 &slot->tts_isnull[attnum - 1]);
+		}
+		ExecStoreVirtualTuple(slot);
+		ms->written++;
+	}
+	else if (item == NULL)
 		result = NULL;
 	else
 	{
@@ -1265,12 +1419,29 @@ shard_is_updatable(Relation rel)
 	return t->index ? 0 : (1 << CMD_INSERT) | (1 << CMD_UPDATE) | (1 << CMD_DELETE);
 }
 
-/* ExplainForeignModify */
+/*
+ * EXPLAIN ANALYZE: what the write requests of a statement came to, named
+ * like a scan's figures with "Write" added, since a scan may show its own
+ * beside them.
+ */
+void
+shard_explain_writes(DdbGroup *group, ExplainState *es)
+{
+	const DdbStats *stats = ddb_group_stats(group);
+
+	ExplainPropertyInteger("DynamoDB Write Requests", NULL, stats->requests, es);
+	ExplainPropertyFloat("DynamoDB Write Consumed Capacity", NULL, stats->capacity, 1, es);
+	ExplainPropertyInteger("DynamoDB Write Retries", NULL, stats->retries, es);
+	ExplainPropertyInteger("DynamoDB Write Throttles", NULL, stats->throttles, es);
+}
+
+/* ExplainForeignModify; with ANALYZE, the rows written and the requests. */
 void
 shard_explain_modify(ModifyTableState *mtstate, ResultRelInfo *rinfo,
 					 List *fdw_private, int subplan_index, ExplainState *es)
 {
 	ShardTable *t = shard_get_table(RelationGetRelid(rinfo->ri_RelationDesc), false);
+	ModifyState *ms = rinfo->ri_FdwState;
 
 	static const char *const ops[] = {
 		[CMD_UPDATE] = "UpdateItem, or TransactWriteItems (Delete + Put) when the key changes",
@@ -1279,9 +1450,16 @@ shard_explain_modify(ModifyTableState *mtstate, ResultRelInfo *rinfo,
 
 	if (mtstate->operation == CMD_INSERT)
 		ExplainPropertyText("DynamoDB Operation",
-							t->insert_mode == INSERT_MODE_INSERT ?
+							t->insert_mode == INSERT_MODE_INSERT ||
+							boolVal(list_nth(fdw_private, MODIFY_PRIVATE_DO_NOTHING)) ?
 							"PutItem (attribute_not_exists)" : "BatchWriteItem", es);
 	else
 		ExplainPropertyText("DynamoDB Operation", ops[mtstate->operation], es);
 	ExplainPropertyText("DynamoDB Table", t->table, es);
+	if (es->analyze && ms && ms->group)
+	{
+		ExplainPropertyInteger(mtstate->operation == CMD_DELETE ?
+							   "Items Deleted" : "Items Written", NULL, ms->written, es);
+		shard_explain_writes(ms->group, es);
+	}
 }

@@ -70,5 +70,6 @@ extern int	shard_is_updatable(Relation rel);
 extern void shard_explain_modify(ModifyTableState *mtstate, ResultRelInfo *rinfo,
 								 List *fdw_private, int subplan_index,
 								 ExplainState *es);
+extern void shard_explain_writes(DdbGroup *group, ExplainState *es);
 
 #endif							/* SHARD_FDW_SCAN_H */

@@ -228,6 +228,7 @@ typedef struct DdbRequest
 	void	   *owner;			/* the caller's back-pointer */
 	bool		idempotent;		/* false for conditional writes */
 	int			max_retries;	/* the server's, unless the caller lowers it */
+	int			max_throttle_retries;	/* of throttled attempts; likewise */
 
 	DdbStatus	status;
 	DdbJson    *response;		/* parsed body once DDB_OK */
@@ -241,6 +242,7 @@ typedef struct DdbRequest
 	int			attempts;
 
 	/* private to transport.c */
+	int			throttled;		/* attempts throttled */
 	DdbAttempt *attempt;
 	TimestampTz first_attempt_at;
 	TimestampTz retry_at;

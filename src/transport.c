@@ -304,6 +304,7 @@ ddb_request_create(DdbGroup *group, const char *action,
 	req->body_len = len;
 	req->idempotent = true;
 	req->max_retries = group->conn->server->max_retries;
+	req->max_throttle_retries = req->max_retries;
 	req->status = DDB_QUEUED;
 	return req;
 }
@@ -797,7 +798,10 @@ backoff_us(int attempt)
 	return (long) (pg_prng_double(&pg_global_prng_state) * window * 1000.0);
 }
 
-/* Hand a finished request to its group. */
+/*
+ * Hand a finished request to its group, and count it, failed or not (a
+ * duplicate key is a request too); capacity comes with successes.
+ */
 static void
 finish(DdbRequest *req, DdbStatus status)
 {
@@ -807,13 +811,13 @@ finish(DdbRequest *req, DdbStatus status)
 	req->attempt = NULL;
 	g->unfinished--;
 	dlist_push_tail(&g->done, &req->node);
+	g->stats.requests++;
+	backend_stats.requests++;
 	if (status == DDB_OK)
 	{
 		double		cc = consumed_capacity(req->response);
 
-		g->stats.requests++;
 		g->stats.capacity += cc;
-		backend_stats.requests++;
 		backend_stats.capacity += cc;
 	}
 }
@@ -847,7 +851,10 @@ attempt_done(DdbTransport *t, DdbAttempt *a, CURLcode code)
 		finish(req, req->response ? DDB_OK : DDB_FAILED);
 		return;
 	}
+	if (req->error_type && is_throttle(req->error_type))
+		req->throttled++;
 	if (req->attempts > req->max_retries ||
+		req->throttled > req->max_throttle_retries ||
 		TimestampDifferenceExceeds(req->first_attempt_at, GetCurrentTimestamp(),
 								   (int) Min(t->conn->server->request_timeout_ms, INT_MAX)))
 	{
