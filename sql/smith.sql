@@ -47,8 +47,21 @@ $$;
 SELECT (SELECT count(*) FROM scores) AS n, retune_and_count() AS over_100;
 SELECT count(*) FROM scores WHERE game_id = 'game_1';
 
+
+-- a Query with no sort key condition and no projection (a column receives
+-- the whole item) names no attribute it does not use: DynamoDB refuses
+-- an unused name
+CREATE FOREIGN TABLE score_items (game_id text, sk text, item jsonb OPTIONS (attribute '*'))
+  SERVER ddb OPTIONS (table 'smith_scores',
+    partition_key 'pk', partition_key_format '{game_id}#{shard}',
+    sort_key 'sk',
+    shards '10', shard_strategy 'random');
+SELECT item ->> 'player_id' AS player_id, item -> 'score' AS score
+  FROM score_items WHERE game_id = 'game_1'
+ ORDER BY (item ->> 'score')::int LIMIT 3;
+
 DROP FUNCTION retune_and_count();
-DROP FOREIGN TABLE scores;
+DROP FOREIGN TABLE scores, score_items;
 SELECT shard_fdw_request('ddb', 'DeleteTable', '{"TableName": "smith_scores"}')
   #>> '{TableDescription,TableName}' AS deleted;
 DROP SERVER ddb CASCADE;
