@@ -6,6 +6,11 @@
  *		connections; invalidated when the server or a user mapping changes,
  *		and cleaned up at the end of each (sub)transaction.
  *
+ * A scan or modify keeps the connection it was handed until it ends, and
+ * its requests live in the connection's memory, so a connection handed out
+ * in the current transaction is neither closed nor rebuilt before the
+ * transaction ends: whatever holds it is gone by then.
+ *
  *-------------------------------------------------------------------------
  */
 #include "shard_fdw.h"
@@ -72,8 +77,9 @@ conn_build(DdbConn *conn)
 }
 
 /*
- * The connection userid uses for serverid, made on first use.  One whose
- * options changed is rebuilt when none of its requests is outstanding.
+ * The connection userid uses for serverid, made on first use; in use until
+ * the transaction ends.  One whose options changed is rebuilt when no
+ * earlier part of the transaction has it.
  */
 DdbConn *
 shard_get_connection(Oid serverid, Oid userid)
@@ -88,7 +94,7 @@ shard_get_connection(Oid serverid, Oid userid)
 	key.userid = userid;
 	entry = hash_search(conn_cache, &key, HASH_ENTER, &found);
 	if (found && entry->conn->cxt != NULL && entry->conn->invalid &&
-		transport_idle(entry->conn->transport))
+		!entry->conn->in_use)
 	{
 		conn_destroy(entry->conn);
 		entry->conn->cxt = NULL;
@@ -101,6 +107,7 @@ shard_get_connection(Oid serverid, Oid userid)
 	}
 	if (entry->conn->cxt == NULL)
 		conn_build(entry->conn);
+	entry->conn->in_use = true;
 	return entry->conn;
 }
 
@@ -119,7 +126,8 @@ conn_invalidate(Datum arg, int cacheid, uint32 hashvalue)
 /*
  * At the end of a (sub)transaction, stop and forget every request started
  * in it, which nothing can use any more; a committed subtransaction's
- * requests pass to its parent instead.
+ * requests pass to its parent instead.  At the end of the transaction no
+ * connection is in use any more.
  */
 static void
 conn_end_level(int nest_level, bool committed_sub)
@@ -130,6 +138,8 @@ conn_end_level(int nest_level, bool committed_sub)
 	hash_seq_init(&scan, conn_cache);
 	while ((entry = hash_seq_search(&scan)) != NULL)
 	{
+		if (nest_level == 1)
+			entry->conn->in_use = false;
 		if (entry->conn->cxt == NULL)
 			continue;
 		if (committed_sub)
@@ -179,8 +189,8 @@ shard_connection_init(void)
 }
 
 /*
- * shard_fdw_disconnect_all(): close every cached connection that has no
- * request outstanding; returns whether any was closed.
+ * shard_fdw_disconnect_all(): close every cached connection the current
+ * transaction has not used; returns whether any was closed.
  */
 Datum
 shard_fdw_disconnect_all(PG_FUNCTION_ARGS)
@@ -193,7 +203,7 @@ shard_fdw_disconnect_all(PG_FUNCTION_ARGS)
 	hash_seq_init(&scan, conn_cache);
 	while ((entry = hash_seq_search(&scan)) != NULL)
 	{
-		if (entry->conn->cxt == NULL || !transport_idle(entry->conn->transport))
+		if (entry->conn->cxt == NULL || entry->conn->in_use)
 			continue;
 		conn_destroy(entry->conn);
 		entry->conn->cxt = NULL;

@@ -345,6 +345,16 @@ full_sort_key(ShardScanState *ss, const char **texts)
 }
 
 /*
+ * The sort key's name in ExpressionAttributeNames, taken only where a
+ * condition uses it: DynamoDB refuses a name that no expression uses.
+ */
+static int
+sort_key_name(ShardScanState *ss)
+{
+	return name_index(ss, ss->t->sk.attribute);
+}
+
+/*
  * Add the sort key's part of the KeyConditionExpression to buf.  Returns
  * false when the conditions cannot match any stored key.
  */
@@ -358,15 +368,13 @@ sort_key_condition(ShardScanState *ss, const char **texts, StringInfo buf)
 	char	   *hi = NULL;
 	bool		lo_inclusive = false;
 	bool		hi_inclusive = false;
-	int			sk;
 
 	if (t->sk.attribute == NULL)
 		return true;
-	sk = name_index(ss, t->sk.attribute);
 	full = full_sort_key(ss, texts);
 	if (full)
 	{
-		appendStringInfo(buf, " AND #n%d = %s", sk, add_value(ss, av_json(type, full)));
+		appendStringInfo(buf, " AND #n%d = %s", sort_key_name(ss), add_value(ss, av_json(type, full)));
 		return true;
 	}
 	if (t->sk.template && leading_fixed(t, t->sk.template, texts) > 0)
@@ -378,7 +386,7 @@ sort_key_condition(ShardScanState *ss, const char **texts, StringInfo buf)
 		if (keyfmt_render_prefix(t->sk.template, route_template_values(t, t->sk.template, texts),
 								 leading_fixed(t, t->sk.template, texts),
 								 &out, err, sizeof(err)))
-			appendStringInfo(buf, " AND begins_with(#n%d, %s)", sk,
+			appendStringInfo(buf, " AND begins_with(#n%d, %s)", sort_key_name(ss),
 							 add_value(ss, av_json("S", out.data)));
 		return true;
 	}
@@ -393,7 +401,7 @@ sort_key_condition(ShardScanState *ss, const char **texts, StringInfo buf)
 			return false;
 		if (c->op == COND_PREFIX)
 		{
-			appendStringInfo(buf, " AND begins_with(#n%d, %s)", sk,
+			appendStringInfo(buf, " AND begins_with(#n%d, %s)", sort_key_name(ss),
 							 add_value(ss, av_json("S", like_prefix_text(ss, c->col, c->expr))));
 			return true;
 		}
@@ -440,14 +448,14 @@ sort_key_condition(ShardScanState *ss, const char **texts, StringInfo buf)
 		if (order > 0 || (order == 0 && !(lo_inclusive && hi_inclusive)))
 			return false;
 		/* BETWEEN is inclusive: an exclusive bound is rechecked locally */
-		appendStringInfo(buf, " AND #n%d BETWEEN %s AND %s", sk,
+		appendStringInfo(buf, " AND #n%d BETWEEN %s AND %s", sort_key_name(ss),
 						 add_value(ss, av_json(type, lo)), add_value(ss, av_json(type, hi)));
 	}
 	else if (lo)
-		appendStringInfo(buf, " AND #n%d %s %s", sk, lo_inclusive ? ">=" : ">",
+		appendStringInfo(buf, " AND #n%d %s %s", sort_key_name(ss), lo_inclusive ? ">=" : ">",
 						 add_value(ss, av_json(type, lo)));
 	else if (hi)
-		appendStringInfo(buf, " AND #n%d %s %s", sk, hi_inclusive ? "<=" : "<",
+		appendStringInfo(buf, " AND #n%d %s %s", sort_key_name(ss), hi_inclusive ? "<=" : "<",
 						 add_value(ss, av_json(type, hi)));
 	return true;
 }

@@ -179,7 +179,8 @@ typedef struct DdbConn
 	ShardServer *server;
 	ShardCredentials *creds;
 	DdbTransport *transport;
-	bool		invalid;		/* options changed: rebuild when idle */
+	bool		invalid;		/* options changed: rebuild when not in use */
+	bool		in_use;			/* handed out in the current transaction */
 } DdbConn;
 
 extern DdbConn *shard_get_connection(Oid serverid, Oid userid);
@@ -251,7 +252,6 @@ typedef struct DdbRequest
 
 extern DdbTransport *transport_create(DdbConn *conn);
 extern void transport_destroy(DdbTransport *t);
-extern bool transport_idle(DdbTransport *t);
 extern void transport_abort(DdbTransport *t, int nest_level);
 extern void transport_subcommit(DdbTransport *t, int nest_level);
 extern DdbGroup *ddb_group_create(DdbConn *conn, int max_inflight);

@@ -211,13 +211,6 @@ transport_destroy(DdbTransport *t)
 	explicit_bzero(t->signing_key, sizeof(t->signing_key));
 }
 
-/* True when no request of any group is queued or in flight. */
-bool
-transport_idle(DdbTransport *t)
-{
-	return dlist_is_empty(&t->queue) && dlist_is_empty(&t->attempts);
-}
-
 /* ---------------------------------------------------------------------
  * Groups and requests
  * ---------------------------------------------------------------------
