@@ -2,17 +2,18 @@
 # test/check.sh — the test command: installs what is missing, builds and
 # installs the extension, runs the C unit tests, starts DynamoDB Local, the
 # fault-injecting proxy and a throwaway PostgreSQL, runs the regression tests
-# (sql/ against expected/) and the scripted tests (test/scripts/test_*.py),
-# repeats the regression tests with the extension built under
-# AddressSanitizer and UndefinedBehaviorSanitizer, and reinstalls the normal
-# build. Stops at the first failing stage; the last line is
-# "check: N passed, N failed".
+# (sql/ against expected/), the scripted tests (test/scripts/test_*.py) and
+# sqlsmith (test/sqlsmith.sh), repeats the regression tests and a shorter
+# sqlsmith run with the extension built under AddressSanitizer and
+# UndefinedBehaviorSanitizer, and reinstalls the normal build. A stage fails
+# when its server log shows a backend killed by a signal. Stops at the
+# first failing stage; the last line is "check: N passed, N failed".
 set -euo pipefail
 cd "$(dirname "$0")/.."
 # shellcheck source=test/lib.sh
 . test/lib.sh
 
-STAGE_TOTAL=9
+STAGE_TOTAL=10
 STAGE_NO=0
 STAGE=""
 PASSED=0
@@ -119,6 +120,19 @@ no_backend_crashed() {
     fi
 }
 
+# random_sql QUERIES: run test/sqlsmith.sh for QUERIES queries with the seed
+# in SQLSMITH_SEED (default 42: the same queries every run; set it to try
+# others) and add its count.
+random_sql() {
+    local out="$RUN_DIR/sqlsmith-$1.out"
+    if ! SHARD_FDW_PG_LOG="$RUN_DIR/pg/postgres.log" SQLSMITH_QUERIES="$1" \
+        SQLSMITH_SEED="${SQLSMITH_SEED:-42}" bash test/sqlsmith.sh 2>&1 | tee "$out"; then
+        add_runner_counts "$out" || add_counts 0 1
+        return 1
+    fi
+    add_runner_counts "$out" || die "test/sqlsmith.sh printed no \"N passed, N failed\" line"
+}
+
 # build_asan_helper FILE: compile a stub swift_demangle() to preload with
 # the sanitizer runtime. A preloaded ASan runtime initialises lazily inside
 # libp11-kit's constructor, in newlocale() with the locale lock held; its
@@ -160,8 +174,8 @@ sanitizer_reports() {
 }
 
 # sanitized_installcheck: rebuild with SANITIZE=1, restart PostgreSQL with
-# the sanitizer runtimes preloaded, rerun the regression tests, and fail on
-# any sanitizer report.
+# the sanitizer runtimes preloaded, rerun the regression tests and a shorter
+# sqlsmith run, and fail on any sanitizer report.
 sanitized_installcheck() {
     local reports="$RUN_DIR/sanitizer" helper="$RUN_DIR/swift_demangle_stub.so"
     local log="$RUN_DIR/pg/postgres.log" offset status=0
@@ -178,12 +192,13 @@ sanitized_installcheck() {
         ASAN_OPTIONS="detect_leaks=0:abort_on_error=1:log_path=$reports/asan" \
         UBSAN_OPTIONS="print_stacktrace=1:log_path=$reports/ubsan"
     installcheck || status=1
+    [ "$status" -ne 0 ] || random_sql "${SQLSMITH_ASAN_QUERIES:-3000}" || status=1
     pg_stop
     pg_start
     no_backend_crashed
     sanitizer_reports "$reports" "$log" "$offset" ||
         die "the sanitizers reported errors (above; copies in log/)"
-    [ "$status" -eq 0 ] || die "make installcheck failed under the sanitizers"
+    [ "$status" -eq 0 ] || die "make installcheck or sqlsmith failed under the sanitizers"
     echo "no sanitizer reports"
 }
 
@@ -240,7 +255,11 @@ stage "scripted tests"
 scripted_tests
 no_backend_crashed
 
-stage "regression tests under ASan and UBSan"
+stage "sqlsmith"
+random_sql "${SQLSMITH_QUERIES:-6000}" || die "test/sqlsmith.sh failed"
+no_backend_crashed
+
+stage "regression tests and sqlsmith under ASan and UBSan"
 sanitized_installcheck
 
 stage "reinstall the normal build"
