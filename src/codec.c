@@ -28,10 +28,8 @@
 #include "utils/lsyscache.h"
 #include "utils/numeric.h"
 
-/* DynamoDB's number limits: 38 significant digits, 1E-130 to 9.9..9E+125. */
+/* DynamoDB's number precision, for messages (ddb_number_check checks it). */
 #define DDB_MAX_DIGITS 38
-#define DDB_MAX_EXPONENT 125
-#define DDB_MIN_EXPONENT (-130)
 
 /* What an error during the conversion of one value is about. */
 typedef struct ReadContext
@@ -140,79 +138,27 @@ type_output(Oid typid)
 void
 codec_check_number(const char *text, const char *column)
 {
-	const char *p = text;
-	int			digits = 0;
-	int			leading = 0;	/* position of the first nonzero digit */
-	int			point = -1;		/* digits before the decimal point */
-	long		exponent = 0;
-	bool		nonzero = false;
-	bool		ok = true;
-
-	if (*p == '-' || *p == '+')
-		p++;
-	for (; *p; p++)
+	switch (ddb_number_check(text, strlen(text)))
 	{
-		if (*p >= '0' && *p <= '9')
-		{
-			if (*p != '0' && !nonzero)
-			{
-				nonzero = true;
-				leading = digits;
-			}
-			digits++;
-		}
-		else if (*p == '.' && point < 0)
-			point = digits;
-		else
+		case DDB_NUMBER_OK:
 			break;
-	}
-	if (digits == 0)
-		ok = false;
-	if (ok && (*p == 'e' || *p == 'E'))
-	{
-		char	   *end;
-
-		exponent = strtol(p + 1, &end, 10);
-		ok = end != p + 1 && *end == '\0';
-	}
-	else if (*p != '\0')
-		ok = false;
-	if (!ok)
-		ereport(ERROR,
-				(errcode(ERRCODE_INVALID_TEXT_REPRESENTATION),
-				 errmsg("value \"%s\" of column \"%s\" is not a number", text, column)));
-	if (!nonzero)
-		return;
-	if (point < 0)
-		point = digits;
-
-	/*
-	 * Significant digits run from the first nonzero digit to the last
-	 * nonzero one; the magnitude is the position of the first one.
-	 */
-	{
-		int			last = leading;
-		int			pos = 0;
-		long		magnitude;
-
-		for (const char *q = text; *q && *q != 'e' && *q != 'E'; q++)
-			if (*q >= '0' && *q <= '9')
-			{
-				if (*q != '0')
-					last = pos;
-				pos++;
-			}
-		if (last - leading + 1 > DDB_MAX_DIGITS)
+		case DDB_NUMBER_SYNTAX:
+			ereport(ERROR,
+					(errcode(ERRCODE_INVALID_TEXT_REPRESENTATION),
+					 errmsg("value \"%s\" of column \"%s\" is not a number", text, column)));
+			break;
+		case DDB_NUMBER_DIGITS:
 			ereport(ERROR,
 					(errcode(ERRCODE_NUMERIC_VALUE_OUT_OF_RANGE),
 					 errmsg("value of column \"%s\" has more than %d significant digits", column, DDB_MAX_DIGITS),
 					 errdetail("DynamoDB numbers hold at most %d significant digits.", DDB_MAX_DIGITS)));
-		magnitude = exponent + (point - leading - 1);
-		if (magnitude > DDB_MAX_EXPONENT || magnitude < DDB_MIN_EXPONENT)
+			break;
+		case DDB_NUMBER_RANGE:
 			ereport(ERROR,
 					(errcode(ERRCODE_NUMERIC_VALUE_OUT_OF_RANGE),
 					 errmsg("value of column \"%s\" is out of range for a DynamoDB number", column),
 					 errdetail("DynamoDB numbers range from 1E-130 to 9.9999999999999999999999999999999999999E+125 in magnitude.")));
+			break;
 	}
 }
 
@@ -610,25 +556,66 @@ codec_av_text(const DdbJson *av)
 	return av->elems[0].str;
 }
 
-/* "pk = "x", sk = "y"": the key of an item, for messages. */
+/*
+ * "pk = "x", sk = "y"": the key of an item, for messages.  A key value that
+ * is no valid S, N or B is shown as the JSON it came as, bytes that are not
+ * UTF-8 escaped.
+ */
 char *
 codec_item_key_text(const DdbJson *item, ShardTable *t)
 {
-	StringInfoData buf;
+	Buf			buf;
 	ShardKey   *keys[2] = {&t->pk, &t->sk};
 
-	initStringInfo(&buf);
+	buf_init(&buf);
 	for (int i = 0; i < 2; i++)
 	{
+		const DdbJson *av;
 		const char *v;
+		DdbCheck	chk;
 
 		if (keys[i]->attribute == NULL)
 			continue;
-		v = codec_av_text(ddbjson_get(item, keys[i]->attribute));
-		appendStringInfo(&buf, "%s%s = \"%s\"", buf.len ? ", " : "",
-						 keys[i]->attribute, v ? v : "?");
+		av = ddbjson_get(item, keys[i]->attribute);
+		v = codec_av_text(av);
+		buf_printf(&buf, "%s%s = ", buf.len ? ", " : "", keys[i]->attribute);
+		if (av == NULL)
+			buf_puts(&buf, "?");
+		else if (v != NULL && ddbjson_check_av(av, 1, &chk))
+			buf_printf(&buf, "\"%s\"", v);
+		else
+		{
+			Buf			json;
+			JsonWriter	w;
+
+			buf_init(&json);
+			jw_init(&w, &json);
+			jw_tree(&w, av);
+			if (ddb_utf8_valid(json.data, json.len))
+				buf_append(&buf, json.data, json.len);
+			else
+				ddb_append_printable(&buf, json.data, json.len);
+		}
 	}
 	return buf.data;
+}
+
+/*
+ * Raise the error of a request whose answer broke DynamoDB's shapes inside
+ * an item of table t: the attribute, the item's key and what is wrong.
+ * Other failures are left to ddb_report_error.
+ */
+void
+codec_report_bad_item(DdbRequest *req, ShardTable *t)
+{
+	if (req->fault == NULL || req->fault->item == NULL)
+		return;
+	ereport(ERROR,
+			(errcode(ERRCODE_FDW_INVALID_DATA_TYPE),
+			 errmsg("DynamoDB %s response holds a malformed attribute \"%s\" in item (%s) of foreign table \"%s\"",
+					req->action, req->fault->attribute,
+					codec_item_key_text(req->fault->item, t), t->relname),
+			 errdetail("%s: %s.", req->fault->where, req->fault->reason)));
 }
 
 /* Error context callback naming the column, attribute and item key. */

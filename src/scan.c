@@ -799,7 +799,10 @@ receive_page(ShardScanState *ss)
 	if (req == NULL)
 		elog(ERROR, "shard_fdw: no page in flight");
 	if (req->status != DDB_OK)
+	{
+		codec_report_bad_item(req, ss->t);
 		ddb_report_error(req);
+	}
 	s = req->owner;
 	s->next = NULL;
 	if (s->page == NULL)
