@@ -357,10 +357,26 @@ timestamp_from_epoch(const char *text)
 							   (int64) (POSTGRES_EPOCH_JDATE - UNIX_EPOCH_JDATE) * USECS_PER_DAY);
 }
 
-/* Write a parsed JSON value as the AttributeValue it stands for. */
+/* Raise "the json value nests deeper than DynamoDB takes". */
 static void
-write_json_as_av(JsonWriter *w, ShardColumn *col, const DdbJson *j)
+too_deep(ShardColumn *col)
 {
+	ereport(ERROR,
+			(errcode(ERRCODE_PROGRAM_LIMIT_EXCEEDED),
+			 errmsg("value of column \"%s\" nests too deeply for DynamoDB", col->name),
+			 errdetail("DynamoDB stores at most %d levels of nesting: at most %d objects and arrays in one another.",
+					   DDB_MAX_NESTING, DDB_MAX_NESTING - 1)));
+}
+
+/*
+ * Write a parsed JSON value as the AttributeValue it stands for, at
+ * nesting level level (1 for the attribute itself).
+ */
+static void
+write_json_as_av(JsonWriter *w, ShardColumn *col, const DdbJson *j, int level)
+{
+	if ((j->kind == DJ_ARRAY || j->kind == DJ_OBJECT) && level >= DDB_MAX_NESTING)
+		too_deep(col);
 	switch (j->kind)
 	{
 		case DJ_NULL:
@@ -387,7 +403,7 @@ write_json_as_av(JsonWriter *w, ShardColumn *col, const DdbJson *j)
 			jw_key(w, "L");
 			jw_begin_array(w);
 			for (int i = 0; i < j->n; i++)
-				write_json_as_av(w, col, &j->elems[i]);
+				write_json_as_av(w, col, &j->elems[i], level + 1);
 			jw_end_array(w);
 			jw_end_object(w);
 			break;
@@ -398,7 +414,7 @@ write_json_as_av(JsonWriter *w, ShardColumn *col, const DdbJson *j)
 			for (int i = 0; i < j->n; i++)
 			{
 				jw_key(w, j->keys[i]);
-				write_json_as_av(w, col, &j->elems[i]);
+				write_json_as_av(w, col, &j->elems[i], level + 1);
 			}
 			jw_end_object(w);
 			jw_end_object(w);
@@ -412,8 +428,11 @@ write_json_value(JsonWriter *w, ShardColumn *col, Datum value)
 {
 	char	   *text = OidOutputFunctionCall(type_output(col->typid), value);
 	char		err[256];
-	DdbJson    *j = ddbjson_parse(text, strlen(text), err, sizeof(err));
+	bool		deep;
+	DdbJson    *j = ddbjson_parse_ex(text, strlen(text), err, sizeof(err), &deep);
 
+	if (j == NULL && deep)
+		too_deep(col);
 	if (j == NULL)
 		ereport(ERROR,
 				(errcode(ERRCODE_INVALID_TEXT_REPRESENTATION),
@@ -428,7 +447,7 @@ write_json_value(JsonWriter *w, ShardColumn *col, Datum value)
 				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
 				 errmsg("value of column \"%s\" is not a JSON array", col->name),
 				 errdetail("The column's ddb_type is L.")));
-	write_json_as_av(w, col, j);
+	write_json_as_av(w, col, j, 1);
 }
 
 /* Write an array value as a set (SS, NS, BS) or a list (L). */
