@@ -30,6 +30,7 @@ DEB_PACKAGES=(
     build-essential postgresql-15 postgresql-server-dev-15
     libcurl4-openssl-dev libssl-dev libjson-c-dev openjdk-17-jre-headless
     zlib1g-dev python3 python3-boto3 curl ca-certificates procps clang
+    libclang-rt-dev
 )
 
 # Test credentials the proxy accepts; DynamoDB Local (which the proxy
