@@ -165,3 +165,6 @@ SELECT count(*), sum(s) FROM resp_sk WHERE g = 'g';
 SELECT count(*), count(t), sum(b), sum(n), count(j), count(item) FROM resp;
 SELECT shard_fdw_request('ddb', 'DeleteTable', '{"TableName": "responses_tab"}') IS NOT NULL AS dropped;
 SELECT shard_fdw_request('ddb', 'DeleteTable', '{"TableName": "responses_sk"}') IS NOT NULL AS dropped;
+DROP FOREIGN TABLE resp, resp_sk;
+DROP FUNCTION new_retries(), reset_mark(), retries(), nest(int);
+DROP SERVER ddb CASCADE;
