@@ -733,17 +733,16 @@ judge_answer(DdbRequest *req, DdbAttempt *a, long status)
 	if (status == 200)
 	{
 		DdbCheck	check;
-		DdbCheck   *chk = &check;
 
-		if (!ddbjson_check_response(body, chk))
+		if (!ddbjson_check_response(body, &check))
 		{
 			/* it parsed, so it is what the server meant to send: no retry */
 			set_error(req, "InvalidResponse",
-					  chk->item ?
+					  check.item ?
 					  psprintf("the response (HTTP 200) breaks DynamoDB's shapes: attribute \"%s\" of %s: %s",
-							   chk->attribute, chk->where, chk->reason) :
+							   check.attribute, check.where, check.reason) :
 					  psprintf("the response (HTTP 200) breaks DynamoDB's shapes: %s: %s",
-							   chk->where, chk->reason));
+							   check.where, check.reason));
 			req->fault = MemoryContextAlloc(req->cxt, sizeof(DdbCheck));
 			*req->fault = check;
 			req->maybe_applied |= !req->idempotent;
