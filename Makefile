@@ -6,6 +6,8 @@
 #   make installcheck run the pg_regress suite (sql/ -> expected/) against a
 #                     running server; test/check.sh sets everything up
 #   make SANITIZE=1   build with AddressSanitizer and UBSan
+#   make fuzz         build the libFuzzer targets (clang) and run each for
+#                     FUZZ_SECONDS (default 30); test/fuzz.sh runs longer
 
 EXTENSION = shard_fdw
 MODULE_big = shard_fdw
@@ -32,7 +34,7 @@ PG_CFLAGS += -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-
 SHLIB_LINK += -fsanitize=address,undefined
 endif
 
-EXTRA_CLEAN = test/unit/unit_tests
+EXTRA_CLEAN = test/unit/unit_tests $(FUZZ_TARGETS) test/fuzz/work
 
 PG_CONFIG ?= pg_config
 PGXS := $(shell $(PG_CONFIG) --pgxs)
@@ -51,3 +53,31 @@ test/unit/unit_tests: $(PURE_SRCS) $(UNIT_SRCS) $(wildcard src/*.h) test/unit/un
 .PHONY: unit
 unit: test/unit/unit_tests
 	test/unit/unit_tests test/unit/sigv4
+
+# libFuzzer targets over the plain-C code that reads what DynamoDB sends:
+# response bodies (parser and shape checks) and stored keys (templates).
+# Inputs found go to test/fuzz/work/<target>, crashes to test/fuzz/work/;
+# the committed seeds in test/fuzz/corpus/<target> are only read.
+FUZZ_TARGETS = test/fuzz/fuzz_response test/fuzz/fuzz_keyfmt
+FUZZ_SECONDS ?= 30
+FUZZ_CC = clang
+FUZZ_CFLAGS = -g -O1 -fsanitize=fuzzer,address,undefined \
+	-fno-sanitize-recover=undefined -fno-omit-frame-pointer -Isrc
+
+test/fuzz/fuzz_response: test/fuzz/fuzz_response.c test/fuzz/alloc.c src/pure.c src/ddbjson.c src/pure.h src/ddbjson.h
+	$(FUZZ_CC) $(FUZZ_CFLAGS) -o $@ $(filter %.c,$^) -ljson-c
+
+test/fuzz/fuzz_keyfmt: test/fuzz/fuzz_keyfmt.c test/fuzz/alloc.c src/pure.c src/keyfmt.c src/pure.h src/keyfmt.h
+	$(FUZZ_CC) $(FUZZ_CFLAGS) -o $@ $(filter %.c,$^)
+
+.PHONY: fuzz
+fuzz: $(FUZZ_TARGETS)
+	@for target in $(FUZZ_TARGETS); do \
+		name=$$(basename $$target | sed 's/^fuzz_//'); \
+		mkdir -p test/fuzz/work/$$name || exit 1; \
+		echo "==> $$target for $(FUZZ_SECONDS) s"; \
+		$$target -max_total_time=$(FUZZ_SECONDS) -timeout=10 -rss_limit_mb=2048 \
+			-dict=test/fuzz/$$name.dict -artifact_prefix=test/fuzz/work/ \
+			-print_final_stats=1 \
+			test/fuzz/work/$$name test/fuzz/corpus/$$name || exit 1; \
+	done

@@ -28,10 +28,8 @@
 #include "utils/lsyscache.h"
 #include "utils/numeric.h"
 
-/* DynamoDB's number limits: 38 significant digits, 1E-130 to 9.9..9E+125. */
+/* DynamoDB's number precision, for messages (ddb_number_check checks it). */
 #define DDB_MAX_DIGITS 38
-#define DDB_MAX_EXPONENT 125
-#define DDB_MIN_EXPONENT (-130)
 
 /* What an error during the conversion of one value is about. */
 typedef struct ReadContext
@@ -140,79 +138,27 @@ type_output(Oid typid)
 void
 codec_check_number(const char *text, const char *column)
 {
-	const char *p = text;
-	int			digits = 0;
-	int			leading = 0;	/* position of the first nonzero digit */
-	int			point = -1;		/* digits before the decimal point */
-	long		exponent = 0;
-	bool		nonzero = false;
-	bool		ok = true;
-
-	if (*p == '-' || *p == '+')
-		p++;
-	for (; *p; p++)
+	switch (ddb_number_check(text, strlen(text)))
 	{
-		if (*p >= '0' && *p <= '9')
-		{
-			if (*p != '0' && !nonzero)
-			{
-				nonzero = true;
-				leading = digits;
-			}
-			digits++;
-		}
-		else if (*p == '.' && point < 0)
-			point = digits;
-		else
+		case DDB_NUMBER_OK:
 			break;
-	}
-	if (digits == 0)
-		ok = false;
-	if (ok && (*p == 'e' || *p == 'E'))
-	{
-		char	   *end;
-
-		exponent = strtol(p + 1, &end, 10);
-		ok = end != p + 1 && *end == '\0';
-	}
-	else if (*p != '\0')
-		ok = false;
-	if (!ok)
-		ereport(ERROR,
-				(errcode(ERRCODE_INVALID_TEXT_REPRESENTATION),
-				 errmsg("value \"%s\" of column \"%s\" is not a number", text, column)));
-	if (!nonzero)
-		return;
-	if (point < 0)
-		point = digits;
-
-	/*
-	 * Significant digits run from the first nonzero digit to the last
-	 * nonzero one; the magnitude is the position of the first one.
-	 */
-	{
-		int			last = leading;
-		int			pos = 0;
-		long		magnitude;
-
-		for (const char *q = text; *q && *q != 'e' && *q != 'E'; q++)
-			if (*q >= '0' && *q <= '9')
-			{
-				if (*q != '0')
-					last = pos;
-				pos++;
-			}
-		if (last - leading + 1 > DDB_MAX_DIGITS)
+		case DDB_NUMBER_SYNTAX:
+			ereport(ERROR,
+					(errcode(ERRCODE_INVALID_TEXT_REPRESENTATION),
+					 errmsg("value \"%s\" of column \"%s\" is not a number", text, column)));
+			break;
+		case DDB_NUMBER_DIGITS:
 			ereport(ERROR,
 					(errcode(ERRCODE_NUMERIC_VALUE_OUT_OF_RANGE),
 					 errmsg("value of column \"%s\" has more than %d significant digits", column, DDB_MAX_DIGITS),
 					 errdetail("DynamoDB numbers hold at most %d significant digits.", DDB_MAX_DIGITS)));
-		magnitude = exponent + (point - leading - 1);
-		if (magnitude > DDB_MAX_EXPONENT || magnitude < DDB_MIN_EXPONENT)
+			break;
+		case DDB_NUMBER_RANGE:
 			ereport(ERROR,
 					(errcode(ERRCODE_NUMERIC_VALUE_OUT_OF_RANGE),
 					 errmsg("value of column \"%s\" is out of range for a DynamoDB number", column),
 					 errdetail("DynamoDB numbers range from 1E-130 to 9.9999999999999999999999999999999999999E+125 in magnitude.")));
+			break;
 	}
 }
 
@@ -411,10 +357,26 @@ timestamp_from_epoch(const char *text)
 							   (int64) (POSTGRES_EPOCH_JDATE - UNIX_EPOCH_JDATE) * USECS_PER_DAY);
 }
 
-/* Write a parsed JSON value as the AttributeValue it stands for. */
+/* Raise "the json value nests deeper than DynamoDB takes". */
 static void
-write_json_as_av(JsonWriter *w, ShardColumn *col, const DdbJson *j)
+too_deep(ShardColumn *col)
 {
+	ereport(ERROR,
+			(errcode(ERRCODE_PROGRAM_LIMIT_EXCEEDED),
+			 errmsg("value of column \"%s\" nests too deeply for DynamoDB", col->name),
+			 errdetail("DynamoDB stores at most %d levels of nesting: at most %d objects and arrays in one another.",
+					   DDB_MAX_NESTING, DDB_MAX_NESTING - 1)));
+}
+
+/*
+ * Write a parsed JSON value as the AttributeValue it stands for, at
+ * nesting level level (1 for the attribute itself).
+ */
+static void
+write_json_as_av(JsonWriter *w, ShardColumn *col, const DdbJson *j, int level)
+{
+	if ((j->kind == DJ_ARRAY || j->kind == DJ_OBJECT) && level >= DDB_MAX_NESTING)
+		too_deep(col);
 	switch (j->kind)
 	{
 		case DJ_NULL:
@@ -441,7 +403,7 @@ write_json_as_av(JsonWriter *w, ShardColumn *col, const DdbJson *j)
 			jw_key(w, "L");
 			jw_begin_array(w);
 			for (int i = 0; i < j->n; i++)
-				write_json_as_av(w, col, &j->elems[i]);
+				write_json_as_av(w, col, &j->elems[i], level + 1);
 			jw_end_array(w);
 			jw_end_object(w);
 			break;
@@ -452,7 +414,7 @@ write_json_as_av(JsonWriter *w, ShardColumn *col, const DdbJson *j)
 			for (int i = 0; i < j->n; i++)
 			{
 				jw_key(w, j->keys[i]);
-				write_json_as_av(w, col, &j->elems[i]);
+				write_json_as_av(w, col, &j->elems[i], level + 1);
 			}
 			jw_end_object(w);
 			jw_end_object(w);
@@ -466,8 +428,11 @@ write_json_value(JsonWriter *w, ShardColumn *col, Datum value)
 {
 	char	   *text = OidOutputFunctionCall(type_output(col->typid), value);
 	char		err[256];
-	DdbJson    *j = ddbjson_parse(text, strlen(text), err, sizeof(err));
+	bool		deep;
+	DdbJson    *j = ddbjson_parse_ex(text, strlen(text), err, sizeof(err), &deep);
 
+	if (j == NULL && deep)
+		too_deep(col);
 	if (j == NULL)
 		ereport(ERROR,
 				(errcode(ERRCODE_INVALID_TEXT_REPRESENTATION),
@@ -482,7 +447,7 @@ write_json_value(JsonWriter *w, ShardColumn *col, Datum value)
 				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
 				 errmsg("value of column \"%s\" is not a JSON array", col->name),
 				 errdetail("The column's ddb_type is L.")));
-	write_json_as_av(w, col, j);
+	write_json_as_av(w, col, j, 1);
 }
 
 /* Write an array value as a set (SS, NS, BS) or a list (L). */
@@ -610,25 +575,66 @@ codec_av_text(const DdbJson *av)
 	return av->elems[0].str;
 }
 
-/* "pk = "x", sk = "y"": the key of an item, for messages. */
+/*
+ * "pk = "x", sk = "y"": the key of an item, for messages.  A key value that
+ * is no valid S, N or B is shown as the JSON it came as, bytes that are not
+ * UTF-8 escaped.
+ */
 char *
 codec_item_key_text(const DdbJson *item, ShardTable *t)
 {
-	StringInfoData buf;
+	Buf			buf;
 	ShardKey   *keys[2] = {&t->pk, &t->sk};
 
-	initStringInfo(&buf);
+	buf_init(&buf);
 	for (int i = 0; i < 2; i++)
 	{
+		const DdbJson *av;
 		const char *v;
+		DdbCheck	chk;
 
 		if (keys[i]->attribute == NULL)
 			continue;
-		v = codec_av_text(ddbjson_get(item, keys[i]->attribute));
-		appendStringInfo(&buf, "%s%s = \"%s\"", buf.len ? ", " : "",
-						 keys[i]->attribute, v ? v : "?");
+		av = ddbjson_get(item, keys[i]->attribute);
+		v = codec_av_text(av);
+		buf_printf(&buf, "%s%s = ", buf.len ? ", " : "", keys[i]->attribute);
+		if (av == NULL)
+			buf_puts(&buf, "?");
+		else if (v != NULL && ddbjson_check_av(av, 1, &chk))
+			buf_printf(&buf, "\"%s\"", v);
+		else
+		{
+			Buf			json;
+			JsonWriter	w;
+
+			buf_init(&json);
+			jw_init(&w, &json);
+			jw_tree(&w, av);
+			if (ddb_utf8_valid(json.data, json.len))
+				buf_append(&buf, json.data, json.len);
+			else
+				ddb_append_printable(&buf, json.data, json.len);
+		}
 	}
 	return buf.data;
+}
+
+/*
+ * Raise the error of a request whose answer broke DynamoDB's shapes inside
+ * an item of table t: the attribute, the item's key and what is wrong.
+ * Other failures are left to ddb_report_error.
+ */
+void
+codec_report_bad_item(DdbRequest *req, ShardTable *t)
+{
+	if (req->fault == NULL || req->fault->item == NULL)
+		return;
+	ereport(ERROR,
+			(errcode(ERRCODE_FDW_INVALID_DATA_TYPE),
+			 errmsg("DynamoDB %s response holds a malformed attribute \"%s\" in item (%s) of foreign table \"%s\"",
+					req->action, req->fault->attribute,
+					codec_item_key_text(req->fault->item, t), t->relname),
+			 errdetail("%s: %s.", req->fault->where, req->fault->reason)));
 }
 
 /* Error context callback naming the column, attribute and item key. */

@@ -43,12 +43,29 @@ typedef struct DdbJson
 } DdbJson;
 
 /*
+ * The nesting ddbjson_parse accepts, counted as json-c counts it (the
+ * values inside the innermost container are a level of their own): room
+ * for any response DynamoDB sends, whose attribute values nest at most
+ * DDB_MAX_NESTING levels of two JSON levels each under a few levels of
+ * envelope, and for the json values that may be written as such.
+ */
+#define DDBJSON_MAX_DEPTH 128
+
+/*
  * Parse len bytes of text.  On success returns a tree allocated with
  * sfdw_alloc.  On malformed, truncated or trailing-garbage input returns
  * NULL and writes a one-line reason into err.
  */
 extern DdbJson *ddbjson_parse(const char *text, size_t len,
 							  char *err, size_t errlen);
+
+/*
+ * ddbjson_parse that also says, through *too_deep, whether the text failed
+ * for nesting deeper than DDBJSON_MAX_DEPTH: a fault that no second try
+ * cures.
+ */
+extern DdbJson *ddbjson_parse_ex(const char *text, size_t len,
+								 char *err, size_t errlen, bool *too_deep);
 
 /* The member named key of an object, or NULL (also when obj is no object). */
 extern DdbJson *ddbjson_get(const DdbJson *obj, const char *key);
@@ -58,6 +75,69 @@ extern const char *ddbjson_get_string(const DdbJson *obj, const char *key);
 
 /* A number member as a double, or 0 when absent. */
 extern double ddbjson_get_number(const DdbJson *obj, const char *key);
+
+/*
+ * DynamoDB's shapes.
+ *
+ * An attribute value nests at most DDB_MAX_NESTING levels: a top-level
+ * attribute is level 1 and every M or L opens the next level, so at most
+ * DDB_MAX_NESTING - 1 of them nest in one another (DynamoDB refuses the
+ * item otherwise).
+ */
+#define DDB_MAX_NESTING 32
+
+/* Whether a text is a number DynamoDB holds, and if not, why. */
+typedef enum DdbNumber
+{
+	DDB_NUMBER_OK,
+	DDB_NUMBER_SYNTAX,			/* not a decimal number */
+	DDB_NUMBER_DIGITS,			/* more than 38 significant digits */
+	DDB_NUMBER_RANGE			/* magnitude outside 1E-130 .. 9.9..9E+125 */
+} DdbNumber;
+
+extern DdbNumber ddb_number_check(const char *text, size_t len);
+
+/* Are len bytes of s well-formed UTF-8 (NUL bytes allowed)? */
+extern bool ddb_utf8_valid(const char *s, size_t len);
+
+/*
+ * Append len bytes of s for a message: valid UTF-8 as is, control
+ * characters, '"', '\' and bytes that are not UTF-8 escaped as \xNN.
+ */
+extern void ddb_append_printable(Buf *out, const char *s, size_t len);
+
+/*
+ * What a check of DynamoDB's shapes found wrong: the response member that
+ * holds the fault ("Items[3]", "LastEvaluatedKey"), the item it lies in
+ * (NULL when none) with the path of the attribute inside that item
+ * ("doc.tags[2]"), and the reason.
+ */
+typedef struct DdbCheck
+{
+	const DdbJson *item;
+	char		where[128];
+	char		attribute[512];
+	char		reason[256];
+} DdbCheck;
+
+/*
+ * Is av a valid AttributeValue at nesting level level (1 for a top-level
+ * attribute)?  On failure fills chk's attribute (relative to av) and
+ * reason; chk's item and where are left alone.
+ */
+extern bool ddbjson_check_av(const DdbJson *av, int level, DdbCheck *chk);
+
+/* Is item an object of valid attributes?  On failure fills chk. */
+extern bool ddbjson_check_item(const DdbJson *item, DdbCheck *chk);
+
+/*
+ * Are the members of a successful response that the extension reads
+ * (Items, Item, Attributes, Count, ScannedCount, LastEvaluatedKey,
+ * Responses, UnprocessedKeys, UnprocessedItems, ConsumedCapacity) of
+ * DynamoDB's shapes, every item in them valid?  One pass over the tree;
+ * on failure fills chk.
+ */
+extern bool ddbjson_check_response(const DdbJson *body, DdbCheck *chk);
 
 /*
  * The writer: compact JSON, no spaces, members in the order written.

@@ -17,7 +17,10 @@
 
 #include "keyfmt.h"
 
-/* {shard} spans are limited to this many digits, so that they fit a long. */
+/*
+ * {shard} spans hold at most this many significant digits, so that they
+ * fit a long; a wider {shard:0W} has zeros before them.
+ */
 #define SHARD_MAX_DIGITS 18
 
 
@@ -469,11 +472,21 @@ match_from(Matcher *m, int part, size_t pos)
 		size_t		maxlen = m->keylen - pos;
 		size_t		len;
 
-		if (p->kind == KP_SHARD && maxlen > SHARD_MAX_DIGITS)
-			maxlen = SHARD_MAX_DIGITS;
+		if (p->kind == KP_SHARD)
+		{
+			size_t		widest = p->width > SHARD_MAX_DIGITS ?
+				(size_t) p->width : SHARD_MAX_DIGITS;
+
+			if (maxlen > widest)
+				maxlen = widest;
+		}
 		for (len = 1; len <= maxlen; len++)
 		{
 			if (digits_only && !is_digit(m->key[pos + len - 1]))
+				break;
+			/* a {shard:0W} wider than a long holds: only zeros before */
+			if (p->kind == KP_SHARD && len > SHARD_MAX_DIGITS &&
+				m->key[pos + len - 1 - SHARD_MAX_DIGITS] != '0')
 				break;
 			m->spans[part].len = len;
 			if (match_from(m, part + 1, pos + len))

@@ -121,7 +121,8 @@ extern bool keyfmt_render_prefix(const KeyTemplate *t, const char *const *values
  * undefined.
  *
  * Literals must match exactly; {shard} and 0W fields match one or more
- * ASCII digits ({shard} at most 18), other fields one or more bytes.  When
+ * ASCII digits ({shard} at most 18, or W of {shard:0W} with zeros before
+ * the last 18), other fields one or more bytes.  When
  * several splits match, the earliest field takes the shortest span that
  * lets the rest match: "a#b#3" on {g}#{shard} gives g = "a#b", shard = 3.
  */

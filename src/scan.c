@@ -56,6 +56,10 @@ typedef struct Stream
 	DdbRequest *ready;			/* the next page, arrived */
 	DdbRequest *next;			/* the next page, in flight */
 	const DdbJson *head;		/* ordered merge: the item it offers */
+	char	   *lek_seen;		/* a LastEvaluatedKey, as JSON, that must not
+								 * come again (see stream_check_progress) */
+	int			lek_steps;		/* pages since lek_seen was taken */
+	int			lek_period;		/* pages after which it is taken anew */
 } Stream;
 
 struct ShardScanState
@@ -770,6 +774,42 @@ unprocessed_keys(ShardScanState *ss, DdbRequest *page)
 }
 
 /*
+ * Stop a stream whose LastEvaluatedKey comes back: pages would repeat for
+ * ever.  Brent's cycle finding, over the keys as JSON texts: the key kept
+ * is taken anew after 1, 2, 4, ... pages, so a key that repeats is caught
+ * on the next page, a cycle of two on the page after, and any cycle within
+ * twice its start and length, with one key held per stream.
+ */
+static void
+stream_check_progress(ShardScanState *ss, Stream *s, DdbRequest *req,
+					  const DdbJson *lek)
+{
+	Buf			text;
+	JsonWriter	w;
+
+	buf_init(&text);
+	jw_init(&w, &text);
+	jw_tree(&w, lek);
+	if (s->lek_seen != NULL && strcmp(s->lek_seen, text.data) == 0)
+		ereport(ERROR,
+				(errcode(ERRCODE_FDW_ERROR),
+				 errmsg("DynamoDB %s of foreign table \"%s\" returned the same LastEvaluatedKey again",
+						req->action, ss->t->relname),
+				 errdetail("LastEvaluatedKey %s came back after %d page%s, so the pages would repeat for ever.",
+						   text.data, s->lek_steps + 1, s->lek_steps == 0 ? "" : "s")));
+	if (++s->lek_steps >= s->lek_period)
+	{
+		if (s->lek_seen != NULL)
+			pfree(s->lek_seen);
+		s->lek_seen = text.data;
+		s->lek_period = Max(s->lek_period, 1) * 2;
+		s->lek_steps = 0;
+	}
+	else
+		pfree(text.data);
+}
+
+/*
  * Make an arrived page the one being read, and fetch the page after it
  * if there is one (right away, or when it is needed if a Limit was sent).
  */
@@ -783,6 +823,8 @@ stream_take_page(ShardScanState *ss, Stream *s, DdbRequest *req)
 	s->pos = 0;
 	ss->pages++;
 	stats->scanned += (int64) ddbjson_get_number(req->response, "ScannedCount");
+	if (lek != NULL && ss->op != SCAN_OP_GET)
+		stream_check_progress(ss, s, req, lek);
 	if (ss->op == SCAN_OP_GET)
 	{
 		List	   *left = unprocessed_keys(ss, req);
@@ -807,7 +849,10 @@ receive_page(ShardScanState *ss)
 	if (req == NULL)
 		elog(ERROR, "shard_fdw: no page in flight");
 	if (req->status != DDB_OK)
+	{
+		codec_report_bad_item(req, ss->t);
 		ddb_report_error(req);
+	}
 	s = req->owner;
 	s->next = NULL;
 	if (s->page == NULL)

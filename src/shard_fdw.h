@@ -240,6 +240,8 @@ typedef struct DdbRequest
 	bool		key_throttled;	/* a KeyRangeThroughputExceeded reason came */
 	bool		throttle_reasons;	/* a throttle came with ThrottlingReasons */
 	bool		maybe_applied;	/* a failed attempt may have taken effect */
+	DdbCheck   *fault;			/* what broke DynamoDB's shapes in an answer
+								 * that parsed, or NULL */
 	int			attempts;
 
 	/* private to transport.c */
@@ -332,6 +334,7 @@ extern Datum codec_text_to_datum(const char *text, ShardColumn *col,
 								 const DdbJson *item, ShardTable *t);
 extern void codec_check_number(const char *text, const char *column);
 extern char *codec_item_key_text(const DdbJson *item, ShardTable *t);
+extern void codec_report_bad_item(DdbRequest *req, ShardTable *t);
 extern char *codec_av_text(const DdbJson *av);
 
 #endif							/* SHARD_FDW_H */

@@ -693,6 +693,7 @@ judge_answer(DdbRequest *req, DdbAttempt *a, long status)
 {
 	char		err[256];
 	DdbJson    *body;
+	bool		too_deep;
 	MemoryContext old;
 
 	req->http_status = status;
@@ -710,7 +711,8 @@ judge_answer(DdbRequest *req, DdbAttempt *a, long status)
 		}
 	}
 	old = MemoryContextSwitchTo(req->cxt);
-	body = ddbjson_parse(a->response.data, a->response.len, err, sizeof(err));
+	body = ddbjson_parse_ex(a->response.data, a->response.len, err, sizeof(err),
+							&too_deep);
 	MemoryContextSwitchTo(old);
 	if (body == NULL || body->kind != DJ_OBJECT)
 	{
@@ -719,10 +721,27 @@ judge_answer(DdbRequest *req, DdbAttempt *a, long status)
 
 		set_error(req, "InvalidResponse", msg);
 		req->maybe_applied |= !req->idempotent;
-		return true;
+		/* the same text would come back, and fail the same way */
+		return !too_deep;
 	}
 	if (status == 200)
 	{
+		DdbCheck	check;
+
+		if (!ddbjson_check_response(body, &check))
+		{
+			/* it parsed, so it is what the server meant to send: no retry */
+			set_error(req, "InvalidResponse",
+					  check.item ?
+					  psprintf("the response (HTTP 200) breaks DynamoDB's shapes: attribute \"%s\" of %s: %s",
+							   check.attribute, check.where, check.reason) :
+					  psprintf("the response (HTTP 200) breaks DynamoDB's shapes: %s: %s",
+							   check.where, check.reason));
+			req->fault = MemoryContextAlloc(req->cxt, sizeof(DdbCheck));
+			*req->fault = check;
+			req->maybe_applied |= !req->idempotent;
+			return false;
+		}
 		req->response = body;
 		return false;
 	}

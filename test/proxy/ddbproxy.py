@@ -43,7 +43,9 @@ let through before it fires, default 0).  Kinds and their own keys:
   slow       forward, send the headers, then drip the body over "delay_ms"
              (default 2000)
   malformed  answer 200 with a body that is not JSON ("body" to choose
-             it), correct Content-Length and x-amz-crc32; not forwarded
+             it; "\\udcXX" in it stands for the raw byte XX, so that bodies
+             may hold bytes that are not UTF-8), correct Content-Length and
+             x-amz-crc32; not forwarded
   truncate   forward, announce the full Content-Length, send half the
              body, close the connection
   badcrc     forward, answer the real body with a wrong x-amz-crc32
@@ -1210,7 +1212,7 @@ class Handler(BaseHTTPRequestHandler):
     def fault_malformed(self, fault, _body, _tables):
         """Answer 200 with a body that is not JSON, framed correctly."""
         text = fault.params.get("body", DEFAULT_MALFORMED_BODY)
-        self.send(Response.of_body(200, text.encode()))
+        self.send(Response.of_body(200, text.encode("utf-8", "surrogateescape")))
 
     def fault_truncate(self, _fault, body, _tables):
         """Forward, send half the body announced, close."""

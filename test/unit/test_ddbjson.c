@@ -2,7 +2,7 @@
  *
  * test_ddbjson.c
  *		Unit tests of ddbjson.c: the parser, the writer, JSON string
- *		escaping and base64.
+ *		escaping, base64 and the checks of DynamoDB's shapes.
  *
  * Every tree, buffer and base64 result is freed again so that a leak
  * checker sees nothing.
@@ -249,24 +249,34 @@ nested(char *text, int levels, const char *inner)
 static void
 test_depth(void)
 {
-	char		text[128];
+	char		text[512];
 	char		err[256] = "";
+	bool		too_deep = false;
 	DdbJson    *v;
 
 	/*
-	 * json-c's default depth is 32, counting the values inside the
-	 * innermost container as a level of their own.
+	 * json-c counts the values inside the innermost container as a level
+	 * of their own.
 	 */
-	v = parse(nested(text, 32, ""), err, sizeof(err));
+	v = parse(nested(text, DDBJSON_MAX_DEPTH, ""), err, sizeof(err));
 	CHECK(v != NULL);
 	free_tree(v);
-	v = parse(nested(text, 31, "1"), err, sizeof(err));
+	v = parse(nested(text, DDBJSON_MAX_DEPTH - 1, "1"), err, sizeof(err));
 	CHECK(v != NULL);
 	free_tree(v);
-	CHECK(rejects(nested(text, 32, "1"), "nesting too deep at byte 32"));
-	CHECK(rejects(nested(text, 33, ""), "nesting too deep at byte 32"));
-	CHECK(rejects(nested(text, 31, "{\"a\":1}"),
-				  "nesting too deep at byte 36"));
+	CHECK(rejects(nested(text, DDBJSON_MAX_DEPTH, "1"), "nesting too deep at byte 128"));
+	CHECK(rejects(nested(text, DDBJSON_MAX_DEPTH + 1, ""), "nesting too deep at byte 128"));
+	CHECK(rejects(nested(text, DDBJSON_MAX_DEPTH - 1, "{\"a\":1}"),
+				  "nesting too deep at byte 132"));
+
+	/* Only depth is a fault that says so. */
+	nested(text, DDBJSON_MAX_DEPTH + 1, "");
+	CHECK(ddbjson_parse_ex(text, strlen(text), err, sizeof(err), &too_deep) == NULL);
+	CHECK(too_deep);
+	CHECK(ddbjson_parse_ex("[1,", 3, err, sizeof(err), &too_deep) == NULL);
+	CHECK(!too_deep);
+	CHECK(ddbjson_parse_ex("[1,}", 4, err, sizeof(err), &too_deep) == NULL);
+	CHECK(!too_deep);
 }
 
 static void
@@ -923,6 +933,314 @@ test_base64(void)
 	CHECK(!base64_decode("Zm9v\0Zm9", 8, &dec, &declen));
 }
 
+/*
+ * Does the item text parse and pass ddbjson_check_item?  Prints why not.
+ */
+static int
+item_valid(const char *text)
+{
+	char		err[256] = "";
+	DdbJson    *v = parse(text, err, sizeof(err));
+	DdbCheck	chk;
+	int			ok;
+
+	if (v == NULL)
+	{
+		printf("     input: %s\n     err:   %s\n", text, err);
+		return 0;
+	}
+	ok = ddbjson_check_item(v, &chk);
+	if (!ok)
+		printf("     input: %s\n     %s: %s\n", text, chk.attribute, chk.reason);
+	free_tree(v);
+	return ok;
+}
+
+/*
+ * Does the item text parse but fail ddbjson_check_item at attribute with
+ * reason, the fault placed in the item itself?
+ */
+static int
+item_rejects(const char *text, const char *attribute, const char *reason)
+{
+	char		err[256] = "";
+	DdbJson    *v = parse(text, err, sizeof(err));
+	DdbCheck	chk;
+	int			ok;
+
+	if (v == NULL)
+	{
+		printf("     input: %s\n     err:   %s\n", text, err);
+		return 0;
+	}
+	memset(&chk, 0, sizeof(chk));
+	if (ddbjson_check_item(v, &chk))
+	{
+		printf("     accepted: %s\n", text);
+		free_tree(v);
+		return 0;
+	}
+	ok = chk.item == v && strcmp(chk.attribute, attribute) == 0 &&
+		strcmp(chk.reason, reason) == 0;
+	if (!ok)
+		printf("     input: %s\n     got:  %s: %s\n     want: %s: %s\n",
+			   text, chk.attribute, chk.reason, attribute, reason);
+	free_tree(v);
+	return ok;
+}
+
+/*
+ * Does the response text parse but fail ddbjson_check_response at where
+ * (and attribute, "" for a fault outside any item) with reason?
+ */
+static int
+response_rejects(const char *text, const char *where, const char *attribute,
+				 const char *reason)
+{
+	char		err[256] = "";
+	DdbJson    *v = parse(text, err, sizeof(err));
+	DdbCheck	chk;
+	int			ok;
+
+	if (v == NULL)
+	{
+		printf("     input: %s\n     err:   %s\n", text, err);
+		return 0;
+	}
+	memset(&chk, 0, sizeof(chk));
+	if (ddbjson_check_response(v, &chk))
+	{
+		printf("     accepted: %s\n", text);
+		free_tree(v);
+		return 0;
+	}
+	ok = strcmp(chk.where, where) == 0 && strcmp(chk.attribute, attribute) == 0 &&
+		strcmp(chk.reason, reason) == 0 && (chk.item != NULL) == (attribute[0] != '\0');
+	if (!ok)
+		printf("     input: %s\n     got:  %s %s: %s\n     want: %s %s: %s\n",
+			   text, chk.where, chk.attribute, chk.reason, where, attribute, reason);
+	free_tree(v);
+	return ok;
+}
+
+/* An item with attribute a holding levels nested M around inner. */
+static char *
+nested_item(Buf *out, int levels, const char *inner)
+{
+	buf_reset(out);
+	buf_puts(out, "{\"a\":");
+	for (int i = 0; i < levels; i++)
+		buf_puts(out, "{\"M\":{\"k\":");
+	buf_puts(out, inner);
+	for (int i = 0; i < levels; i++)
+		buf_puts(out, "}}");
+	buf_puts(out, "}");
+	return out->data;
+}
+
+static void
+test_check_av(void)
+{
+	Buf			text;
+	char		err[256] = "";
+	DdbJson    *v;
+	DdbCheck	chk;
+
+	/* Every type, as DynamoDB sends it. */
+	v = parse(query_body, err, sizeof(err));
+	CHECK(v != NULL && ddbjson_check_response(v, &chk));
+	free_tree(v);
+	CHECK(item_valid("{}"));
+	CHECK(item_valid("{\"s\":{\"S\":\"\"},\"e\":{\"S\":\"\xc3\xa9\xe2\x82\xac\xf0\x9f\x98\x80\"},"
+					 "\"n\":{\"N\":\"-1.5E+3\"},\"z\":{\"N\":\"0\"},\"b\":{\"B\":\"\"},"
+					 "\"t\":{\"BOOL\":false},\"u\":{\"NULL\":true},\"m\":{\"M\":{}},"
+					 "\"l\":{\"L\":[]},\"ss\":{\"SS\":[\"\",\"x\"]},\"ns\":{\"NS\":[\"1\",\"+2\"]},"
+					 "\"bs\":{\"BS\":[\"AA==\"]},\"nul\":{\"S\":\"a\\u0000b\"}}"));
+
+	/* Shapes that are no AttributeValue, each named by its path. */
+	CHECK(item_rejects("{\"a\":{\"S\":5}}", "a", "S value is a JSON number, not a string"));
+	CHECK(item_rejects("{\"a\":{\"S\":null}}", "a", "S value is null, not a string"));
+	CHECK(item_rejects("{\"a\":{\"N\":true}}", "a", "N value is true, not a string"));
+	CHECK(item_rejects("{\"a\":{\"N\":\"12abc\"}}", "a", "N value is not a DynamoDB number"));
+	CHECK(item_rejects("{\"a\":{\"N\":\"\"}}", "a", "N value is not a DynamoDB number"));
+	CHECK(item_rejects("{\"a\":{\"N\":\"1e999\"}}", "a", "N value is not a DynamoDB number"));
+	CHECK(item_rejects("{\"a\":{\"B\":\"not base64\"}}", "a", "B value is not valid base64"));
+	CHECK(item_rejects("{\"a\":{\"B\":[]}}", "a", "B value is an array, not a string"));
+	CHECK(item_rejects("{\"a\":{\"BOOL\":\"yes\"}}", "a", "BOOL value is a string, not a boolean"));
+	CHECK(item_rejects("{\"a\":{\"NULL\":false}}", "a", "NULL value is false, not true"));
+	CHECK(item_rejects("{\"a\":{\"M\":[]}}", "a", "M value is an array, not an object"));
+	CHECK(item_rejects("{\"a\":{\"L\":{}}}", "a", "L value is an object, not an array"));
+	CHECK(item_rejects("{\"a\":{\"M\":{\"k\":5}}}", "a.k", "value is a JSON number, not an AttributeValue"));
+	CHECK(item_rejects("{\"a\":{\"M\":{\"k\":{\"N\":true}}}}", "a.k", "N value is true, not a string"));
+	CHECK(item_rejects("{\"a\":{\"L\":[{\"S\":\"x\"},{\"N\":{}}]}}", "a[1]", "N value is an object, not a string"));
+	CHECK(item_rejects("{\"a\":{\"M\":{\"k\":{\"L\":[{\"M\":{\"x\":{\"BOOL\":1}}}]}}}}",
+					   "a.k[0].x", "BOOL value is a JSON number, not a boolean"));
+	CHECK(item_rejects("{\"a\":{\"Z\":\"1\"}}", "a", "unknown AttributeValue type \"Z\""));
+	CHECK(item_rejects("{\"a\":{\"s\":\"1\"}}", "a", "unknown AttributeValue type \"s\""));
+	CHECK(item_rejects("{\"a\":{\"\":\"\"}}", "a", "unknown AttributeValue type \"\""));
+	CHECK(item_rejects("{\"a\":{\"SSS\":[\"x\"]}}", "a", "unknown AttributeValue type \"SSS\""));
+	CHECK(item_rejects("{\"a\":{\"\\u00ff\\u0001\":1}}", "a", "unknown AttributeValue type \"\xc3\xbf\\x01\""));
+	CHECK(item_rejects("{\"a\":{}}", "a", "AttributeValue has 0 members, not one"));
+	CHECK(item_rejects("{\"a\":{\"S\":\"x\",\"N\":\"1\"}}", "a", "AttributeValue has 2 members, not one"));
+	CHECK(item_rejects("{\"a\":\"x\"}", "a", "value is a string, not an AttributeValue"));
+	CHECK(item_rejects("{\"a\":{\"SS\":[1,2]}}", "a[0]", "SS member is a JSON number, not a string"));
+	CHECK(item_rejects("{\"a\":{\"NS\":[\"1\",\"abc\"]}}", "a[1]", "NS member is not a DynamoDB number"));
+	CHECK(item_rejects("{\"a\":{\"BS\":[\"A\"]}}", "a[0]", "BS member is not valid base64"));
+	CHECK(item_rejects("{\"a\":{\"SS\":\"x\"}}", "a", "SS value is a string, not an array"));
+	CHECK(item_rejects("{\"a\":{\"NS\":[]}}", "a", "NS value is an empty set"));
+
+	/* Invalid UTF-8: in an S (also inside a map), a set, a name. */
+	CHECK(item_rejects("{\"a\":{\"S\":\"\xff\"}}", "a", "S value is not valid UTF-8"));
+	CHECK(item_rejects("{\"a\":{\"M\":{\"k\":{\"S\":\"x\xc3\"}}}}", "a.k", "S value is not valid UTF-8"));
+	CHECK(item_rejects("{\"a\":{\"SS\":[\"\xed\xa0\x80\"]}}", "a[0]", "SS member is not valid UTF-8"));
+	CHECK(item_rejects("{\"a\":{\"M\":{\"k\xc0\xaf\":{\"S\":\"x\"}}}}", "a.k\\xC0\\xAF", "map key is not valid UTF-8"));
+	CHECK(item_rejects("{\"a\xf5\":{\"S\":\"x\"}}", "a\\xF5", "attribute name is not valid UTF-8"));
+
+	/*
+	 * Nesting: DynamoDB takes 31 M or L in one another, the innermost
+	 * holding a value of level 32, and refuses a 32nd M or L even empty.
+	 */
+	buf_init(&text);
+	CHECK(item_valid(nested_item(&text, DDB_MAX_NESTING - 1, "{\"S\":\"x\"}")));
+	CHECK(item_valid(nested_item(&text, DDB_MAX_NESTING - 2, "{\"L\":[]}")));
+	CHECK(item_rejects(nested_item(&text, DDB_MAX_NESTING - 1, "{\"L\":[]}"),
+					   "a.k.k.k.k.k.k.k.k.k.k.k.k.k.k.k.k.k.k.k.k.k.k.k.k.k.k.k.k.k.k.k",
+					   "L value nests deeper than DynamoDB's 32 levels"));
+	sfdw_free(text.data);
+}
+
+static void
+test_check_response(void)
+{
+	Buf			text;
+	char		err[256] = "";
+	DdbJson    *v;
+	DdbCheck	chk;
+
+	CHECK(response_rejects("{\"Items\":{}}", "Items", "", "an object, not an array of items"));
+	CHECK(response_rejects("{\"Items\":[{},1]}", "Items[1]", "", "item is a JSON number, not an object"));
+	CHECK(response_rejects("{\"Items\":[{\"k\":{\"S\":\"a\"}},{\"k\":{\"S\":5}}]}",
+						   "Items[1]", "k", "S value is a JSON number, not a string"));
+	CHECK(response_rejects("{\"Item\":[]}", "Item", "", "item is an array, not an object"));
+	CHECK(response_rejects("{\"Attributes\":{\"v\":{\"N\":\"x\"}}}", "Attributes", "v",
+						   "N value is not a DynamoDB number"));
+	CHECK(response_rejects("{\"Count\":\"1\"}", "Count", "", "a string, not a count"));
+	CHECK(response_rejects("{\"ScannedCount\":-1}", "ScannedCount", "", "a JSON number, not a count"));
+	CHECK(response_rejects("{\"ScannedCount\":1.5}", "ScannedCount", "", "a JSON number, not a count"));
+	CHECK(response_rejects("{\"LastEvaluatedKey\":\"k\"}", "LastEvaluatedKey", "",
+						   "item is a string, not an object"));
+	CHECK(response_rejects("{\"LastEvaluatedKey\":{}}", "LastEvaluatedKey", "",
+						   "an empty object, not a key"));
+	CHECK(response_rejects("{\"LastEvaluatedKey\":{\"k\":{\"Z\":\"1\"}}}", "LastEvaluatedKey", "k",
+						   "unknown AttributeValue type \"Z\""));
+	CHECK(response_rejects("{\"Responses\":{\"t\":{}}}", "Responses.t", "",
+						   "an object, not an array of items"));
+	CHECK(response_rejects("{\"Responses\":{\"t\":[{\"a\":{\"S\":\"x\"}},{\"a\":{\"BOOL\":\"yes\"}}]}}",
+						   "Responses.t[1]", "a", "BOOL value is a string, not a boolean"));
+	CHECK(response_rejects("{\"Responses\":\"x\"}", "Responses", "", "a string, not an object or an array"));
+	CHECK(response_rejects("{\"Responses\":[{\"Item\":{\"a\":{\"L\":{}}}}]}", "Responses[0]", "a",
+						   "L value is an object, not an array"));
+	CHECK(response_rejects("{\"UnprocessedKeys\":[]}", "UnprocessedKeys", "", "an array, not an object"));
+	CHECK(response_rejects("{\"UnprocessedKeys\":{\"t\":{}}}", "UnprocessedKeys.t", "",
+						   "an object, not an object with Keys"));
+	CHECK(response_rejects("{\"UnprocessedKeys\":{\"t\":{\"Keys\":[{\"k\":{\"S\":1}}]}}}",
+						   "UnprocessedKeys.t[0]", "k", "S value is a JSON number, not a string"));
+	CHECK(response_rejects("{\"UnprocessedItems\":{\"t\":[{\"PutRequest\":{}}]}}",
+						   "UnprocessedItems.t[0]", "",
+						   "an object, not a PutRequest with an Item or a DeleteRequest with a Key"));
+	CHECK(response_rejects("{\"UnprocessedItems\":{\"t\":[{\"DeleteRequest\":{\"Key\":{\"k\":{\"N\":\"\"}}}}]}}",
+						   "UnprocessedItems.t[0]", "k", "N value is not a DynamoDB number"));
+	CHECK(response_rejects("{\"ConsumedCapacity\":5}", "ConsumedCapacity", "",
+						   "a JSON number, not an object or an array"));
+	CHECK(response_rejects("{\"ConsumedCapacity\":{\"CapacityUnits\":\"1\"}}", "ConsumedCapacity", "",
+						   "a string, not an object whose CapacityUnits is a number"));
+	CHECK(response_rejects("{\"ConsumedCapacity\":[{\"CapacityUnits\":1},[]]}", "ConsumedCapacity[1]", "",
+						   "an array, not an object"));
+
+	/*
+	 * The deepest item DynamoDB holds, in the deepest envelope the
+	 * extension reads (BatchWriteItem's UnprocessedItems), parses and
+	 * passes.
+	 */
+	buf_init(&text);
+	buf_puts(&text, "{\"UnprocessedItems\":{\"t\":[{\"PutRequest\":{\"Item\":{\"a\":");
+	for (int i = 0; i < DDB_MAX_NESTING - 1; i++)
+		buf_puts(&text, "{\"L\":[");
+	buf_puts(&text, "{\"S\":\"x\"}");
+	for (int i = 0; i < DDB_MAX_NESTING - 1; i++)
+		buf_puts(&text, "]}");
+	buf_puts(&text, "}}}]}}");
+	v = parse(text.data, err, sizeof(err));
+	CHECK(v != NULL && ddbjson_check_response(v, &chk));
+	free_tree(v);
+	sfdw_free(text.data);
+}
+
+static void
+test_ddb_numbers(void)
+{
+	static const char *const good[] = {
+		"0", "-0", "+1", ".5", "5.", "00012", "1e5", "1E+5", "1e-130",
+		"9.9e125", "-1.5e-3", "0e999999999999999999",
+		"12345678901234567890123456789012345678",
+		"1000000000000000000000000000000000000000000",
+		"0.0000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000001",
+	};
+	static const char *const syntax[] = {
+		"", "-", ".", "+.", " 1", "1 ", "0x10", "1e", "1e+", "1e 5", "1.2.3",
+		"Infinity", "NaN", "--1", "1e5.5", "1,5",
+	};
+
+	for (size_t i = 0; i < sizeof(good) / sizeof(good[0]); i++)
+		CHECK(ddb_number_check(good[i], strlen(good[i])) == DDB_NUMBER_OK);
+	for (size_t i = 0; i < sizeof(syntax) / sizeof(syntax[0]); i++)
+		CHECK(ddb_number_check(syntax[i], strlen(syntax[i])) == DDB_NUMBER_SYNTAX);
+	CHECK(ddb_number_check("123456789012345678901234567890123456789", 39) == DDB_NUMBER_DIGITS);
+	CHECK(ddb_number_check("1.00000000000000000000000000000000000001", 40) == DDB_NUMBER_DIGITS);
+	CHECK(ddb_number_check("1e126", 5) == DDB_NUMBER_RANGE);
+	CHECK(ddb_number_check("1e-131", 6) == DDB_NUMBER_RANGE);
+	CHECK(ddb_number_check("1e99999999999999999999", 22) == DDB_NUMBER_RANGE);
+	CHECK(ddb_number_check("1e-99999999999999999999", 23) == DDB_NUMBER_RANGE);
+	/* the length bounds the text: a NUL inside is no end */
+	CHECK(ddb_number_check("1\0" "2", 3) == DDB_NUMBER_SYNTAX);
+}
+
+static void
+test_utf8(void)
+{
+	Buf			out;
+
+	CHECK(ddb_utf8_valid("", 0));
+	CHECK(ddb_utf8_valid("a\0b", 3));
+	CHECK(ddb_utf8_valid("\xc2\x80\xdf\xbf\xe0\xa0\x80\xef\xbf\xbf\xf0\x90\x80\x80\xf4\x8f\xbf\xbf", 18));
+	CHECK(!ddb_utf8_valid("\x80", 1));
+	CHECK(!ddb_utf8_valid("\xc0\x80", 2));		/* overlong */
+	CHECK(!ddb_utf8_valid("\xc1\xbf", 2));
+	CHECK(!ddb_utf8_valid("\xe0\x9f\xbf", 3));
+	CHECK(!ddb_utf8_valid("\xf0\x8f\xbf\xbf", 4));
+	CHECK(!ddb_utf8_valid("\xed\xa0\x80", 3));	/* surrogate */
+	CHECK(!ddb_utf8_valid("\xf4\x90\x80\x80", 4));	/* past U+10FFFF */
+	CHECK(!ddb_utf8_valid("\xf5\x80\x80\x80", 4));
+	CHECK(!ddb_utf8_valid("\xe2\x82", 2));		/* cut short */
+	CHECK(!ddb_utf8_valid("\xe2\x82\x41", 3));
+
+	buf_init(&out);
+	ddb_append_printable(&out, "a\xc3\xa9\"\\\x01\xff\x7f" "b", 9);
+	CHECK_STR(out.data, "a\xc3\xa9\\x22\\x5C\\x01\\xFF\\x7F" "b");
+	sfdw_free(out.data);
+}
+
+static void
+test_base64_check(void)
+{
+	CHECK(base64_decode("", 0, NULL, NULL));
+	CHECK(base64_decode("AAEC/w==", 8, NULL, NULL));
+	CHECK(!base64_decode("AAEC/x==", 8, NULL, NULL));
+	CHECK(!base64_decode("A===", 4, NULL, NULL));
+	CHECK(!base64_decode("AA=A", 4, NULL, NULL));
+	CHECK(!base64_decode("AAE", 3, NULL, NULL));
+}
+
 void
 suite_ddbjson(void)
 {
@@ -944,4 +1262,9 @@ suite_ddbjson(void)
 	test_writer();
 	test_writer_depth();
 	test_base64();
+	test_base64_check();
+	test_ddb_numbers();
+	test_utf8();
+	test_check_av();
+	test_check_response();
 }

@@ -440,6 +440,14 @@ test_decode(void)
 	check_decode("{g}#{shard}", "g#999999999999999999",
 				 (const char *[]) {"g", "#", "999999999999999999"}, 999999999999999999L);
 
+	/* a {shard:0W} wider than that decodes the keys it renders */
+	check_decode("{g}#{shard:025}", "g#0000000000000000000000007",
+				 (const char *[]) {"g", "#", "7"}, 7);
+	check_decode("{g}#{shard:025}", "g#0000000999999999999999999",
+				 (const char *[]) {"g", "#", "999999999999999999"}, 999999999999999999L);
+	check_decode("{g}#{shard:025}", "g#0000001000000000000000000", NULL, 0);
+	check_decode("{g}#{shard:025}", "g#00000000000000000000000007", NULL, 0);
+
 	/* a key full of separators that cannot match is refused quickly */
 	t = parse_ok("{a}#{b}#{c}#{d}#{shard}");
 	if (t != NULL)

@@ -1,0 +1,94 @@
+/*-------------------------------------------------------------------------
+ *
+ * fuzz_keyfmt.c
+ *		libFuzzer target: key templates and the stored keys decoded with
+ *		them (keyfmt.c).  The input is a template, a newline, and a key.
+ *
+ * A template that parses is rendered as a prefix and a base key with no
+ * values known; a key that decodes has every field's text taken, is
+ * rendered again from those texts and its shard, and the rendered key must
+ * decode to the same column texts and shard (padding aside, decoding is
+ * what rendering undoes; a {shard} of "06" is shard 6, rendered "6").
+ *
+ *-------------------------------------------------------------------------
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include "keyfmt.h"
+
+int
+LLVMFuzzerTestOneInput(const unsigned char *data, size_t size)
+{
+	const char *nl = memchr(data, '\n', size);
+	char	   *text;
+	const char *key;
+	size_t		keylen;
+	char		err[256];
+	KeyTemplate *t;
+	KeySpan    *spans;
+	KeySpan    *again;
+	const char **values;
+	long		shard = -1;
+	long		shard2 = -1;
+	Buf			out;
+
+	if (nl == NULL)
+		return 0;
+	text = sfdw_strndup((const char *) data, (size_t) (nl - (const char *) data));
+	key = nl + 1;
+	keylen = size - (size_t) (nl - (const char *) data) - 1;
+	t = keyfmt_parse(text, err, sizeof(err));
+	sfdw_free(text);
+	if (t == NULL)
+		return 0;
+
+	buf_init(&out);
+	(void) keyfmt_render_prefix(t, NULL, 0, &out, err, sizeof(err));
+	(void) keyfmt_leading_column(t);
+	(void) keyfmt_is_single_column(t);
+
+	spans = sfdw_alloc(sizeof(KeySpan) * t->nparts);
+	again = sfdw_alloc(sizeof(KeySpan) * t->nparts);
+	values = sfdw_alloc(sizeof(char *) * t->nparts);
+	if (keyfmt_decode(t, key, keylen, spans, &shard))
+	{
+		for (int i = 0; i < t->nparts; i++)
+		{
+			if (spans[i].start > keylen || spans[i].len > keylen - spans[i].start)
+				abort();
+			if (t->parts[i].kind != KP_LITERAL)
+				values[i] = keyfmt_field_text(t, i, key, &spans[i]);
+		}
+		buf_reset(&out);
+		if (keyfmt_render(t, values, shard, &out, err, sizeof(err)))
+		{
+			if (!keyfmt_decode(t, out.data, out.len, again, &shard2) || shard2 != shard)
+				abort();
+			for (int i = 0; i < t->nparts; i++)
+			{
+				char	   *field;
+
+				if (t->parts[i].kind != KP_COLUMN)
+					continue;
+				field = keyfmt_field_text(t, i, out.data, &again[i]);
+				if (strcmp(field, values[i]) != 0)
+					abort();
+				sfdw_free(field);
+			}
+		}
+		buf_reset(&out);
+		(void) keyfmt_render_base(t, values, &out, err, sizeof(err));
+		buf_reset(&out);
+		(void) keyfmt_render_prefix(t, values, t->nparts, &out, err, sizeof(err));
+		for (int i = 0; i < t->nparts; i++)
+			if (t->parts[i].kind != KP_LITERAL)
+				sfdw_free((char *) values[i]);
+	}
+	sfdw_free(values);
+	sfdw_free(again);
+	sfdw_free(spans);
+	sfdw_free(out.data);
+	keyfmt_free(t);
+	return 0;
+}

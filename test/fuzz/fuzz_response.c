@@ -1,0 +1,111 @@
+/*-------------------------------------------------------------------------
+ *
+ * fuzz_response.c
+ *		libFuzzer target: a DynamoDB response body through what the
+ *		extension runs on every answer, ddbjson_parse_ex and
+ *		ddbjson_check_response.
+ *
+ * Beyond "no crash, no leak, no undefined behaviour" it checks what the
+ * readers rely on: a response that passes the check still passes after
+ * being written back with jw_tree and parsed again (the writer and the
+ * parser agree), every item in it has S, N and B values that are strings,
+ * and a failed check leaves its messages NUL-terminated.
+ *
+ *-------------------------------------------------------------------------
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include "ddbjson.h"
+
+/* Free a tree from ddbjson_parse_ex. */
+static void
+free_contents(DdbJson *v)
+{
+	for (int i = 0; i < v->n; i++)
+	{
+		if (v->keys != NULL)
+			sfdw_free(v->keys[i]);
+		free_contents(&v->elems[i]);
+	}
+	sfdw_free(v->str);
+	sfdw_free(v->keys);
+	sfdw_free(v->elems);
+}
+
+static void
+free_tree(DdbJson *v)
+{
+	free_contents(v);
+	sfdw_free(v);
+}
+
+/* Abort unless every AttributeValue of a checked tree has its shape. */
+static void
+assert_av(const DdbJson *av)
+{
+	const DdbJson *v;
+	const char *tag;
+
+	if (av->kind != DJ_OBJECT || av->n != 1)
+		abort();
+	tag = av->keys[0];
+	v = &av->elems[0];
+	if ((strcmp(tag, "S") == 0 || strcmp(tag, "N") == 0 || strcmp(tag, "B") == 0) &&
+		(v->kind != DJ_STRING || v->str == NULL))
+		abort();
+	if (strcmp(tag, "M") == 0 || strcmp(tag, "L") == 0)
+		for (int i = 0; i < v->n; i++)
+			assert_av(&v->elems[i]);
+}
+
+static void
+assert_items(const DdbJson *items)
+{
+	if (items == NULL)
+		return;
+	if (items->kind != DJ_ARRAY)
+		abort();
+	for (int i = 0; i < items->n; i++)
+		for (int k = 0; k < items->elems[i].n; k++)
+			assert_av(&items->elems[i].elems[k]);
+}
+
+int
+LLVMFuzzerTestOneInput(const unsigned char *data, size_t size)
+{
+	char		err[256];
+	bool		too_deep;
+	DdbCheck	chk;
+	DdbJson    *body = ddbjson_parse_ex((const char *) data, size, err, sizeof(err),
+										&too_deep);
+
+	if (body == NULL)
+	{
+		if (memchr(err, '\0', sizeof(err)) == NULL)
+			abort();
+		return 0;
+	}
+	if (ddbjson_check_response(body, &chk))
+	{
+		Buf			out;
+		JsonWriter	w;
+		DdbJson    *again;
+
+		assert_items(ddbjson_get(body, "Items"));
+		buf_init(&out);
+		jw_init(&w, &out);
+		jw_tree(&w, body);
+		again = ddbjson_parse_ex(out.data, out.len, err, sizeof(err), &too_deep);
+		if (again == NULL || !ddbjson_check_response(again, &chk))
+			abort();
+		free_tree(again);
+		sfdw_free(out.data);
+	}
+	else if (memchr(chk.reason, '\0', sizeof(chk.reason)) == NULL ||
+			 memchr(chk.where, '\0', sizeof(chk.where)) == NULL ||
+			 memchr(chk.attribute, '\0', sizeof(chk.attribute)) == NULL)
+		abort();
+	free_tree(body);
+	return 0;
+}
