@@ -1,19 +1,20 @@
 #!/usr/bin/env bash
 # test/check.sh — the test command: installs what is missing, builds and
-# installs the extension, runs the C unit tests, starts DynamoDB Local, the
-# fault-injecting proxy and a throwaway PostgreSQL, runs the regression tests
-# (sql/ against expected/), the scripted tests (test/scripts/test_*.py) and
-# sqlsmith (test/sqlsmith.sh), repeats the regression tests and a shorter
-# sqlsmith run with the extension built under AddressSanitizer and
-# UndefinedBehaviorSanitizer, and reinstalls the normal build. A stage fails
-# when its server log shows a backend killed by a signal. Stops at the
-# first failing stage; the last line is "check: N passed, N failed".
+# installs the extension, runs the C unit tests and the fuzz targets,
+# starts DynamoDB Local, the fault-injecting proxy and a throwaway
+# PostgreSQL, runs the regression tests (sql/ against expected/), the
+# scripted tests (test/scripts/test_*.py) and sqlsmith (test/sqlsmith.sh),
+# repeats the regression tests and a shorter sqlsmith run with the
+# extension built under AddressSanitizer and UndefinedBehaviorSanitizer,
+# and reinstalls the normal build. A stage fails when its server log shows
+# a backend killed by a signal. Stops at the first failing stage; the last
+# line is "check: N passed, N failed".
 set -euo pipefail
 cd "$(dirname "$0")/.."
 # shellcheck source=test/lib.sh
 . test/lib.sh
 
-STAGE_TOTAL=10
+STAGE_TOTAL=11
 STAGE_NO=0
 STAGE=""
 PASSED=0
@@ -69,6 +70,19 @@ unit_tests() {
         die "make unit failed"
     fi
     add_runner_counts "$out" || die "make unit printed no \"N passed, N failed\" line"
+}
+
+# fuzzing: run each libFuzzer target for FUZZ_SECONDS (default 30; make
+# fuzz) and count a target that ran out its time without a finding as one
+# passed check.
+fuzzing() {
+    local out="$RUN_DIR/fuzz.out" targets
+    if ! make -s fuzz FUZZ_SECONDS="${FUZZ_SECONDS:-30}" 2>&1 | tee "$out"; then
+        add_counts "$(grep -c '^==> test/fuzz/' "$out")" 1
+        die "a fuzz target found a crash (its input is in test/fuzz/work/)"
+    fi
+    targets="$(grep -c '^==> test/fuzz/' "$out")" || die "make fuzz ran no target"
+    add_counts "$targets" 0
 }
 
 # installcheck: the regression tests; prints regression.diffs and returns
@@ -241,6 +255,9 @@ build_and_install
 
 stage "unit tests"
 unit_tests
+
+stage "fuzzing"
+fuzzing
 
 stage "services"
 start_dynamodb_local
