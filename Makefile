@@ -56,7 +56,9 @@ unit: test/unit/unit_tests
 
 # libFuzzer targets over the plain-C code that reads what DynamoDB sends:
 # response bodies (parser and shape checks) and stored keys (templates).
-# Inputs found go to test/fuzz/work/<target>, crashes to test/fuzz/work/;
+# Inputs found go to test/fuzz/work/<target>, crashes to test/fuzz/work/,
+# libFuzzer's output to test/fuzz/work/<target>.log (its tail is printed
+# on a finding);
 # the committed seeds in test/fuzz/corpus/<target> are only read.
 FUZZ_TARGETS = test/fuzz/fuzz_response test/fuzz/fuzz_keyfmt
 FUZZ_SECONDS ?= 30
@@ -78,6 +80,8 @@ fuzz: $(FUZZ_TARGETS)
 		echo "==> $$target for $(FUZZ_SECONDS) s"; \
 		$$target -max_total_time=$(FUZZ_SECONDS) -timeout=10 -rss_limit_mb=2048 \
 			-dict=test/fuzz/$$name.dict -artifact_prefix=test/fuzz/work/ \
-			-print_final_stats=1 \
-			test/fuzz/work/$$name test/fuzz/corpus/$$name || exit 1; \
+			test/fuzz/work/$$name test/fuzz/corpus/$$name \
+			>test/fuzz/work/$$name.log 2>&1 || \
+			{ tail -n 60 test/fuzz/work/$$name.log; exit 1; }; \
+		grep -E '^Done [0-9]+ runs' test/fuzz/work/$$name.log; \
 	done

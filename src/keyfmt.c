@@ -146,6 +146,17 @@ parse_field(KeyTemplate *t, int *cap, bool *seen_shard, const char *text,
 				t->parts[t->nparts - 1].text, name);
 		ok = false;
 	}
+	if (ok && (kind == KP_SHARD || width > 0) && t->nparts > 0)
+	{
+		const char *before = t->parts[t->nparts - 1].text;
+
+		if (is_digit(before[strlen(before) - 1]))
+		{
+			sfdw_set_error(err, errlen,
+					"the text before field \"%s\" must not end with a digit", name);
+			ok = false;
+		}
+	}
 	if (ok && kind == KP_SHARD && *seen_shard)
 	{
 		sfdw_set_error(err, errlen, "field \"shard\" appears more than once");
@@ -160,6 +171,31 @@ parse_field(KeyTemplate *t, int *cap, bool *seen_shard, const char *text,
 	sfdw_free(name);
 	*next = close + 1;
 	return ok;
+}
+
+/*
+ * Add the literal text collected in lit as the next part and empty lit.
+ * Fails when it begins with a digit right after a digits-only field
+ * ({shard} or 0W): the field's digits and the literal's would run together
+ * and the key could not be split back (parse_field checks the text before
+ * such a field the same way).
+ */
+static bool
+add_literal(KeyTemplate *t, int *cap, Buf *lit, char *err, size_t errlen)
+{
+	const KeyPart *prev = t->nparts > 0 ? &t->parts[t->nparts - 1] : NULL;
+
+	if (prev != NULL && (prev->kind == KP_SHARD || prev->width > 0) &&
+		is_digit(lit->data[0]))
+	{
+		sfdw_set_error(err, errlen,
+				"the text after field \"%s\" must not begin with a digit",
+				prev->text);
+		return false;
+	}
+	add_part(t, cap, KP_LITERAL, lit->data, lit->len, 0);
+	buf_reset(lit);
+	return true;
 }
 
 /*
@@ -191,19 +227,16 @@ keyfmt_parse(const char *text, char *err, size_t errlen)
 		}
 		else if (text[i] == '{')
 		{
-			if (lit.len > 0)
-			{
-				add_part(t, &cap, KP_LITERAL, lit.data, lit.len, 0);
-				buf_reset(&lit);
-			}
+			if (lit.len > 0 && !add_literal(t, &cap, &lit, err, errlen))
+				goto fail;
 			if (!parse_field(t, &cap, &seen_shard, text, i, &i, err, errlen))
 				goto fail;
 		}
 		else
 			buf_putc(&lit, text[i++]);
 	}
-	if (lit.len > 0)
-		add_part(t, &cap, KP_LITERAL, lit.data, lit.len, 0);
+	if (lit.len > 0 && !add_literal(t, &cap, &lit, err, errlen))
+		goto fail;
 	sfdw_free(lit.data);
 	if (t->nparts == 0)
 	{
@@ -508,6 +541,8 @@ keyfmt_decode(const KeyTemplate *t, const char *key, size_t keylen,
 	bool		ok;
 	int			s;
 
+	if (memchr(key, '\0', keylen) != NULL)
+		return false;
 	m.t = t;
 	m.key = key;
 	m.keylen = keylen;

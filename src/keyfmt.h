@@ -10,7 +10,8 @@
  * integer zero-padded to at least W digits, so that numbers sort as text
  * ({score:020}).  {{ and }} stand for literal braces.  Two fields must be
  * separated by literal text, or a stored key could not be split back into
- * its fields; {shard} may appear once.  A column literally named "shard"
+ * its fields, and that text must not begin with a digit after {shard} or a
+ * 0W field, nor end with one before them; {shard} may appear once.  A column literally named "shard"
  * cannot be referenced.
  *
  * Plain C (see pure.h): memory comes from sfdw_alloc, and failures come
@@ -118,7 +119,8 @@ extern bool keyfmt_render_prefix(const KeyTemplate *t, const char *const *values
  * every part when the key matches; then *shard, when shard is not NULL,
  * gets the shard number, or -1 when the template has no {shard}.  Returns
  * false when the key does not match, leaving *shard alone and spans
- * undefined.
+ * undefined.  A key holding a NUL byte matches no template: rendering
+ * takes column texts as C strings, so no rendered key holds one.
  *
  * Literals must match exactly; {shard} and 0W fields match one or more
  * ASCII digits ({shard} at most 18, or W of {shard:0W} with zeros before

@@ -191,6 +191,12 @@ test_parse_errors(void)
 	check_parse_error("x{a}{b:05}y",
 					  "fields \"a\" and \"b\" must be separated by literal text");
 	check_parse_error("{shard}#{g}#{shard}", "field \"shard\" appears more than once");
+	/* the digits of "01" could belong to the score or to the literal */
+	check_parse_error("{score:020}0{player_id}",
+					  "the text after field \"score\" must not begin with a digit");
+	check_parse_error("g_{shard}7", "the text after field \"shard\" must not begin with a digit");
+	check_parse_error("{g}6{shard}", "the text before field \"shard\" must not end with a digit");
+	check_parse_error("v2{n:04}", "the text before field \"n\" must not end with a digit");
 }
 
 /* The parts a template parses into. */
@@ -477,6 +483,8 @@ test_decode(void)
 		CHECK(spans[0].start == 0 && spans[0].len == 6);
 		CHECK(spans[1].start == 6 && spans[1].len == 1);
 		CHECK(spans[2].start == 7 && spans[2].len == 1);
+		/* no column text holds a NUL, so no rendered key does */
+		CHECK(!keyfmt_decode(t, "ga\0me#3", 8, spans, NULL));
 	}
 	keyfmt_free(t);
 }
