@@ -27,6 +27,7 @@
 #include "utils/datetime.h"
 #include "utils/lsyscache.h"
 #include "utils/memutils.h"
+#include "utils/numeric.h"
 #include "utils/tuplestore.h"
 
 #include "avorder.h"
@@ -157,6 +158,34 @@ av_json(const char *type, const char *text)
 	return out.data;
 }
 
+/* {"BOOL": value} as JSON text. */
+static char *
+av_json_bool(bool value)
+{
+	Buf			out;
+	JsonWriter	w;
+
+	buf_init(&out);
+	jw_init(&w, &out);
+	jw_begin_object(&w);
+	jw_key(&w, "BOOL");
+	jw_bool(&w, value);
+	jw_end_object(&w);
+	return out.data;
+}
+
+/*
+ * Drop the expression names and values added since there were names of
+ * them and values: DynamoDB refuses those that no expression uses.
+ */
+static void
+forget_names_since(ShardScanState *ss, int names, int values)
+{
+	ss->names = list_truncate(ss->names, names);
+	ss->value_names = list_truncate(ss->value_names, values);
+	ss->value_json = list_truncate(ss->value_json, values);
+}
+
 /* The DynamoDB type letter of a key. */
 static const char *
 key_type(ShardKey *k)
@@ -233,6 +262,22 @@ like_prefix_text(ShardScanState *ss, int col, int i)
 /* The most key combinations an IN list may make. */
 #define MAX_KEY_COMBINATIONS 10000
 
+/* The elements of evaluated array value i, their NULL flags and their type. */
+static int
+array_elements(ShardScanState *ss, int i, Datum **elems, bool **nulls, Oid *elemtype)
+{
+	int16		elmlen;
+	bool		elmbyval;
+	char		elmalign;
+	int			n;
+
+	*elemtype = get_element_type(ss->types[i]);
+	get_typlenbyvalalign(*elemtype, &elmlen, &elmbyval, &elmalign);
+	deconstruct_array(DatumGetArrayTypeP(ss->values[i]), *elemtype,
+					  elmlen, elmbyval, elmalign, elems, nulls, &n);
+	return n;
+}
+
 /*
  * Every combination of values the key conditions fix, each an array of key
  * texts indexed by column: one combination for equalities alone, one per
@@ -253,9 +298,6 @@ key_combinations(ShardScanState *ss)
 		bool	   *nulls;
 		int			n;
 		Oid			elemtype;
-		int16		elmlen;
-		bool		elmbyval;
-		char		elmalign;
 
 		if (ss->nulls[c->expr])
 			return NIL;
@@ -267,10 +309,7 @@ key_combinations(ShardScanState *ss)
 				((const char **) lfirst(lc))[c->col] = text;
 			continue;
 		}
-		elemtype = get_element_type(ss->types[c->expr]);
-		get_typlenbyvalalign(elemtype, &elmlen, &elmbyval, &elmalign);
-		deconstruct_array(DatumGetArrayTypeP(ss->values[c->expr]), elemtype,
-						  elmlen, elmbyval, elmalign, &elems, &nulls, &n);
+		n = array_elements(ss, c->expr, &elems, &nulls, &elemtype);
 		foreach(lc, combos)
 		{
 			for (int e = 0; e < n; e++)
@@ -452,68 +491,138 @@ sort_key_condition(ShardScanState *ss, const char **texts, StringInfo buf)
 	return true;
 }
 
-/* The FilterExpression of the filters, or NULL. */
+/* The longest expression DynamoDB takes, in bytes. */
+#define MAX_EXPRESSION_BYTES 4096
+
+/*
+ * The AttributeValue JSON of value (of type typid) compared with column
+ * col in a FilterExpression, or NULL when no DynamoDB value stands for it
+ * (a numeric NaN or infinity).
+ */
+static char *
+filter_operand(ShardColumn *col, Oid typid, Datum value)
+{
+	ShardColumn c = *col;
+
+	if (typid == BOOLOID)
+		return av_json_bool(DatumGetBool(value));
+	if (typid == NUMERICOID &&
+		(numeric_is_nan(DatumGetNumeric(value)) || numeric_is_inf(DatumGetNumeric(value))))
+		return NULL;
+	c.typid = typid;
+	return av_json(col->ddb_type == DDB_TYPE_N ? "N" : "S", codec_key_text(&c, value));
+}
+
+/*
+ * Add filter c to buf as a DynamoDB condition; false when DynamoDB cannot
+ * say what PostgreSQL says of it (an IN list of more than
+ * MAX_IN_OPERANDS values, a value DynamoDB cannot hold), and it is left
+ * to the local check alone.
+ */
+static bool
+filter_condition(ShardScanState *ss, ExecCond *c, StringInfo buf)
+{
+	static const char *const ops[] = {
+		[COND_EQ] = "=", [COND_LT] = "<", [COND_LE] = "<=",
+		[COND_GT] = ">", [COND_GE] = ">=",
+	};
+	ShardColumn *col = &ss->t->columns[c->col];
+	int			n = name_index(ss, col->attribute);
+	char	   *operand;
+
+	if (c->op == COND_NULL || c->op == COND_NOT_NULL)
+	{
+		char	   *null_type = add_value(ss, av_json("S", "NULL"));
+
+		appendStringInfo(buf, c->op == COND_NULL ?
+						 "(attribute_not_exists(#n%d) OR attribute_type(#n%d, %s))" :
+						 "(attribute_exists(#n%d) AND NOT attribute_type(#n%d, %s))",
+						 n, n, null_type);
+		return true;
+	}
+	if (!ss->nulls[c->expr] && c->op == COND_PREFIX)
+	{
+		appendStringInfo(buf, "begins_with(#n%d, %s)", n,
+						 add_value(ss, av_json("S", like_prefix_text(ss, c->col, c->expr))));
+		return true;
+	}
+	if (!ss->nulls[c->expr] && c->op == COND_IN)
+	{
+		Datum	   *elems;
+		bool	   *nulls;
+		Oid			elemtype;
+		int			count = array_elements(ss, c->expr, &elems, &nulls, &elemtype);
+		int			used = 0;
+
+		/* a NULL element matches no row, as in PostgreSQL's WHERE */
+		for (int e = 0; e < count; e++)
+		{
+			if (nulls[e])
+				continue;
+			if (++used > MAX_IN_OPERANDS ||
+				(operand = filter_operand(col, elemtype, elems[e])) == NULL)
+				return false;
+			if (used == 1)
+				appendStringInfo(buf, "#n%d IN (", n);
+			else
+				appendStringInfoString(buf, ", ");
+			appendStringInfoString(buf, add_value(ss, operand));
+		}
+		if (used > 0)
+		{
+			appendStringInfoChar(buf, ')');
+			return true;
+		}
+	}
+	else if (!ss->nulls[c->expr])
+	{
+		operand = filter_operand(col, ss->types[c->expr], ss->values[c->expr]);
+		if (operand == NULL)
+			return false;
+		appendStringInfo(buf, "#n%d %s %s", n, ops[c->op], add_value(ss, operand));
+		return true;
+	}
+	/* a NULL value, or an IN list of NULLs only: nothing compares true */
+	appendStringInfo(buf, "(attribute_not_exists(#n%d) AND attribute_exists(#n%d))", n, n);
+	return true;
+}
+
+/*
+ * The FilterExpression of the filters, or NULL.  A filter DynamoDB cannot
+ * evaluate is left out, and so is the whole expression when it would be
+ * longer than DynamoDB takes: every filter is checked locally too.
+ */
 static char *
 filter_expression(ShardScanState *ss)
 {
 	StringInfoData buf;
-	static const char *const ops[] = {
-		[COND_EQ] = "=", [COND_NE] = "<>", [COND_LT] = "<", [COND_LE] = "<=",
-		[COND_GT] = ">", [COND_GE] = ">=",
-	};
+	StringInfoData cond;
+	int			names = list_length(ss->names);
+	int			values = list_length(ss->value_names);
 
 	if (ss->nfilters == 0)
 		return NULL;
 	initStringInfo(&buf);
+	initStringInfo(&cond);
 	for (int i = 0; i < ss->nfilters; i++)
 	{
-		ExecCond   *c = &ss->filters[i];
-		ShardColumn *col = &ss->t->columns[c->col];
-		int			n = name_index(ss, col->attribute);
+		int			cond_names = list_length(ss->names);
+		int			cond_values = list_length(ss->value_names);
 
-		if (buf.len > 0)
-			appendStringInfoString(&buf, " AND ");
-		if (c->op == COND_NULL || c->op == COND_NOT_NULL)
+		resetStringInfo(&cond);
+		if (!filter_condition(ss, &ss->filters[i], &cond))
 		{
-			char	   *null_type = add_value(ss, av_json("S", "NULL"));
-
-			appendStringInfo(&buf, c->op == COND_NULL ?
-							 "(attribute_not_exists(#n%d) OR attribute_type(#n%d, %s))" :
-							 "(attribute_exists(#n%d) AND NOT attribute_type(#n%d, %s))",
-							 n, n, null_type);
+			forget_names_since(ss, cond_names, cond_values);
 			continue;
 		}
-		if (ss->nulls[c->expr])
-		{
-			/* nothing compares true with NULL */
-			appendStringInfo(&buf, "attribute_not_exists(#n%d) AND attribute_exists(#n%d)", n, n);
-			continue;
-		}
-		if (c->op == COND_PREFIX)
-		{
-			appendStringInfo(&buf, "begins_with(#n%d, %s)", n,
-							 add_value(ss, av_json("S", like_prefix_text(ss, c->col, c->expr))));
-			continue;
-		}
-		if (col->typid == BOOLOID)
-		{
-			Buf			out;
-			JsonWriter	w;
-
-			buf_init(&out);
-			jw_init(&w, &out);
-			jw_begin_object(&w);
-			jw_key(&w, "BOOL");
-			jw_bool(&w, DatumGetBool(ss->values[c->expr]));
-			jw_end_object(&w);
-			appendStringInfo(&buf, "#n%d = %s", n, add_value(ss, out.data));
-			continue;
-		}
-		appendStringInfo(&buf, "#n%d %s %s", n, ops[c->op],
-						 add_value(ss, av_json(col->ddb_type == DDB_TYPE_N ? "N" : "S",
-											   value_text(ss, c->col, c->expr))));
+		appendStringInfo(&buf, "%s%s", buf.len > 0 ? " AND " : "", cond.data);
 	}
-	return buf.data;
+	if (buf.len > MAX_EXPRESSION_BYTES)
+	{
+		forget_names_since(ss, names, values);
+		return NULL;
+	}
+	return buf.len > 0 ? buf.data : NULL;
 }
 
 /*
