@@ -91,6 +91,32 @@ DEALLOCATE ALL;
 EXPLAIN (COSTS OFF) SELECT seq FROM rows WHERE game IN ('g1', 'g2') AND big IN (10, 30);
 SELECT seq FROM rows WHERE game IN ('g1', 'g2') AND big IN (10, 30) ORDER BY seq;
 
+-- a value of another type is written otherwise than the column's values:
+-- a timestamp compared with a date key, character(n) with its padding
+SELECT shard_fdw_request('ddb', 'CreateTable', '{
+  "TableName": "pushdown_days", "BillingMode": "PAY_PER_REQUEST",
+  "KeySchema": [{"AttributeName": "k", "KeyType": "HASH"},
+                {"AttributeName": "d", "KeyType": "RANGE"}],
+  "AttributeDefinitions": [{"AttributeName": "k", "AttributeType": "S"},
+                           {"AttributeName": "d", "AttributeType": "S"}]
+}') #>> '{TableDescription,TableStatus}' AS status;
+CREATE FOREIGN TABLE days (k char(3), d date, n int)
+  SERVER ddb OPTIONS (table 'pushdown_days', partition_key 'k', sort_key 'd');
+INSERT INTO days VALUES ('a', '2024-01-01', 1), ('a', '2024-01-02', 2), ('b', '2024-01-01', 3);
+SET TimeZone = 'America/New_York';
+SELECT d FROM days WHERE k = 'a' AND d = '2024-01-01 00:00'::timestamp;
+SELECT d FROM days WHERE k = 'a' AND d >= '2024-01-01 20:00-05'::timestamptz;
+SELECT d FROM days WHERE k = 'a' AND d IN ('2024-01-02 00:00'::timestamp);
+SELECT d FROM days WHERE k = 'a' AND d > '2024-01-01'::date;
+SELECT k, d FROM days WHERE k = 'a' AND d = '2024-01-01';
+SELECT n FROM days WHERE k IN ('a', 'b') AND n > 1::int8 ORDER BY n;
+EXPLAIN (COSTS OFF) SELECT d FROM days WHERE k = 'a' AND d = '2024-01-01 00:00'::timestamp;
+EXPLAIN (COSTS OFF) SELECT d FROM days WHERE d = '2024-01-01' AND n IN (1::int8, 3::int2);
+RESET TimeZone;
+DROP FOREIGN TABLE days;
+SELECT shard_fdw_request('ddb', 'DeleteTable', '{"TableName": "pushdown_days"}')
+  #>> '{TableDescription,TableName}' AS deleted;
+
 -- every condition above gives what the local table gives
 SELECT count(*) AS differing FROM (
   SELECT q, (SELECT array_agg(seq ORDER BY seq) FROM rows r WHERE r.name = ANY (q)),

@@ -168,6 +168,30 @@ like_prefix(Expr *pattern)
 	return str;
 }
 
+/*
+ * True when a value of type valtype is written as a value of column col's
+ * type would be, so that DynamoDB compares like with like: the same type,
+ * integers of any width, or text and varchar.  A timestamp compared with a
+ * date column, say, is not (its text is longer, and PostgreSQL converts
+ * one to the other in the session's time zone).  Nor is character(n),
+ * which compares without its trailing spaces.
+ */
+static bool
+same_text_form(ShardTable *t, int col, Oid valtype)
+{
+	Oid			coltype = t->columns[col].typid;
+
+	if (coltype == BPCHAROID)
+		return false;
+	if (coltype == valtype)
+		return true;
+	if ((coltype == INT2OID || coltype == INT4OID || coltype == INT8OID) &&
+		(valtype == INT2OID || valtype == INT4OID || valtype == INT8OID))
+		return true;
+	return (coltype == TEXTOID || coltype == VARCHAROID) &&
+		(valtype == TEXTOID || valtype == VARCHAROID);
+}
+
 /* True when the comparison under collation is byte-wise equality. */
 static bool
 collation_exact_eq(Oid collation)
@@ -218,7 +242,8 @@ recognise(ShardTable *t, Index relid, Expr *clause, bool outer_ok, Cond *cond)
 			return false;
 		tce = lookup_type_cache(t->columns[cond->col].typid, TYPECACHE_BTREE_OPFAMILY);
 		if (!OidIsValid(tce->btree_opf) ||
-			get_op_opfamily_strategy(sa->opno, tce->btree_opf) != BTEqualStrategyNumber)
+			get_op_opfamily_strategy(sa->opno, tce->btree_opf) != BTEqualStrategyNumber ||
+			!same_text_form(t, cond->col, get_element_type(exprType((Node *) array))))
 			return false;
 		cond->op = COND_IN;
 		cond->value = array;
@@ -257,7 +282,8 @@ recognise(ShardTable *t, Index relid, Expr *clause, bool outer_ok, Cond *cond)
 			return true;
 		}
 		tce = lookup_type_cache(t->columns[cond->col].typid, TYPECACHE_BTREE_OPFAMILY);
-		if (!OidIsValid(tce->btree_opf) || !OidIsValid(opno))
+		if (!OidIsValid(tce->btree_opf) || !OidIsValid(opno) ||
+			!same_text_form(t, cond->col, exprType((Node *) right)))
 			return false;
 		strategy = get_op_opfamily_strategy(opno, tce->btree_opf);
 		switch (strategy)
