@@ -51,7 +51,17 @@ SELECT seq FROM rows WHERE flag ORDER BY seq;
 SELECT seq FROM rows WHERE NOT flag ORDER BY seq;
 SELECT seq FROM rows WHERE flag IS NOT TRUE ORDER BY seq;
 SELECT seq FROM rows WHERE flag = false ORDER BY seq;
--- values no DynamoDB number stands for are compared locally
+-- values no DynamoDB number stands for are compared locally, or, on the
+-- sort key, bound it above or below every stored number
+CREATE FOREIGN TABLE rows_n (game text, seq numeric)
+  SERVER ddb OPTIONS (table 'pushdown_tab', partition_key 'game', sort_key 'seq');
+SELECT seq FROM rows_n WHERE game = 'g1' AND seq < 'NaN' ORDER BY seq;
+SELECT seq FROM rows_n WHERE game = 'g1' AND seq > '-Infinity' AND seq < 3 ORDER BY seq;
+SELECT seq FROM rows_n WHERE game = 'g1' AND seq > 'NaN';
+SELECT seq FROM rows_n WHERE game = 'g1' AND seq <= '-Infinity';
+SELECT seq FROM rows_n WHERE game = 'g1' AND seq IN (2, 'Infinity', 'NaN');
+SELECT seq FROM rows_n WHERE game = 'g1' AND seq = 'NaN';
+DROP FOREIGN TABLE rows_n;
 SELECT seq FROM rows WHERE score < 'NaN' ORDER BY seq;
 SELECT seq FROM rows WHERE score < 'Infinity' AND score > '-Infinity' ORDER BY seq;
 SELECT seq FROM rows WHERE score IN (1.5, 'NaN') ORDER BY seq;
@@ -92,7 +102,7 @@ EXPLAIN (COSTS OFF) SELECT seq FROM rows WHERE game IN ('g1', 'g2') AND big IN (
 SELECT seq FROM rows WHERE game IN ('g1', 'g2') AND big IN (10, 30) ORDER BY seq;
 
 -- a value of another type is written otherwise than the column's values:
--- a timestamp compared with a date key, character(n) with its padding
+-- a timestamp compared with a date key, character(n) without its padding
 SELECT shard_fdw_request('ddb', 'CreateTable', '{
   "TableName": "pushdown_days", "BillingMode": "PAY_PER_REQUEST",
   "KeySchema": [{"AttributeName": "k", "KeyType": "HASH"},
@@ -100,20 +110,32 @@ SELECT shard_fdw_request('ddb', 'CreateTable', '{
   "AttributeDefinitions": [{"AttributeName": "k", "AttributeType": "S"},
                            {"AttributeName": "d", "AttributeType": "S"}]
 }') #>> '{TableDescription,TableStatus}' AS status;
-CREATE FOREIGN TABLE days (k char(3), d date, n int)
+CREATE FOREIGN TABLE days (k text, d date, n int)
+  SERVER ddb OPTIONS (table 'pushdown_days', partition_key 'k', sort_key 'd');
+CREATE FOREIGN TABLE padded (k char(3), d date)
   SERVER ddb OPTIONS (table 'pushdown_days', partition_key 'k', sort_key 'd');
 INSERT INTO days VALUES ('a', '2024-01-01', 1), ('a', '2024-01-02', 2), ('b', '2024-01-01', 3);
+INSERT INTO padded VALUES ('c', '2024-01-03');
+SELECT k, d FROM padded WHERE k = 'c';
+SELECT k, d FROM padded WHERE k = 'c' AND d = '2024-01-03';
+EXPLAIN (COSTS OFF) SELECT k, d FROM padded WHERE k = 'c';
 SET TimeZone = 'America/New_York';
+-- infinities bound the sort key above or below every stored date
+SELECT d FROM days WHERE k = 'a' AND d < 'infinity' ORDER BY d;
+SELECT d FROM days WHERE k = 'a' AND d > '-infinity' AND d <= '2024-01-01' ORDER BY d;
+SELECT d FROM days WHERE k = 'a' AND d >= 'infinity';
+SELECT d FROM days WHERE k = 'a' AND d < '-infinity';
+SELECT d FROM days WHERE k = 'a' AND d IN ('infinity', '2024-01-02');
+SELECT d FROM days WHERE k = 'a' AND d = 'infinity';
 SELECT d FROM days WHERE k = 'a' AND d = '2024-01-01 00:00'::timestamp;
 SELECT d FROM days WHERE k = 'a' AND d >= '2024-01-01 20:00-05'::timestamptz;
 SELECT d FROM days WHERE k = 'a' AND d IN ('2024-01-02 00:00'::timestamp);
 SELECT d FROM days WHERE k = 'a' AND d > '2024-01-01'::date;
-SELECT k, d FROM days WHERE k = 'a' AND d = '2024-01-01';
 SELECT n FROM days WHERE k IN ('a', 'b') AND n > 1::int8 ORDER BY n;
 EXPLAIN (COSTS OFF) SELECT d FROM days WHERE k = 'a' AND d = '2024-01-01 00:00'::timestamp;
 EXPLAIN (COSTS OFF) SELECT d FROM days WHERE d = '2024-01-01' AND n IN (1::int8, 3::int2);
 RESET TimeZone;
-DROP FOREIGN TABLE days;
+DROP FOREIGN TABLE days, padded;
 SELECT shard_fdw_request('ddb', 'DeleteTable', '{"TableName": "pushdown_days"}')
   #>> '{TableDescription,TableName}' AS deleted;
 

@@ -15,6 +15,8 @@
  */
 #include "shard_fdw.h"
 
+#include <math.h>
+
 #include "access/htup_details.h"
 #include "catalog/pg_type.h"
 #include "commands/explain.h"
@@ -24,6 +26,7 @@
 #include "nodes/nodeFuncs.h"
 #include "utils/array.h"
 #include "utils/builtins.h"
+#include "utils/date.h"
 #include "utils/datetime.h"
 #include "utils/lsyscache.h"
 #include "utils/memutils.h"
@@ -194,6 +197,44 @@ key_type(ShardKey *k)
 		k->type == DDB_TYPE_B ? "B" : "S";
 }
 
+/*
+ * 1 when value (of type typid) is a NaN or plus infinity, which sort above
+ * every other value in PostgreSQL, -1 for minus infinity, 0 for any other
+ * value: the infinite ones are never stored.
+ */
+static int
+infinite_value(Oid typid, Datum value)
+{
+	double		d;
+
+	switch (typid)
+	{
+		case TIMESTAMPOID:
+		case TIMESTAMPTZOID:
+			return TIMESTAMP_IS_NOEND(DatumGetTimestamp(value)) ? 1 :
+				TIMESTAMP_IS_NOBEGIN(DatumGetTimestamp(value)) ? -1 : 0;
+		case DATEOID:
+			return DATE_IS_NOEND(DatumGetDateADT(value)) ? 1 :
+				DATE_IS_NOBEGIN(DatumGetDateADT(value)) ? -1 : 0;
+		case NUMERICOID:
+			if (numeric_is_nan(DatumGetNumeric(value)))
+				return 1;
+			if (!numeric_is_inf(DatumGetNumeric(value)))
+				return 0;
+			d = DatumGetFloat8(DirectFunctionCall1(numeric_float8, value));
+			break;
+		case FLOAT4OID:
+			d = DatumGetFloat4(value);
+			break;
+		case FLOAT8OID:
+			d = DatumGetFloat8(value);
+			break;
+		default:
+			return 0;
+	}
+	return isnan(d) || d == INFINITY ? 1 : d == -INFINITY ? -1 : 0;
+}
+
 /* The key text of evaluated value i compared with column col. */
 static char *
 value_text(ShardScanState *ss, int col, int i)
@@ -282,7 +323,7 @@ array_elements(ShardScanState *ss, int i, Datum **elems, bool **nulls, Oid *elem
  * Every combination of values the key conditions fix, each an array of key
  * texts indexed by column: one combination for equalities alone, one per
  * element (or product of elements) for IN lists.  NIL when a value is NULL
- * (nothing matches).
+ * or infinite (nothing matches).
  */
 static List *
 key_combinations(ShardScanState *ss)
@@ -301,6 +342,9 @@ key_combinations(ShardScanState *ss)
 
 		if (ss->nulls[c->expr])
 			return NIL;
+		/* no stored key is a NaN or an infinity */
+		if (c->op != COND_IN && infinite_value(ss->types[c->expr], ss->values[c->expr]) != 0)
+			return NIL;
 		if (c->op != COND_IN)
 		{
 			char	   *text = value_text(ss, c->col, c->expr);
@@ -317,7 +361,7 @@ key_combinations(ShardScanState *ss)
 				ShardColumn col = ss->t->columns[c->col];
 				const char **copy;
 
-				if (nulls[e])
+				if (nulls[e] || infinite_value(elemtype, elems[e]) != 0)
 					continue;
 				copy = palloc(sizeof(char *) * Max(ss->t->ncolumns, 1));
 				memcpy(copy, lfirst(lc), sizeof(char *) * ss->t->ncolumns);
@@ -427,6 +471,7 @@ sort_key_condition(ShardScanState *ss, const char **texts, StringInfo buf)
 		char	   *text;
 		int			width = t->sk.template ? t->sk.template->parts[0].width : 0;
 		bool		inclusive = c->op == COND_GE || c->op == COND_LE;
+		int			infinite;
 
 		if (ss->nulls[c->expr])
 			return false;
@@ -435,6 +480,18 @@ sort_key_condition(ShardScanState *ss, const char **texts, StringInfo buf)
 			appendStringInfo(buf, " AND begins_with(#n%d, %s)", sk,
 							 add_value(ss, av_json("S", like_prefix_text(ss, c->col, c->expr))));
 			return true;
+		}
+
+		/*
+		 * A NaN or plus infinity is above every stored number, minus
+		 * infinity below: as a bound it excludes every key or none.
+		 */
+		infinite = infinite_value(ss->types[c->expr], ss->values[c->expr]);
+		if (infinite != 0)
+		{
+			if ((infinite > 0) == (c->op == COND_GT || c->op == COND_GE))
+				return false;
+			continue;
 		}
 
 		/*
@@ -497,7 +554,7 @@ sort_key_condition(ShardScanState *ss, const char **texts, StringInfo buf)
 /*
  * The AttributeValue JSON of value (of type typid) compared with column
  * col in a FilterExpression, or NULL when no DynamoDB value stands for it
- * (a numeric NaN or infinity).
+ * (a NaN or an infinity).
  */
 static char *
 filter_operand(ShardColumn *col, Oid typid, Datum value)
@@ -506,8 +563,7 @@ filter_operand(ShardColumn *col, Oid typid, Datum value)
 
 	if (typid == BOOLOID)
 		return av_json_bool(DatumGetBool(value));
-	if (typid == NUMERICOID &&
-		(numeric_is_nan(DatumGetNumeric(value)) || numeric_is_inf(DatumGetNumeric(value))))
+	if (infinite_value(typid, value) != 0)
 		return NULL;
 	c.typid = typid;
 	return av_json(col->ddb_type == DDB_TYPE_N ? "N" : "S", codec_key_text(&c, value));
