@@ -120,6 +120,17 @@ SELECT k, d FROM padded WHERE k = 'c';
 SELECT k, d FROM padded WHERE k = 'c' AND d = '2024-01-03';
 EXPLAIN (COSTS OFF) SELECT k, d FROM padded WHERE k = 'c';
 SET TimeZone = 'America/New_York';
+-- no stored key is empty: an empty key value matches nothing
+SELECT d FROM days WHERE k = '';
+SELECT d FROM days WHERE k IN ('', 'b');
+SELECT n FROM days WHERE k = 'a' AND d = '2024-01-01' AND k IN ('a', '');
+CREATE FOREIGN TABLE days_text (k text, d text)
+  SERVER ddb OPTIONS (table 'pushdown_days', partition_key 'k', sort_key 'd');
+SELECT d FROM days_text WHERE k = 'a' AND d = '';
+SELECT d FROM days_text WHERE k = 'a' AND d IN ('', '2024-01-02');
+SELECT d FROM days_text WHERE k = 'a' AND d = '' ORDER BY d;
+SELECT d FROM days_text WHERE k = 'a' AND d COLLATE "C" > '' ORDER BY d;
+DROP FOREIGN TABLE days_text;
 -- infinities bound the sort key above or below every stored date
 SELECT d FROM days WHERE k = 'a' AND d < 'infinity' ORDER BY d;
 SELECT d FROM days WHERE k = 'a' AND d > '-infinity' AND d <= '2024-01-01' ORDER BY d;

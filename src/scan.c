@@ -447,6 +447,8 @@ sort_key_condition(ShardScanState *ss, const char **texts, StringInfo buf)
 		return true;
 	sk = name_index(ss, t->sk.attribute);
 	full = full_sort_key(ss, texts);
+	if (full && full[0] == '\0')
+		return false;			/* no stored key is empty */
 	if (full)
 	{
 		appendStringInfo(buf, " AND #n%d = %s", sk, add_value(ss, av_json(type, full)));
@@ -1378,8 +1380,9 @@ partition_streams(ShardScanState *ss, const char **texts)
 		if (range_in_key_order(t) && !range_shard_meets_bounds(ss, s->shard))
 			continue;
 		s->pk_text = route_partition_key(t, texts, s->shard, false, err, sizeof(err));
-		if (s->pk_text == NULL)
-			return NIL;			/* a value no stored key can have */
+		/* a value no stored key can have; DynamoDB refuses an empty key */
+		if (s->pk_text == NULL || s->pk_text[0] == '\0')
+			return NIL;
 		result = lappend(result, s);
 	}
 	if (t->legacy_unsharded && t->strategy != SHARD_NONE)
@@ -1388,7 +1391,7 @@ partition_streams(ShardScanState *ss, const char **texts)
 
 		s->shard = -1;
 		s->pk_text = route_partition_key(t, texts, 0, true, err, sizeof(err));
-		if (s->pk_text)
+		if (s->pk_text && s->pk_text[0] != '\0')
 			result = lappend(result, s);
 	}
 	return result;
@@ -1444,6 +1447,8 @@ scan_start(ShardScanState *ss, ExprContext *econtext)
 			char	   *sk = ss->t->sk.attribute ? full_sort_key(ss, texts) : NULL;
 			ListCell   *lc2;
 
+			if (sk && sk[0] == '\0')
+				continue;		/* no stored key is empty */
 			foreach(lc2, partition_streams(ss, texts))
 				keys = list_append_unique(keys,
 										  makeString(item_key_json(ss->t, ((Stream *) lfirst(lc2))->pk_text, sk)));
