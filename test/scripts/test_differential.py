@@ -233,8 +233,9 @@ class Query:
 
 
 def some_player():
-    """A player that exists, mostly."""
-    return rng.choice(data)[1] if rng.random() < 0.9 else "pnobody"
+    """A player that exists, mostly; else one that does not, or the empty
+    string, which no key can be."""
+    return rng.choice(data)[1] if rng.random() < 0.9 else rng.choice(["pnobody", ""])
 
 
 def value_list(values, null_chance=0.2):
@@ -322,7 +323,7 @@ def where_clause(key_chance=0.6):
     chance."""
     where = [filter_predicate() for _ in range(rng.choice([0, 1, 1, 2, 3]))]
     if rng.random() < key_chance:
-        games = rng.sample(GAMES + ["g9"], rng.randint(1, 3))
+        games = rng.sample(GAMES + ["g9", ""], rng.randint(1, 3))
         where.insert(0, f"game_id = {literal(games[0])}" if len(games) == 1
                      else f"game_id IN ({value_list(games)})")
     return where
