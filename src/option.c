@@ -14,6 +14,7 @@
 #include "access/htup_details.h"
 #include "access/reloptions.h"
 #include "access/table.h"
+#include "catalog/namespace.h"
 #include "catalog/pg_attribute.h"
 #include "catalog/pg_foreign_data_wrapper.h"
 #include "catalog/pg_foreign_server.h"
@@ -22,7 +23,6 @@
 #include "catalog/pg_user_mapping.h"
 #include "commands/defrem.h"
 #include "commands/event_trigger.h"
-#include "catalog/namespace.h"
 #include "funcapi.h"
 #include "miscadmin.h"
 #include "parser/parse_type.h"
@@ -1220,9 +1220,9 @@ check_rename_column(ShardTable *t, const char *name)
 }
 
 /*
- * Refuse changing the type of column name of t to typid when the column
- * makes the item key or chooses the shard and DynamoDB would store the new
- * type otherwise (a number as a string, say): the items already written
+ * Refuse changing the type of column name of t to type_name when the
+ * column makes the item key or chooses the shard and DynamoDB would store
+ * the new type otherwise (a number as a string, say): the items already written
  * would no longer be found.  A column option "ddb_type" fixes the stored
  * type; shard_fdw_check_table checks that the new type fits it.
  */
