@@ -33,16 +33,30 @@ DECLARE
 BEGIN
   FOR cmd IN SELECT DISTINCT objid FROM pg_event_trigger_ddl_commands()
              WHERE classid = 'pg_class'::regclass
-               AND object_type = 'foreign table'
+               AND object_type IN ('foreign table', 'foreign table column')
   LOOP
     PERFORM @extschema@.shard_fdw_check_table(cmd.objid::regclass);
   END LOOP;
 END
 $$;
 
+-- ALTER TABLE works on foreign tables too, and RENAME COLUMN reports the
+-- column.
 CREATE EVENT TRIGGER shard_fdw_check_ddl ON ddl_command_end
-  WHEN TAG IN ('CREATE FOREIGN TABLE', 'ALTER FOREIGN TABLE')
+  WHEN TAG IN ('CREATE FOREIGN TABLE', 'ALTER FOREIGN TABLE', 'ALTER TABLE')
   EXECUTE FUNCTION shard_fdw_check_ddl();
+
+-- Refuses, before an ALTER runs, what its end cannot tell from a sound
+-- table: renaming a column an option names, and a new type that stores a
+-- key or shard_by column's values as another DynamoDB type.
+CREATE FUNCTION shard_fdw_check_alter()
+RETURNS event_trigger
+AS 'MODULE_PATHNAME'
+LANGUAGE C;
+
+CREATE EVENT TRIGGER shard_fdw_check_alter ON ddl_command_start
+  WHEN TAG IN ('ALTER FOREIGN TABLE', 'ALTER TABLE')
+  EXECUTE FUNCTION shard_fdw_check_alter();
 
 -- One DynamoDB API call through a server, with the caller's user mapping.
 CREATE FUNCTION shard_fdw_request(server name, operation text, body jsonb)

@@ -42,6 +42,15 @@
 #define SHARD_UPDATED_COLS(query, rte) ((rte)->updatedCols)
 #endif
 
+/* PostgreSQL 16 replaced the ACL check of each kind of object by one. */
+#if PG_VERSION_NUM >= 160000
+#define shard_server_aclcheck(serverid, roleid, mode) \
+	object_aclcheck(ForeignServerRelationId, (serverid), (roleid), (mode))
+#else
+#define shard_server_aclcheck(serverid, roleid, mode) \
+	pg_foreign_server_aclcheck((serverid), (roleid), (mode))
+#endif
+
 /* PostgreSQL 17 added fdw_restrictinfo to create_foreignscan_path. */
 #if PG_VERSION_NUM >= 170000
 #define shard_create_foreignscan_path(root, rel, target, rows, startup, total, \

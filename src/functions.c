@@ -11,10 +11,12 @@
 #include "shard_fdw.h"
 
 #include "access/htup_details.h"
+#include "catalog/pg_foreign_server.h"
 #include "catalog/pg_type.h"
 #include "foreign/foreign.h"
 #include "funcapi.h"
 #include "miscadmin.h"
+#include "utils/acl.h"
 #include "utils/builtins.h"
 #include "utils/jsonb.h"
 #include "utils/lsyscache.h"
@@ -29,6 +31,32 @@ PG_FUNCTION_INFO_V1(shard_fdw_shard_counts);
 PG_FUNCTION_INFO_V1(shard_fdw_recommend_shards);
 PG_FUNCTION_INFO_V1(shard_fdw_range_boundaries);
 PG_FUNCTION_INFO_V1(shard_fdw_metadata);
+
+/*
+ * Check that the current user may use server, as dblink and postgres_fdw
+ * require of their functions: a user mapping alone does not let a user
+ * reach DynamoDB through a server.
+ */
+static void
+check_server_usage(ForeignServer *server)
+{
+	AclResult	result = shard_server_aclcheck(server->serverid, GetUserId(), ACL_USAGE);
+
+	if (result != ACLCHECK_OK)
+		aclcheck_error(result, OBJECT_FOREIGN_SERVER, server->servername);
+}
+
+/*
+ * Foreign table relid, loaded for a function that reaches DynamoDB
+ * through its server (DescribeTable, counts, metadata): the user needs
+ * USAGE on the server.
+ */
+static ShardTable *
+tool_table(Oid relid)
+{
+	check_server_usage(GetForeignServer(GetForeignTable(relid)->serverid));
+	return shard_get_table(relid, true);
+}
 
 /*
  * shard_fdw_request(server name, operation text, body jsonb) returns jsonb:
@@ -55,6 +83,7 @@ shard_fdw_request(PG_FUNCTION_ARGS)
 		ereport(ERROR,
 				(errcode(ERRCODE_WRONG_OBJECT_TYPE),
 				 errmsg("server \"%s\" does not use shard_fdw", servername)));
+	check_server_usage(server);
 	for (const char *p = operation; *p; p++)
 		if (!((*p >= 'A' && *p <= 'Z') || (*p >= 'a' && *p <= 'z')))
 			ereport(ERROR,
@@ -166,7 +195,7 @@ key_group(ShardTable *t)
 Datum
 shard_fdw_key(PG_FUNCTION_ARGS)
 {
-	ShardTable *t = shard_get_table(PG_GETARG_OID(0), true);
+	ShardTable *t = tool_table(PG_GETARG_OID(0));
 	const char **texts = column_texts(t, PG_GETARG_JSONB_P(1));
 	TupleDesc	desc;
 	Datum		values[3];
@@ -236,7 +265,7 @@ Datum
 shard_fdw_shard_counts(PG_FUNCTION_ARGS)
 {
 	ReturnSetInfo *rsinfo = (ReturnSetInfo *) fcinfo->resultinfo;
-	ShardTable *t = shard_get_table(PG_GETARG_OID(0), true);
+	ShardTable *t = tool_table(PG_GETARG_OID(0));
 	const char **texts = column_texts(t, PG_GETARG_JSONB_P(1));
 	List	   *shards;
 	ListCell   *lc;
@@ -386,7 +415,10 @@ cmp_bytes(const void *a, const void *b)
  * prefix_chars int) returns text[]: range_boundaries for a sample of keys
  * (seed 003): the normalized keys sorted by bytes, every
  * ceil(n / shards)-th of them cut to prefix_chars characters, the first
- * replaced with "", duplicates dropped.
+ * replaced with "".  Where a cut key repeats the one before, or the sample
+ * runs out, the next distinct cut key is taken instead, so that there are
+ * always shards boundaries in increasing order, as option range_boundaries
+ * needs; a sample with too few distinct cut keys is an error.
  */
 Datum
 shard_fdw_range_boundaries(PG_FUNCTION_ARGS)
@@ -401,9 +433,12 @@ shard_fdw_range_boundaries(PG_FUNCTION_ARGS)
 	int			n;
 	char	  **keys;
 	int			nkeys = 0;
+	char	  **cuts;			/* the distinct cut keys but "", in order */
+	int		   *firsts;			/* the position in keys of each one's first */
+	int			ncuts = 0;
 	Datum	   *bounds;
-	int			nbounds = 0;
 	int			step;
+	int			prev = -1;
 
 	if (shards < 1 || prefix_chars < 1)
 		ereport(ERROR,
@@ -415,17 +450,44 @@ shard_fdw_range_boundaries(PG_FUNCTION_ARGS)
 		if (!nulls[i])
 			keys[nkeys++] = route_range_key(&t, TextDatumGetCString(elems[i]));
 	qsort(keys, nkeys, sizeof(char *), cmp_bytes);
-	bounds = palloc(sizeof(Datum) * (shards + 1));
-	bounds[nbounds++] = CStringGetTextDatum("");
-	step = (nkeys + shards - 1) / shards;
-	for (int i = step; step > 0 && i < nkeys && nbounds < shards; i += step)
+
+	/* prefixes of keys sorted by bytes are sorted too */
+	cuts = palloc(sizeof(char *) * Max(nkeys, 1));
+	firsts = palloc(sizeof(int) * Max(nkeys, 1));
+	for (int i = 0; i < nkeys; i++)
 	{
 		char	   *cut = first_chars(keys[i], prefix_chars);
 
-		if (strcmp(TextDatumGetCString(bounds[nbounds - 1]), cut) < 0)
-			bounds[nbounds++] = CStringGetTextDatum(cut);
+		if (cut[0] != '\0' && (ncuts == 0 || strcmp(cuts[ncuts - 1], cut) < 0))
+		{
+			cuts[ncuts] = cut;
+			firsts[ncuts++] = i;
+		}
 	}
-	PG_RETURN_ARRAYTYPE_P(construct_array(bounds, nbounds, TEXTOID, -1, false, TYPALIGN_INT));
+	if (ncuts < shards - 1)
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("too few distinct keys in the sample for %d shards", shards),
+				 errdetail("Every shard but the first needs a distinct non-empty key of the sample as its lower bound; %d keys are distinct when %s to %d characters.",
+						   ncuts, normalize ? "normalized and cut" : "cut", prefix_chars),
+				 errhint("Give a larger sample, more prefix_chars or fewer shards.")));
+
+	bounds = palloc(sizeof(Datum) * shards);
+	bounds[0] = CStringGetTextDatum("");
+	step = (nkeys + shards - 1) / shards;
+	for (int k = 1; k < shards; k++)
+	{
+		int			pos = Min(k * step, nkeys - 1);
+		int			j = prev + 1;
+
+		/* the cut key of keys[pos], unless it was taken or leaves too few */
+		while (j + 1 < ncuts && firsts[j + 1] <= pos)
+			j++;
+		j = Min(j, ncuts - (shards - k));
+		bounds[k] = CStringGetTextDatum(cuts[j]);
+		prev = j;
+	}
+	PG_RETURN_ARRAYTYPE_P(construct_array(bounds, shards, TEXTOID, -1, false, TYPALIGN_INT));
 }
 
 /*
@@ -438,7 +500,7 @@ Datum
 shard_fdw_metadata(PG_FUNCTION_ARGS)
 {
 	ReturnSetInfo *rsinfo = (ReturnSetInfo *) fcinfo->resultinfo;
-	ShardTable *t = shard_get_table(PG_GETARG_OID(0), true);
+	ShardTable *t = tool_table(PG_GETARG_OID(0));
 	const char **texts = column_texts(t, PG_GETARG_JSONB_P(1));
 	char		err[256];
 	char	   *base;

@@ -14,6 +14,7 @@
 #include "access/htup_details.h"
 #include "access/reloptions.h"
 #include "access/table.h"
+#include "catalog/namespace.h"
 #include "catalog/pg_attribute.h"
 #include "catalog/pg_foreign_data_wrapper.h"
 #include "catalog/pg_foreign_server.h"
@@ -21,8 +22,10 @@
 #include "catalog/pg_type.h"
 #include "catalog/pg_user_mapping.h"
 #include "commands/defrem.h"
+#include "commands/event_trigger.h"
 #include "funcapi.h"
 #include "miscadmin.h"
+#include "parser/parse_type.h"
 #include "utils/acl.h"
 #include "utils/builtins.h"
 #include "utils/varlena.h"
@@ -40,7 +43,8 @@ typedef enum OptionKind
 	OPT_CHOICE,					/* one of choices */
 	OPT_TEMPLATE,				/* a key template */
 	OPT_BOUNDARIES,				/* JSON array of strings */
-	OPT_DDB_TYPE
+	OPT_DDB_TYPE,
+	OPT_ENDPOINT				/* http(s)://host[:port][/] */
 } OptionKind;
 
 typedef struct ShardOption
@@ -62,7 +66,7 @@ typedef struct ShardOption
 static const ShardOption shard_options[] = {
 	/* server */
 	OPT("region", ForeignServerRelationId, OPT_STRING),
-	OPT("endpoint", ForeignServerRelationId, OPT_STRING),
+	OPT("endpoint", ForeignServerRelationId, OPT_ENDPOINT),
 	OPT_RANGE("connect_timeout_ms", ForeignServerRelationId, 1, INT_MAX),
 	OPT_RANGE("request_timeout_ms", ForeignServerRelationId, 1, INT_MAX),
 	OPT_RANGE("max_retries", ForeignServerRelationId, 0, 100),
@@ -117,6 +121,7 @@ static const char *const ddb_type_names[] = {
 
 PG_FUNCTION_INFO_V1(shard_fdw_validator);
 PG_FUNCTION_INFO_V1(shard_fdw_check_table);
+PG_FUNCTION_INFO_V1(shard_fdw_check_alter);
 
 /* The name of the object kind an option context stands for. */
 static const char *
@@ -287,6 +292,62 @@ parse_boundaries(const char *value, char ***bounds, size_t **lens)
 	return j->n;
 }
 
+/*
+ * What is wrong with endpoint value, or NULL when it is a DynamoDB endpoint:
+ * an http or https URL of a host (a name, an IPv4 address or a bracketed
+ * IPv6 one) with an optional port and nothing after but an optional "/".
+ * Requests go to the URL's root, so a path, a query, a fragment or user
+ * information could only mislead.
+ */
+static const char *
+endpoint_problem(const char *value)
+{
+	const char *p;
+	size_t		len;
+
+	if (strncmp(value, "https://", 8) == 0)
+		p = value + 8;
+	else if (strncmp(value, "http://", 7) == 0)
+		p = value + 7;
+	else
+		return "The scheme must be http or https.";
+	if (strcspn(p, "@") < strcspn(p, "/?#"))
+		return "The URL must not carry user information.";
+	if (*p == '[')
+	{
+		len = strspn(p + 1, "0123456789abcdefABCDEF:.");
+		if (len == 0 || p[len + 1] != ']')
+			return "The IPv6 address in brackets is malformed.";
+		p += len + 2;
+	}
+	else
+	{
+		len = strspn(p, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789-.");
+		if (len == 0)
+			return "The URL names no host.";
+		p += len;
+	}
+	if (*p == ':')
+	{
+		long		port;
+
+		len = strspn(p + 1, "0123456789");
+		port = len > 0 && len <= 5 ? atol(p + 1) : 0;
+		p += len + 1;
+		if (port < 1 || port > 65535 || (*p != '\0' && strchr("/?#", *p) == NULL))
+			return "The port must be a number from 1 to 65535.";
+	}
+	if (*p == '/')
+		p++;
+	if (*p == '\0')
+		return NULL;
+	if (*p == '?' || *p == '#')
+		return "The URL must not have a query or a fragment.";
+	if (p[-1] == '/')
+		return "The URL must not have a path: requests go to its root.";
+	return "The host name is malformed.";
+}
+
 /* Check one option's value by its kind. */
 static void
 check_option_value(const ShardOption *opt, const char *value)
@@ -294,10 +355,17 @@ check_option_value(const ShardOption *opt, const char *value)
 	switch (opt->kind)
 	{
 		case OPT_STRING:
+		case OPT_ENDPOINT:
 			if (value[0] == '\0')
 				ereport(ERROR,
 						(errcode(ERRCODE_FDW_INVALID_OPTION_NAME),
 						 errmsg("option \"%s\" must not be empty", opt->name)));
+			if (opt->kind == OPT_ENDPOINT && endpoint_problem(value))
+				ereport(ERROR,
+						(errcode(ERRCODE_FDW_INVALID_OPTION_NAME),
+						 errmsg("invalid value for option \"endpoint\": \"%s\"", value),
+						 errdetail("%s", endpoint_problem(value)),
+						 errhint("The endpoint is a URL such as https://dynamodb.us-east-1.amazonaws.com or http://127.0.0.1:8000.")));
 			break;
 		case OPT_INT:
 			(void) parse_int_option(opt->name, value, opt->min, opt->max);
@@ -800,17 +868,49 @@ load_columns(ShardTable *t, Relation rel)
 	}
 }
 
-/* Check that every field of a template names a column. */
+/* The hint of an option that names a column the table does not have. */
+#define MISSING_COLUMN_HINT \
+	"To rename or drop a column that an option names, change the option in the same ALTER or first."
+
+/*
+ * Check that every field of a template names a column whose values can
+ * make key text: a scalar, and a number for a zero-padded field.
+ */
 static void
 check_template_columns(ShardTable *t, KeyTemplate *tmpl, const char *option)
 {
 	for (int i = 0; i < tmpl->nparts; i++)
-		if (tmpl->parts[i].kind == KP_COLUMN &&
-			shard_find_column(t, tmpl->parts[i].text) == NULL)
+	{
+		KeyPart    *part = &tmpl->parts[i];
+		ShardColumn *col;
+		Oid			elem;
+		DdbType		stored;
+
+		if (part->kind != KP_COLUMN)
+			continue;
+		col = shard_find_column(t, part->text);
+		if (col == NULL)
 			ereport(ERROR,
 					(errcode(ERRCODE_FDW_INVALID_OPTION_NAME),
 					 errmsg("option \"%s\" of foreign table \"%s\" names column \"%s\", which does not exist",
-							option, t->relname, tmpl->parts[i].text)));
+							option, t->relname, part->text),
+					 errhint(MISSING_COLUMN_HINT)));
+		stored = ddb_type_for_column(col->typid, &elem);
+		if (stored != DDB_TYPE_S && stored != DDB_TYPE_N && stored != DDB_TYPE_B &&
+			stored != DDB_TYPE_BOOL)
+			ereport(ERROR,
+					(errcode(ERRCODE_FDW_INVALID_DATA_TYPE),
+					 errmsg("column \"%s\" of foreign table \"%s\" is of type %s, which cannot be a field of option \"%s\"",
+							col->name, t->relname, format_type_be(col->typid), option),
+					 errhint("A key template's fields are scalar columns.")));
+		if (part->width > 0 && stored != DDB_TYPE_N)
+			ereport(ERROR,
+					(errcode(ERRCODE_FDW_INVALID_DATA_TYPE),
+					 errmsg("column \"%s\" of foreign table \"%s\" is of type %s, but option \"%s\" pads it with zeros",
+							col->name, t->relname, format_type_be(col->typid), option),
+					 errhint("A zero-padded field {%s:0%d} needs a column of a number type.",
+							 col->name, part->width)));
+	}
 }
 
 /*
@@ -890,7 +990,8 @@ resolve_key(ShardTable *t, ShardKey *key, const char *name_option,
 				(errcode(ERRCODE_FDW_INVALID_OPTION_NAME),
 				 errmsg("foreign table \"%s\" has no column for key attribute \"%s\"",
 						t->relname, key->attribute),
-				 errhint("Add a column for it, or set option \"%s\".", format_option)));
+				 errhint("Add a column for it, or set option \"%s\".  To rename or drop the column that holds it, give the column option \"attribute\" first.",
+						 format_option)));
 	key->type = t->columns[key->column].ddb_type;
 	if (key->type != DDB_TYPE_S && key->type != DDB_TYPE_N && key->type != DDB_TYPE_B)
 		ereport(ERROR,
@@ -923,7 +1024,8 @@ parse_shard_by(ShardTable *t, const char *value)
 			ereport(ERROR,
 					(errcode(ERRCODE_FDW_INVALID_OPTION_NAME),
 					 errmsg("option \"shard_by\" of foreign table \"%s\" names column \"%s\", which does not exist",
-							t->relname, (char *) lfirst(lc))));
+							t->relname, (char *) lfirst(lc)),
+					 errhint(MISSING_COLUMN_HINT)));
 		result = lappend_int(result, col - t->columns);
 	}
 	return result;
@@ -1053,6 +1155,154 @@ shard_get_table(Oid relid, bool remote_ok)
 	return t;
 }
 
+/* True when relid is a foreign table of a shard_fdw server. */
+static bool
+is_shard_table(Oid relid)
+{
+	HeapTuple	tp;
+	Oid			serverid;
+
+	tp = SearchSysCache1(FOREIGNTABLEREL, ObjectIdGetDatum(relid));
+	if (!HeapTupleIsValid(tp))
+		return false;
+	serverid = ((Form_pg_foreign_table) GETSTRUCT(tp))->ftserver;
+	ReleaseSysCache(tp);
+	return GetForeignServer(serverid)->fdwid ==
+		get_foreign_data_wrapper_oid("shard_fdw", false);
+}
+
+/*
+ * The option of t that needs column col by its name or by its stored
+ * type, or NULL: the item key's (see route_key_option), or shard_by.
+ */
+static const char *
+option_using_column(ShardTable *t, int col)
+{
+	const char *option = route_key_option(t, col);
+
+	if (option == NULL && list_member_int(t->shard_by, col))
+		option = "shard_by";
+	return option;
+}
+
+/*
+ * Refuse renaming column name of t when an option needs its name: the
+ * option would name a column that no longer exists.  A key column whose
+ * attribute is given by the column option "attribute" keeps its key.
+ */
+static void
+check_rename_column(ShardTable *t, const char *name)
+{
+	ShardColumn *col = shard_find_column(t, name);
+	const char *option;
+
+	if (col == NULL || (option = option_using_column(t, col - t->columns)) == NULL)
+		return;
+	if (strcmp(option, "partition_key") == 0 || strcmp(option, "sort_key") == 0)
+	{
+		ListCell   *lc;
+
+		foreach(lc, GetForeignColumnOptions(t->relid, col->attnum))
+			if (strcmp(lfirst_node(DefElem, lc)->defname, "attribute") == 0)
+				return;
+		ereport(ERROR,
+				(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
+				 errmsg("cannot rename column \"%s\" of foreign table \"%s\": it holds key attribute \"%s\" (option \"%s\")",
+						name, t->relname, col->attribute, option),
+				 errhint("Give the column the option attribute '%s' first; then it keeps the key under any name.",
+						 col->attribute)));
+	}
+	ereport(ERROR,
+			(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
+			 errmsg("cannot rename column \"%s\" of foreign table \"%s\": option \"%s\" names it",
+					name, t->relname, option),
+			 errhint("Recreate the foreign table with the new column name in its options; the stored items keep their keys.")));
+}
+
+/*
+ * Refuse changing the type of column name of t to type_name when the
+ * column makes the item key or chooses the shard and DynamoDB would store
+ * the new type otherwise (a number as a string, say): the items already written
+ * would no longer be found.  A column option "ddb_type" fixes the stored
+ * type; shard_fdw_check_table checks that the new type fits it.
+ */
+static void
+check_column_type(ShardTable *t, const char *name, TypeName *type_name)
+{
+	ShardColumn *col = shard_find_column(t, name);
+	const char *option;
+	Oid			typid;
+	int32		typmod;
+	Oid			elem;
+	DdbType		stored;
+
+	if (col == NULL || col->explicit_type ||
+		(option = option_using_column(t, col - t->columns)) == NULL)
+		return;
+	typenameTypeIdAndMod(NULL, type_name, &typid, &typmod);
+	stored = ddb_type_for_column(typid, &elem);
+	if (stored != col->ddb_type)
+		ereport(ERROR,
+				(errcode(ERRCODE_FDW_INVALID_DATA_TYPE),
+				 errmsg("cannot change the type of column \"%s\" of foreign table \"%s\" from %s to %s",
+						name, t->relname, format_type_be(col->typid), format_type_be(typid)),
+				 errdetail("Option \"%s\" uses the column, whose values are stored as DynamoDB type %s, and would be as %s: the items already written could no longer be found.",
+						   option, ddb_type_name(col->ddb_type), ddb_type_name(stored))));
+}
+
+/*
+ * shard_fdw_check_alter(): the event trigger run at the start of ALTER
+ * [FOREIGN] TABLE on a shard_fdw foreign table.  It refuses what the end
+ * of the command can no longer tell apart from a sound table: renaming a
+ * column that an option names, and changing how the values of a key or
+ * shard_by column are stored.  shard_fdw_check_table checks the rest when
+ * the command is done.
+ */
+Datum
+shard_fdw_check_alter(PG_FUNCTION_ARGS)
+{
+	EventTriggerData *trigdata;
+	Node	   *stmt;
+	RangeVar   *relation;
+	Oid			relid;
+	ShardTable *t;
+	ListCell   *lc;
+
+	if (!CALLED_AS_EVENT_TRIGGER(fcinfo))
+		ereport(ERROR,
+				(errcode(ERRCODE_E_R_I_E_EVENT_TRIGGER_PROTOCOL_VIOLATED),
+				 errmsg("shard_fdw_check_alter() must be called as an event trigger")));
+	trigdata = (EventTriggerData *) fcinfo->context;
+	stmt = trigdata->parsetree;
+	if (IsA(stmt, RenameStmt) && ((RenameStmt *) stmt)->renameType == OBJECT_COLUMN)
+		relation = ((RenameStmt *) stmt)->relation;
+	else if (IsA(stmt, AlterTableStmt))
+		relation = ((AlterTableStmt *) stmt)->relation;
+	else
+		PG_RETURN_VOID();
+	relid = RangeVarGetRelid(relation, NoLock, true);
+	if (!OidIsValid(relid) || !is_shard_table(relid))
+		PG_RETURN_VOID();
+
+	if (IsA(stmt, RenameStmt))
+	{
+		check_rename_column(shard_get_table(relid, false), ((RenameStmt *) stmt)->subname);
+		PG_RETURN_VOID();
+	}
+	t = NULL;
+	foreach(lc, ((AlterTableStmt *) stmt)->cmds)
+	{
+		AlterTableCmd *cmd = lfirst_node(AlterTableCmd, lc);
+
+		if (cmd->subtype != AT_AlterColumnType)
+			continue;
+		if (t == NULL)
+			t = shard_get_table(relid, false);
+		check_column_type(t, cmd->name, castNode(ColumnDef, cmd->def)->typeName);
+	}
+	PG_RETURN_VOID();
+}
+
 /*
  * shard_fdw_check_table(regclass): load a foreign table's options, which
  * checks what the validator cannot see (the columns that templates,
@@ -1064,16 +1314,8 @@ Datum
 shard_fdw_check_table(PG_FUNCTION_ARGS)
 {
 	Oid			relid = PG_GETARG_OID(0);
-	Oid			fdwid = get_foreign_data_wrapper_oid("shard_fdw", false);
-	HeapTuple	tp;
-	Oid			serverid;
 
-	tp = SearchSysCache1(FOREIGNTABLEREL, ObjectIdGetDatum(relid));
-	if (!HeapTupleIsValid(tp))
-		PG_RETURN_VOID();
-	serverid = ((Form_pg_foreign_table) GETSTRUCT(tp))->ftserver;
-	ReleaseSysCache(tp);
-	if (GetForeignServer(serverid)->fdwid == fdwid)
+	if (is_shard_table(relid))
 		(void) shard_get_table(relid, false);
 	PG_RETURN_VOID();
 }

@@ -32,6 +32,7 @@
 #include "optimizer/planmain.h"
 #include "optimizer/restrictinfo.h"
 #include "parser/parsetree.h"
+#include "utils/array.h"
 #include "utils/builtins.h"
 #include "utils/lsyscache.h"
 #include "utils/selfuncs.h"
@@ -106,6 +107,41 @@ is_value(Expr *expr, Index relid, bool outer_ok)
 }
 
 /*
+ * True when expr can be the array of column = ANY (array): a value, or an
+ * ARRAY[...] (an IN list) of values.
+ */
+static bool
+is_array_value(Expr *expr, Index relid, bool outer_ok)
+{
+	ListCell   *lc;
+
+	if (!IsA(expr, ArrayExpr))
+		return is_value(expr, relid, outer_ok);
+	foreach(lc, ((ArrayExpr *) expr)->elements)
+		if (!is_value(lfirst(lc), relid, outer_ok))
+			return false;
+	return true;
+}
+
+/*
+ * The number of elements of an array value, or -1 when it is known only
+ * when the scan runs (a parameter).
+ */
+static int
+array_value_length(Expr *expr)
+{
+	if (IsA(expr, ArrayExpr))
+		return list_length(((ArrayExpr *) expr)->elements);
+	if (IsA(expr, Const))
+	{
+		ArrayType  *array = DatumGetArrayTypeP(((Const *) expr)->constvalue);
+
+		return ArrayGetNItems(ARR_NDIM(array), ARR_DIMS(array));
+	}
+	return -1;
+}
+
+/*
  * The prefix of a constant LIKE pattern of the form 'prefix%', or NULL when
  * the pattern is of another form.
  */
@@ -130,6 +166,30 @@ like_prefix(Expr *pattern)
 			return NULL;
 	str[len - 1] = '\0';
 	return str;
+}
+
+/*
+ * True when a value of type valtype is written as a value of column col's
+ * type would be, so that DynamoDB compares like with like: the same type,
+ * integers of any width, or text and varchar.  A timestamp compared with a
+ * date column, say, is not (its text is longer, and PostgreSQL converts
+ * one to the other in the session's time zone).  Nor is character(n),
+ * which compares without its trailing spaces.
+ */
+static bool
+same_text_form(ShardTable *t, int col, Oid valtype)
+{
+	Oid			coltype = t->columns[col].typid;
+
+	if (coltype == BPCHAROID)
+		return false;
+	if (coltype == valtype)
+		return true;
+	if ((coltype == INT2OID || coltype == INT4OID || coltype == INT8OID) &&
+		(valtype == INT2OID || valtype == INT4OID || valtype == INT8OID))
+		return true;
+	return (coltype == TEXTOID || coltype == VARCHAROID) &&
+		(valtype == TEXTOID || valtype == VARCHAROID);
 }
 
 /* True when the comparison under collation is byte-wise equality. */
@@ -178,12 +238,12 @@ recognise(ShardTable *t, Index relid, Expr *clause, bool outer_ok, Cond *cond)
 		if (!sa->useOr || list_length(sa->args) != 2)
 			return false;
 		cond->col = column_of(t, relid, linitial(sa->args));
-		if (cond->col < 0 || !(IsA(array, Const) || IsA(array, Param)) ||
-			(IsA(array, Const) && ((Const *) array)->constisnull))
+		if (cond->col < 0 || !is_array_value(array, relid, outer_ok))
 			return false;
 		tce = lookup_type_cache(t->columns[cond->col].typid, TYPECACHE_BTREE_OPFAMILY);
 		if (!OidIsValid(tce->btree_opf) ||
-			get_op_opfamily_strategy(sa->opno, tce->btree_opf) != BTEqualStrategyNumber)
+			get_op_opfamily_strategy(sa->opno, tce->btree_opf) != BTEqualStrategyNumber ||
+			!same_text_form(t, cond->col, get_element_type(exprType((Node *) array))))
 			return false;
 		cond->op = COND_IN;
 		cond->value = array;
@@ -222,7 +282,8 @@ recognise(ShardTable *t, Index relid, Expr *clause, bool outer_ok, Cond *cond)
 			return true;
 		}
 		tce = lookup_type_cache(t->columns[cond->col].typid, TYPECACHE_BTREE_OPFAMILY);
-		if (!OidIsValid(tce->btree_opf) || !OidIsValid(opno))
+		if (!OidIsValid(tce->btree_opf) || !OidIsValid(opno) ||
+			!same_text_form(t, cond->col, exprType((Node *) right)))
 			return false;
 		strategy = get_op_opfamily_strategy(opno, tce->btree_opf);
 		switch (strategy)
@@ -357,19 +418,26 @@ order_agrees(ShardTable *t, int col)
  * ---------------------------------------------------------------------
  */
 
-/* True when column col may go into a FilterExpression with op. */
+/*
+ * True when condition c may go into a FilterExpression: DynamoDB compares
+ * the attribute's values as PostgreSQL compares the column's, and an IN
+ * list is not known to be longer than DynamoDB takes.
+ */
 static bool
-filterable(ShardTable *t, int col, CondOp op)
+filterable(ShardTable *t, Cond *c)
 {
-	ShardColumn *c = &t->columns[col];
+	ShardColumn *col = &t->columns[c->col];
+	CondOp		op = c->op;
 
 	/* a Query's FilterExpression cannot name key attributes */
-	if (c->ddb_type == DDB_TYPE_ITEM || c->explicit_type ||
-		is_key_column(t, &t->pk, col) || is_key_column(t, &t->sk, col))
+	if (col->ddb_type == DDB_TYPE_ITEM || col->explicit_type ||
+		is_key_column(t, &t->pk, c->col) || is_key_column(t, &t->sk, c->col))
 		return false;
 	if (op == COND_NULL || op == COND_NOT_NULL)
 		return true;
-	switch (c->typid)
+	if (op == COND_IN && array_value_length(c->value) > MAX_IN_OPERANDS)
+		return false;
+	switch (col->typid)
 	{
 		case INT2OID:
 		case INT4OID:
@@ -380,7 +448,7 @@ filterable(ShardTable *t, int col, CondOp op)
 		case VARCHAROID:
 			return true;
 		case BOOLOID:
-			return op == COND_EQ;
+			return op == COND_EQ || op == COND_IN;
 	}
 	return false;
 }
@@ -419,7 +487,7 @@ analyse(ShardTable *t, Index relid, List *clauses, bool outer_ok)
 				 (c->op != COND_PREFIX || t->sk.template == NULL) &&
 				 (c->op == COND_EQ || c->op == COND_PREFIX || order_agrees(t, c->col)))
 			sort_candidates = lappend(sort_candidates, c);
-		else if (filterable(t, c->col, c->op))
+		else if (filterable(t, c))
 			a.filters = lappend(a.filters, c);
 		else
 			a.exact = false;

@@ -31,10 +31,13 @@ typedef enum CondOp
 	COND_GT,
 	COND_GE,
 	COND_PREFIX,				/* LIKE 'prefix%': begins_with */
-	COND_IN,					/* = ANY (array): one key per element */
+	COND_IN,					/* = ANY (array): one key per element, or IN */
 	COND_NULL,					/* IS NULL */
 	COND_NOT_NULL				/* IS NOT NULL */
 } CondOp;
+
+/* The most values DynamoDB takes in one IN of a FilterExpression. */
+#define MAX_IN_OPERANDS 100
 
 /*
  * The members of a ForeignScan's fdw_private list, in order.  Conditions

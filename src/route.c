@@ -104,26 +104,37 @@ route_shard(ShardTable *t, const char *const *values)
 }
 
 /*
- * True when the item key uses column col: the partition or sort key is
- * the column, or its template has a field of it.
+ * The option by which the item key uses column col, or NULL:
+ * "partition_key" or "sort_key" when that key is the column,
+ * "partition_key_format" or "sort_key_format" when its template has a
+ * field of it.
  */
-bool
-route_key_uses(ShardTable *t, int col)
+const char *
+route_key_option(ShardTable *t, int col)
 {
 	ShardKey   *keys[] = {&t->pk, &t->sk};
+	const char *const names[] = {"partition_key", "sort_key"};
+	const char *const formats[] = {"partition_key_format", "sort_key_format"};
 
 	for (size_t k = 0; k < lengthof(keys); k++)
 	{
 		if (keys[k]->attribute == NULL)
 			continue;
 		if (keys[k]->template == NULL && keys[k]->column == col)
-			return true;
+			return names[k];
 		for (int i = 0; keys[k]->template && i < keys[k]->template->nparts; i++)
 			if (keys[k]->template->parts[i].kind == KP_COLUMN &&
 				strcmp(keys[k]->template->parts[i].text, t->columns[col].name) == 0)
-				return true;
+				return formats[k];
 	}
-	return false;
+	return NULL;
+}
+
+/* True when the item key uses column col (see route_key_option). */
+bool
+route_key_uses(ShardTable *t, int col)
+{
+	return route_key_option(t, col) != NULL;
 }
 
 /* Template values indexed by part, from values indexed by column. */

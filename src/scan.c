@@ -15,6 +15,8 @@
  */
 #include "shard_fdw.h"
 
+#include <math.h>
+
 #include "access/htup_details.h"
 #include "catalog/pg_type.h"
 #include "commands/explain.h"
@@ -24,9 +26,11 @@
 #include "nodes/nodeFuncs.h"
 #include "utils/array.h"
 #include "utils/builtins.h"
+#include "utils/date.h"
 #include "utils/datetime.h"
 #include "utils/lsyscache.h"
 #include "utils/memutils.h"
+#include "utils/numeric.h"
 #include "utils/tuplestore.h"
 
 #include "avorder.h"
@@ -161,12 +165,78 @@ av_json(const char *type, const char *text)
 	return out.data;
 }
 
+/* {"BOOL": value} as JSON text. */
+static char *
+av_json_bool(bool value)
+{
+	Buf			out;
+	JsonWriter	w;
+
+	buf_init(&out);
+	jw_init(&w, &out);
+	jw_begin_object(&w);
+	jw_key(&w, "BOOL");
+	jw_bool(&w, value);
+	jw_end_object(&w);
+	return out.data;
+}
+
+/*
+ * Drop the expression names and values added since there were names of
+ * them and values: DynamoDB refuses those that no expression uses.
+ */
+static void
+forget_names_since(ShardScanState *ss, int names, int values)
+{
+	ss->names = list_truncate(ss->names, names);
+	ss->value_names = list_truncate(ss->value_names, values);
+	ss->value_json = list_truncate(ss->value_json, values);
+}
+
 /* The DynamoDB type letter of a key. */
 static const char *
 key_type(ShardKey *k)
 {
 	return k->template ? "S" : k->type == DDB_TYPE_N ? "N" :
 		k->type == DDB_TYPE_B ? "B" : "S";
+}
+
+/*
+ * 1 when value (of type typid) is a NaN or plus infinity, which sort above
+ * every other value in PostgreSQL, -1 for minus infinity, 0 for any other
+ * value: the infinite ones are never stored.
+ */
+static int
+infinite_value(Oid typid, Datum value)
+{
+	double		d;
+
+	switch (typid)
+	{
+		case TIMESTAMPOID:
+		case TIMESTAMPTZOID:
+			return TIMESTAMP_IS_NOEND(DatumGetTimestamp(value)) ? 1 :
+				TIMESTAMP_IS_NOBEGIN(DatumGetTimestamp(value)) ? -1 : 0;
+		case DATEOID:
+			return DATE_IS_NOEND(DatumGetDateADT(value)) ? 1 :
+				DATE_IS_NOBEGIN(DatumGetDateADT(value)) ? -1 : 0;
+		case NUMERICOID:
+			if (numeric_is_nan(DatumGetNumeric(value)))
+				return 1;
+			if (!numeric_is_inf(DatumGetNumeric(value)))
+				return 0;
+			d = DatumGetFloat8(DirectFunctionCall1(numeric_float8, value));
+			break;
+		case FLOAT4OID:
+			d = DatumGetFloat4(value);
+			break;
+		case FLOAT8OID:
+			d = DatumGetFloat8(value);
+			break;
+		default:
+			return 0;
+	}
+	return isnan(d) || d == INFINITY ? 1 : d == -INFINITY ? -1 : 0;
 }
 
 /* The key text of evaluated value i compared with column col. */
@@ -237,11 +307,27 @@ like_prefix_text(ShardScanState *ss, int col, int i)
 /* The most key combinations an IN list may make. */
 #define MAX_KEY_COMBINATIONS 10000
 
+/* The elements of evaluated array value i, their NULL flags and their type. */
+static int
+array_elements(ShardScanState *ss, int i, Datum **elems, bool **nulls, Oid *elemtype)
+{
+	int16		elmlen;
+	bool		elmbyval;
+	char		elmalign;
+	int			n;
+
+	*elemtype = get_element_type(ss->types[i]);
+	get_typlenbyvalalign(*elemtype, &elmlen, &elmbyval, &elmalign);
+	deconstruct_array(DatumGetArrayTypeP(ss->values[i]), *elemtype,
+					  elmlen, elmbyval, elmalign, elems, nulls, &n);
+	return n;
+}
+
 /*
  * Every combination of values the key conditions fix, each an array of key
  * texts indexed by column: one combination for equalities alone, one per
  * element (or product of elements) for IN lists.  NIL when a value is NULL
- * (nothing matches).
+ * or infinite (nothing matches).
  */
 static List *
 key_combinations(ShardScanState *ss)
@@ -257,11 +343,11 @@ key_combinations(ShardScanState *ss)
 		bool	   *nulls;
 		int			n;
 		Oid			elemtype;
-		int16		elmlen;
-		bool		elmbyval;
-		char		elmalign;
 
 		if (ss->nulls[c->expr])
+			return NIL;
+		/* no stored key is a NaN or an infinity */
+		if (c->op != COND_IN && infinite_value(ss->types[c->expr], ss->values[c->expr]) != 0)
 			return NIL;
 		if (c->op != COND_IN)
 		{
@@ -271,10 +357,7 @@ key_combinations(ShardScanState *ss)
 				((const char **) lfirst(lc))[c->col] = text;
 			continue;
 		}
-		elemtype = get_element_type(ss->types[c->expr]);
-		get_typlenbyvalalign(elemtype, &elmlen, &elmbyval, &elmalign);
-		deconstruct_array(DatumGetArrayTypeP(ss->values[c->expr]), elemtype,
-						  elmlen, elmbyval, elmalign, &elems, &nulls, &n);
+		n = array_elements(ss, c->expr, &elems, &nulls, &elemtype);
 		foreach(lc, combos)
 		{
 			for (int e = 0; e < n; e++)
@@ -282,7 +365,7 @@ key_combinations(ShardScanState *ss)
 				ShardColumn col = ss->t->columns[c->col];
 				const char **copy;
 
-				if (nulls[e])
+				if (nulls[e] || infinite_value(elemtype, elems[e]) != 0)
 					continue;
 				copy = palloc(sizeof(char *) * Max(ss->t->ncolumns, 1));
 				memcpy(copy, lfirst(lc), sizeof(char *) * ss->t->ncolumns);
@@ -376,6 +459,8 @@ sort_key_condition(ShardScanState *ss, const char **texts, StringInfo buf)
 	if (t->sk.attribute == NULL)
 		return true;
 	full = full_sort_key(ss, texts);
+	if (full && full[0] == '\0')
+		return false;			/* no stored key is empty */
 	if (full)
 	{
 		appendStringInfo(buf, " AND #n%d = %s", sort_key_name(ss), add_value(ss, av_json(type, full)));
@@ -400,6 +485,7 @@ sort_key_condition(ShardScanState *ss, const char **texts, StringInfo buf)
 		char	   *text;
 		int			width = t->sk.template ? t->sk.template->parts[0].width : 0;
 		bool		inclusive = c->op == COND_GE || c->op == COND_LE;
+		int			infinite;
 
 		if (ss->nulls[c->expr])
 			return false;
@@ -408,6 +494,18 @@ sort_key_condition(ShardScanState *ss, const char **texts, StringInfo buf)
 			appendStringInfo(buf, " AND begins_with(#n%d, %s)", sort_key_name(ss),
 							 add_value(ss, av_json("S", like_prefix_text(ss, c->col, c->expr))));
 			return true;
+		}
+
+		/*
+		 * A NaN or plus infinity is above every stored number, minus
+		 * infinity below: as a bound it excludes every key or none.
+		 */
+		infinite = infinite_value(ss->types[c->expr], ss->values[c->expr]);
+		if (infinite != 0)
+		{
+			if ((infinite > 0) == (c->op == COND_GT || c->op == COND_GE))
+				return false;
+			continue;
 		}
 
 		/*
@@ -464,68 +562,137 @@ sort_key_condition(ShardScanState *ss, const char **texts, StringInfo buf)
 	return true;
 }
 
-/* The FilterExpression of the filters, or NULL. */
+/* The longest expression DynamoDB takes, in bytes. */
+#define MAX_EXPRESSION_BYTES 4096
+
+/*
+ * The AttributeValue JSON of value (of type typid) compared with column
+ * col in a FilterExpression, or NULL when no DynamoDB value stands for it
+ * (a NaN or an infinity).
+ */
+static char *
+filter_operand(ShardColumn *col, Oid typid, Datum value)
+{
+	ShardColumn c = *col;
+
+	if (typid == BOOLOID)
+		return av_json_bool(DatumGetBool(value));
+	if (infinite_value(typid, value) != 0)
+		return NULL;
+	c.typid = typid;
+	return av_json(col->ddb_type == DDB_TYPE_N ? "N" : "S", codec_key_text(&c, value));
+}
+
+/*
+ * Add filter c to buf as a DynamoDB condition; false when DynamoDB cannot
+ * say what PostgreSQL says of it (an IN list of more than
+ * MAX_IN_OPERANDS values, a value DynamoDB cannot hold), and it is left
+ * to the local check alone.
+ */
+static bool
+filter_condition(ShardScanState *ss, ExecCond *c, StringInfo buf)
+{
+	static const char *const ops[] = {
+		[COND_EQ] = "=", [COND_LT] = "<", [COND_LE] = "<=",
+		[COND_GT] = ">", [COND_GE] = ">=",
+	};
+	ShardColumn *col = &ss->t->columns[c->col];
+	int			n = name_index(ss, col->attribute);
+	char	   *operand;
+
+	if (c->op == COND_NULL || c->op == COND_NOT_NULL)
+	{
+		char	   *null_type = add_value(ss, av_json("S", "NULL"));
+
+		appendStringInfo(buf, c->op == COND_NULL ?
+						 "(attribute_not_exists(#n%d) OR attribute_type(#n%d, %s))" :
+						 "(attribute_exists(#n%d) AND NOT attribute_type(#n%d, %s))",
+						 n, n, null_type);
+		return true;
+	}
+	if (!ss->nulls[c->expr] && c->op == COND_PREFIX)
+	{
+		appendStringInfo(buf, "begins_with(#n%d, %s)", n,
+						 add_value(ss, av_json("S", like_prefix_text(ss, c->col, c->expr))));
+		return true;
+	}
+	if (!ss->nulls[c->expr] && c->op == COND_IN)
+	{
+		Datum	   *elems;
+		bool	   *nulls;
+		Oid			elemtype;
+		int			count = array_elements(ss, c->expr, &elems, &nulls, &elemtype);
+		int			used = 0;
+
+		/* a NULL element matches no row, as in PostgreSQL's WHERE */
+		for (int e = 0; e < count; e++)
+		{
+			if (nulls[e])
+				continue;
+			if (++used > MAX_IN_OPERANDS ||
+				(operand = filter_operand(col, elemtype, elems[e])) == NULL)
+				return false;
+			if (used == 1)
+				appendStringInfo(buf, "#n%d IN (", n);
+			else
+				appendStringInfoString(buf, ", ");
+			appendStringInfoString(buf, add_value(ss, operand));
+		}
+		if (used > 0)
+		{
+			appendStringInfoChar(buf, ')');
+			return true;
+		}
+	}
+	else if (!ss->nulls[c->expr])
+	{
+		operand = filter_operand(col, ss->types[c->expr], ss->values[c->expr]);
+		if (operand == NULL)
+			return false;
+		appendStringInfo(buf, "#n%d %s %s", n, ops[c->op], add_value(ss, operand));
+		return true;
+	}
+	/* a NULL value, or an IN list of NULLs only: nothing compares true */
+	appendStringInfo(buf, "(attribute_not_exists(#n%d) AND attribute_exists(#n%d))", n, n);
+	return true;
+}
+
+/*
+ * The FilterExpression of the filters, or NULL.  A filter DynamoDB cannot
+ * evaluate is left out, and so is the whole expression when it would be
+ * longer than DynamoDB takes: every filter is checked locally too.
+ */
 static char *
 filter_expression(ShardScanState *ss)
 {
 	StringInfoData buf;
-	static const char *const ops[] = {
-		[COND_EQ] = "=", [COND_NE] = "<>", [COND_LT] = "<", [COND_LE] = "<=",
-		[COND_GT] = ">", [COND_GE] = ">=",
-	};
+	StringInfoData cond;
+	int			names = list_length(ss->names);
+	int			values = list_length(ss->value_names);
 
 	if (ss->nfilters == 0)
 		return NULL;
 	initStringInfo(&buf);
+	initStringInfo(&cond);
 	for (int i = 0; i < ss->nfilters; i++)
 	{
-		ExecCond   *c = &ss->filters[i];
-		ShardColumn *col = &ss->t->columns[c->col];
-		int			n = name_index(ss, col->attribute);
+		int			cond_names = list_length(ss->names);
+		int			cond_values = list_length(ss->value_names);
 
-		if (buf.len > 0)
-			appendStringInfoString(&buf, " AND ");
-		if (c->op == COND_NULL || c->op == COND_NOT_NULL)
+		resetStringInfo(&cond);
+		if (!filter_condition(ss, &ss->filters[i], &cond))
 		{
-			char	   *null_type = add_value(ss, av_json("S", "NULL"));
-
-			appendStringInfo(&buf, c->op == COND_NULL ?
-							 "(attribute_not_exists(#n%d) OR attribute_type(#n%d, %s))" :
-							 "(attribute_exists(#n%d) AND NOT attribute_type(#n%d, %s))",
-							 n, n, null_type);
+			forget_names_since(ss, cond_names, cond_values);
 			continue;
 		}
-		if (ss->nulls[c->expr])
-		{
-			/* nothing compares true with NULL */
-			appendStringInfo(&buf, "attribute_not_exists(#n%d) AND attribute_exists(#n%d)", n, n);
-			continue;
-		}
-		if (c->op == COND_PREFIX)
-		{
-			appendStringInfo(&buf, "begins_with(#n%d, %s)", n,
-							 add_value(ss, av_json("S", like_prefix_text(ss, c->col, c->expr))));
-			continue;
-		}
-		if (col->typid == BOOLOID)
-		{
-			Buf			out;
-			JsonWriter	w;
-
-			buf_init(&out);
-			jw_init(&w, &out);
-			jw_begin_object(&w);
-			jw_key(&w, "BOOL");
-			jw_bool(&w, DatumGetBool(ss->values[c->expr]));
-			jw_end_object(&w);
-			appendStringInfo(&buf, "#n%d = %s", n, add_value(ss, out.data));
-			continue;
-		}
-		appendStringInfo(&buf, "#n%d %s %s", n, ops[c->op],
-						 add_value(ss, av_json(col->ddb_type == DDB_TYPE_N ? "N" : "S",
-											   value_text(ss, c->col, c->expr))));
+		appendStringInfo(&buf, "%s%s", buf.len > 0 ? " AND " : "", cond.data);
 	}
-	return buf.data;
+	if (buf.len > MAX_EXPRESSION_BYTES)
+	{
+		forget_names_since(ss, names, values);
+		return NULL;
+	}
+	return buf.len > 0 ? buf.data : NULL;
 }
 
 /*
@@ -1266,8 +1433,9 @@ partition_streams(ShardScanState *ss, const char **texts)
 		if (range_in_key_order(t) && !range_shard_meets_bounds(ss, s->shard))
 			continue;
 		s->pk_text = route_partition_key(t, texts, s->shard, false, err, sizeof(err));
-		if (s->pk_text == NULL)
-			return NIL;			/* a value no stored key can have */
+		/* a value no stored key can have; DynamoDB refuses an empty key */
+		if (s->pk_text == NULL || s->pk_text[0] == '\0')
+			return NIL;
 		result = lappend(result, s);
 	}
 	if (t->legacy_unsharded && t->strategy != SHARD_NONE)
@@ -1276,7 +1444,7 @@ partition_streams(ShardScanState *ss, const char **texts)
 
 		s->shard = -1;
 		s->pk_text = route_partition_key(t, texts, 0, true, err, sizeof(err));
-		if (s->pk_text)
+		if (s->pk_text && s->pk_text[0] != '\0')
 			result = lappend(result, s);
 	}
 	return result;
@@ -1332,6 +1500,8 @@ scan_start(ShardScanState *ss, ExprContext *econtext)
 			char	   *sk = ss->t->sk.attribute ? full_sort_key(ss, texts) : NULL;
 			ListCell   *lc2;
 
+			if (sk && sk[0] == '\0')
+				continue;		/* no stored key is empty */
 			foreach(lc2, partition_streams(ss, texts))
 				keys = list_append_unique(keys,
 										  makeString(item_key_json(ss->t, ((Stream *) lfirst(lc2))->pk_text, sk)));

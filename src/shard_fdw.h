@@ -280,6 +280,7 @@ extern const DdbStats *ddb_backend_stats(void);
 
 extern char *route_range_key(ShardTable *t, const char *text);
 extern int	route_shard(ShardTable *t, const char *const *values);
+extern const char *route_key_option(ShardTable *t, int col);
 extern bool route_key_uses(ShardTable *t, int col);
 extern const char **route_template_values(ShardTable *t, const KeyTemplate *tmpl,
 										  const char *const *values);

@@ -1,23 +1,27 @@
 #!/usr/bin/python3
 """Differential test: foreign tables against a local table holding the same rows.
 
-One set of random rows (game, player, score, level, name, flag; some NULLs,
-tied scores) is loaded into a local PostgreSQL table and into DynamoDB
+One set of random rows (game, player, score, level, name, flag, ratio; some
+NULLs, tied scores) is loaded into a local PostgreSQL table and into DynamoDB
 through four foreign tables sharded differently: unsharded with a plain
 sort key, calculated (fnv1a_32) with seed 002's leaderboard templates,
 random over 4 shards, and calculated with legacy_unsharded, where some rows
 are put under the bare key with boto3 instead.  Hundreds of random queries
-(key equalities or none, filters, LIKE, IS NULL, ORDER BY score with and
-without a tiebreak, LIMIT and OFFSET, aggregates, joins with a local table,
-prepared statements under force_generic_plan) must give what the local
-table gives: the same multiset without ORDER BY, the same sequence under a
-total order, and under ORDER BY score alone the same scores in the same
-places with rows drawn from the right ties.  The name column uses an ICU
-collation, where text order is not DynamoDB's byte order.
+(key equalities, IN lists or none; comparisons, BETWEEN, IN, = ANY, NOT IN,
+OR, LIKE and IS NULL on key and non-key columns of every type, with NULLs in
+the lists and expression-level collations; ORDER BY score with and without
+a tiebreak, and on several columns in both directions under "C", "C.utf8"
+and "und-x-icu"; LIMIT and OFFSET; aggregates with GROUP BY; joins with a
+local table, also as nested loops with parameters; prepared statements
+under force_generic_plan) must give what the local table gives: the same
+multiset without ORDER BY, the same sequence under a total order, and under
+ORDER BY score alone the same scores in the same places with rows drawn
+from the right ties.  The name column uses an ICU collation, where text
+order is not DynamoDB's byte order.
 
 The random generator's seed is printed first; SHARD_FDW_TEST_SEED sets it.
 Talks to DynamoDB Local directly: the proxy adds nothing to these checks.
-Ends with "N passed, N failed".
+Prints how many statements it compared, and ends with "N passed, N failed".
 """
 
 import collections
@@ -35,12 +39,15 @@ DATABASE = bed.unique_name("differential")
 LOCAL = "local_rows"
 MARK = "@@query "
 ROW_COUNT = 1200
-QUERY_COUNT = 300
+QUERY_COUNT = 400
 GAMES = ["g1", "g2", "g3", "gäme"]
 NAME_LETTERS = "abcdefghijklmnopqrstuvwxyzABCPZéÉü"
+# numbers without trailing zeros: DynamoDB keeps no display scale
+RATIOS = ["-3", "0", "1.5", "2.25", "7", "10.125", "0.001"]
+COLLATIONS = ['"C"', '"C.utf8"', '"und-x-icu"']
 COLUMNS = """game_id text NOT NULL, player_id text NOT NULL,
              score bigint NOT NULL, level integer,
-             name text COLLATE "und-x-icu", flag boolean"""
+             name text COLLATE "und-x-icu", flag boolean, ratio numeric"""
 LEADERBOARD_KEYS = """partition_key 'pk', partition_key_format '{game_id}#{shard}',
                       sort_key 'sk', sort_key_format '{score:020}#{player_id}'"""
 FOREIGN_TABLES = {
@@ -57,6 +64,7 @@ dynamodb_tables = []
 data = []           # the rows, as tuples in column order
 QUERIES = []        # the random queries, made once for every table
 local_cache = {}    # (statements, prologue): the local table's results
+compared = [0]      # statements run on a foreign table and compared
 
 
 # ---------------------------------------------------------------- helpers
@@ -132,7 +140,7 @@ def make_rows():
         players.add("p" + word("abcdefghijklmnopqrstuvwxyz", 2, 6))
     return [(rng.choice(GAMES), player, rng.randint(0, 400),
              maybe(rng.randint(1, 60)), maybe(word(NAME_LETTERS, 1, 8)),
-             maybe(rng.random() < 0.5))
+             maybe(rng.random() < 0.5), maybe(rng.choice(RATIOS)))
             for player in sorted(players)]
 
 
@@ -149,7 +157,7 @@ def new_table(partition_key, sort_key):
 def legacy_item(row):
     """A row as another application put it under the bare key: keys and
     its non-NULL attributes, the score and player only inside sk for some."""
-    game, player, score, level, name, flag = row
+    game, player, score, level, name, flag, ratio = row
     item = {"pk": {"S": game}, "sk": {"S": f"{score:020}#{player}"}}
     if rng.random() < 0.5:
         item.update(game_id={"S": game}, player_id={"S": player},
@@ -160,6 +168,8 @@ def legacy_item(row):
         item["name"] = {"S": name}
     if flag is not None:
         item["flag"] = {"BOOL": flag}
+    if ratio is not None:
+        item["ratio"] = {"N": ratio}
     return item
 
 
@@ -223,48 +233,123 @@ class Query:
 
 
 def some_player():
-    """A player that exists, mostly."""
-    return rng.choice(data)[1] if rng.random() < 0.9 else "pnobody"
+    """A player that exists, mostly; else one that does not, or the empty
+    string, which no key can be."""
+    return rng.choice(data)[1] if rng.random() < 0.9 else rng.choice(["pnobody", ""])
+
+
+def value_list(values, null_chance=0.2):
+    """An SQL list of literals, with a NULL among them by chance."""
+    values = list(values)
+    if rng.random() < null_chance:
+        values.insert(rng.randint(0, len(values)), None)
+    return ", ".join(map(literal, values))
+
+
+def some_players(low=1, high=6):
+    """A few players, mostly ones that exist."""
+    return [some_player() for _ in range(rng.randint(low, high))]
+
+
+def some_names(low=1, high=5):
+    """A few names: some stored, some made up."""
+    return [rng.choice([r[4] for r in data if r[4] is not None])
+            if rng.random() < 0.6 else word(NAME_LETTERS, 1, 3)
+            for _ in range(rng.randint(low, high))]
+
+
+def some_ratios():
+    """Numbers as stored, and equal ones written with other scales."""
+    return [rng.choice(RATIOS + ["1.50", "7.0", "-3.000", "2.250", "99"])
+            for _ in range(rng.randint(1, 4))]
+
+
+def in_list(column, values, cast=""):
+    """column IN (...), = ANY (ARRAY[...]), NOT IN (...) or <> ALL
+    (ARRAY[...]) of values; cast types the array."""
+    form = rng.choice(["IN", "IN", "= ANY", "NOT IN", "<> ALL"])
+    items = value_list(values)
+    if form in ("IN", "NOT IN"):
+        return f"{column} {form} ({items})"
+    return f"{column} {form} (ARRAY[{items}]{cast})"
 
 
 def filter_predicate():
     """One random condition on a column other than game_id."""
     op = rng.choice(["=", "<", "<=", ">", ">="])
+    collation = rng.choice(COLLATIONS)
     return rng.choice([
         lambda: f"score {op} {rng.randint(-5, 405)}",
         lambda: f"score BETWEEN {rng.randint(0, 300)} AND {rng.randint(100, 410)}",
+        lambda: in_list("score", [rng.randint(0, 400) for _ in range(rng.randint(1, 8))]),
         lambda: f"level {op} {rng.randint(0, 61)}",
         lambda: "level IS NULL",
         lambda: "level IS NOT NULL",
         lambda: f"level BETWEEN {rng.randint(0, 30)} AND {rng.randint(20, 61)}",
+        lambda: in_list("level", [rng.randint(0, 61) for _ in range(rng.randint(1, 120))]),
+        lambda: f"ratio {op} {literal(rng.choice(some_ratios()))}",
+        lambda: in_list("ratio", some_ratios(), "::numeric[]"),
+        lambda: f"ratio BETWEEN {literal(rng.choice(RATIOS))} AND {literal(rng.choice(RATIOS))}",
+        lambda: "ratio IS NULL",
+        lambda: f"ratio {op} 'NaN'",
         lambda: "name LIKE 'p%'",
         lambda: f"name LIKE {literal(rng.choice(NAME_LETTERS) + '%')}",
+        lambda: f"name COLLATE {collation} LIKE {literal(rng.choice(NAME_LETTERS) + '%')}",
         lambda: "name IS NULL",
         lambda: f"name {op} {literal(word(NAME_LETTERS, 1, 3))}",
+        lambda: f"name COLLATE {collation} {op} {literal(word(NAME_LETTERS, 1, 3))}",
+        lambda: f"name BETWEEN {literal(word(NAME_LETTERS, 1, 2))} AND "
+                f"{literal(word(NAME_LETTERS, 1, 2))}",
+        lambda: in_list("name", some_names()),
+        lambda: in_list(f"name COLLATE {collation}", some_names()),
         lambda: "flag",
+        lambda: "NOT flag",
         lambda: "flag = false",
         lambda: "flag IS NULL",
+        lambda: "flag IS NOT TRUE",
+        lambda: in_list("flag", rng.sample([True, False], rng.randint(1, 2))),
         lambda: f"player_id = {literal(some_player())}",
+        lambda: in_list("player_id", some_players()),
         lambda: f"player_id LIKE {literal('p' + word('abcdefghijklmnop', 0, 2) + '%')}",
         lambda: f"player_id {op} {literal('p' + word('abcdefghijklmnopqrstuvwxyz', 1, 3))}",
+        lambda: f"player_id BETWEEN {literal('p' + word('abcdefghijklm', 1, 2))} AND "
+                f"{literal('p' + word('nopqrstuvwxyz', 1, 2))}",
+        lambda: f"({filter_predicate()} OR {filter_predicate()})",
     ])()
 
 
 def where_clause(key_chance=0.6):
-    """Zero to three filters, with an equality on game_id by chance."""
+    """Zero to three filters, with an equality or an IN list on game_id by
+    chance."""
     where = [filter_predicate() for _ in range(rng.choice([0, 1, 1, 2, 3]))]
     if rng.random() < key_chance:
-        game = rng.choice(GAMES + ["g9"])
-        where.insert(0, f"game_id = {literal(game)}")
+        games = rng.sample(GAMES + ["g9", ""], rng.randint(1, 3))
+        where.insert(0, f"game_id = {literal(games[0])}" if len(games) == 1
+                     else f"game_id IN ({value_list(games)})")
     return where
 
 
+def several_columns_order():
+    """ORDER BY on two or three columns in either direction, under any of
+    the collations, ending in player_id so that the order is total."""
+    keys = rng.sample(["score", "level", "ratio", "flag", "game_id", "name"],
+                      rng.randint(1, 3))
+    terms = []
+    for key in keys:
+        if key in ("name", "game_id") and rng.random() < 0.7:
+            key += f" COLLATE {rng.choice(COLLATIONS)}"
+        terms.append(key + rng.choice(["", " ASC", " DESC"])
+                     + rng.choice(["", "", " NULLS FIRST", " NULLS LAST"]))
+    return ", ".join(terms + ["player_id" + rng.choice(["", " DESC"])])
+
+
 def plain_query():
-    """SELECT with filters, maybe ordered by score, maybe limited."""
-    columns = ["game_id", "player_id", "level", "name", "flag"]
+    """SELECT with filters, maybe ordered, maybe limited."""
+    columns = ["game_id", "player_id", "level", "name", "flag", "ratio"]
     select = rng.sample(columns, rng.randint(1, len(columns)))
     order = rng.choice(["", "", "score ASC", "score DESC",
-                        "score ASC, player_id", "score DESC, player_id DESC"])
+                        "score ASC, player_id", "score DESC, player_id DESC",
+                        several_columns_order(), several_columns_order()])
     query = Query(select=["score"] + select, where=where_clause(), order=order)
     if order and rng.random() < 0.7:
         query.limit = rng.choice([1, 3, 10, 50, 100])
@@ -273,10 +358,13 @@ def plain_query():
 
 
 def aggregate_query():
-    """Counts, sums and extremes per game."""
-    return Query(select=["game_id", "count(*)", "sum(score)", "min(level)",
-                         "max(player_id)", "count(name)", "bool_or(flag)"],
-                 where=where_clause(key_chance=0.3), group="game_id")
+    """Counts, sums and extremes per game, flag or level, or over all."""
+    group = rng.choice(["game_id", "flag", "level", "game_id, flag", ""])
+    return Query(select=([group] if group else [])
+                 + ["count(*)", "sum(score)", "min(level)", "max(player_id)",
+                    "count(name)", "bool_or(flag)", "sum(ratio)", "max(ratio)",
+                    f"min(name COLLATE {rng.choice(COLLATIONS)})"],
+                 where=where_clause(key_chance=0.3), group=group)
 
 
 def join_query():
@@ -285,8 +373,10 @@ def join_query():
     query = Query(select=["g.title", "player_id", "score", "level"], where=where,
                   source="games g JOIN {t} USING (game_id)")
     if rng.random() < 0.4:
-        query.order = rng.choice(["score DESC, player_id", "score, player_id DESC"])
+        query.order = rng.choice(["score DESC, player_id", "score, player_id DESC",
+                                  several_columns_order()])
         query.limit = rng.choice([5, 20])
+        query.offset = rng.choice([0, 0, 3])
     return query
 
 
@@ -340,6 +430,7 @@ def compare(queries, table, prologue=""):
     """Run the queries on a foreign table and on the local table; returns
     the failure reports."""
     got = run_batch([q.render(table) for q in queries], prologue)
+    compared[0] += len(queries)
     local = local_results(queries, prologue, limited=True)
     local_all = local_results(queries, prologue, limited=False)
     return [describe(q.render(table), g, e)
@@ -383,6 +474,7 @@ def set_up():
 
 
 def tear_down():
+    print(f"{compared[0]} statements compared with the local table (seed {SEED})")
     bed.drop_scratch(client, dynamodb_tables, DATABASE)
 
 
@@ -425,6 +517,8 @@ PUSHDOWNS = {
     "one calculated shard": r"Shards: 1 of",
     "sort key condition": r"Sort Key Condition:",
     "filter expression": r"DynamoDB Filter:",
+    "IN filter": r"DynamoDB Filter:.* = ANY",
+    "Query per IN value": r"Key Condition: game_id = ANY",
     "ordered merge": r"Merge:",
     "limit per shard": r"Limit per Shard:",
     "parameterized by a join": r"Key Condition: .*\$\d",
@@ -496,6 +590,7 @@ def prepared_generic_plans_match_local():
         local = run_prepared(types, statement, LOCAL, executions)
         for kind in FOREIGN_TABLES:
             got = run_prepared(types, statement, kind, executions)
+            compared[0] += len(executions)
             for execution, g, e in zip(executions, got, local):
                 same = (g == e if ordered or isinstance(g, Failed)
                         else collections.Counter(g) == collections.Counter(e))

@@ -1,0 +1,165 @@
+-- Conditions sent to DynamoDB as a FilterExpression: each one only where
+-- DynamoDB answers as PostgreSQL would (types, NULLs, collation), the rest
+-- checked locally.  "Items Returned" below Rows shows what DynamoDB kept.
+\ir sql/include/server.sql
+\ir sql/include/explain_analyze.sql
+SELECT shard_fdw_request('ddb', 'CreateTable', '{
+  "TableName": "pushdown_tab", "BillingMode": "PAY_PER_REQUEST",
+  "KeySchema": [{"AttributeName": "game", "KeyType": "HASH"},
+                {"AttributeName": "seq", "KeyType": "RANGE"}],
+  "AttributeDefinitions": [{"AttributeName": "game", "AttributeType": "S"},
+                           {"AttributeName": "seq", "AttributeType": "N"}]
+}') #>> '{TableDescription,TableStatus}' AS status;
+
+CREATE FOREIGN TABLE rows (game text, seq int, points int, big bigint,
+                           score numeric, name text, flag boolean)
+  SERVER ddb OPTIONS (table 'pushdown_tab', partition_key 'game', sort_key 'seq');
+CREATE TABLE local_rows (LIKE rows);
+INSERT INTO local_rows VALUES
+  ('g1', 1, 1, 10, 1.5, 'a', true), ('g1', 2, 2, 20, 2.5, 'B', false),
+  ('g1', 3, NULL, NULL, NULL, NULL, NULL), ('g2', 4, 1, 30, 1.50, 'b', true),
+  ('g2', 5, 7, 9000000000, -3, 'é', false), ('g2', 6, 3, NULL, 0, '', NULL);
+INSERT INTO rows SELECT * FROM local_rows;
+
+-- IN and = ANY on columns that are not keys: DynamoDB's IN
+SELECT seq FROM rows WHERE points IN (1, 2) ORDER BY seq;
+SELECT seq FROM rows WHERE big IN (20, 9000000000) ORDER BY seq;
+SELECT seq FROM rows WHERE score IN (1.5, 2.50, -3) ORDER BY seq;
+SELECT seq FROM rows WHERE name IN ('a', 'b', '') ORDER BY seq;
+SELECT seq FROM rows WHERE name = ANY (ARRAY['B', 'é']) ORDER BY seq;
+SELECT seq FROM rows WHERE flag IN (true, false) ORDER BY seq;
+SELECT explain_analyze('SELECT seq FROM rows WHERE points IN (1, 2)');
+-- NULLs inside the list match nothing; a list of NULLs matches no row
+SELECT seq FROM rows WHERE points IN (1, NULL) ORDER BY seq;
+SELECT seq FROM rows WHERE name = ANY (ARRAY[NULL, NULL]::text[]) ORDER BY seq;
+SELECT seq FROM rows WHERE points = ANY ('{}') ORDER BY seq;
+SELECT seq FROM rows WHERE points = ANY (NULL::int[]) ORDER BY seq;
+-- NOT IN, OR, a cast column and non-equality ANY stay local
+SELECT seq FROM rows WHERE points NOT IN (1, 2) ORDER BY seq;
+SELECT seq FROM rows WHERE points <> ALL (ARRAY[1, NULL]) ORDER BY seq;
+SELECT seq FROM rows WHERE points = 1 OR name = 'B' ORDER BY seq;
+SELECT seq FROM rows WHERE points < ANY (ARRAY[2, 3]) ORDER BY seq;
+SELECT seq FROM rows WHERE points IN (1.0, 2.5) ORDER BY seq;
+EXPLAIN (COSTS OFF) SELECT seq FROM rows WHERE points NOT IN (1, 2) OR flag;
+-- collation: equality under a deterministic one, order under "C" only
+SELECT seq FROM rows WHERE name COLLATE "C" IN ('B', 'b') ORDER BY seq;
+SELECT seq FROM rows WHERE name COLLATE "C" < 'a' ORDER BY seq;
+SELECT seq FROM rows WHERE name COLLATE "und-x-icu" < 'b' ORDER BY seq;
+EXPLAIN (COSTS OFF) SELECT seq FROM rows WHERE name COLLATE "und-x-icu" < 'b';
+-- boolean columns: only equality and IN go to DynamoDB
+SELECT seq FROM rows WHERE flag ORDER BY seq;
+SELECT seq FROM rows WHERE NOT flag ORDER BY seq;
+SELECT seq FROM rows WHERE flag IS NOT TRUE ORDER BY seq;
+SELECT seq FROM rows WHERE flag = false ORDER BY seq;
+-- values no DynamoDB number stands for are compared locally, or, on the
+-- sort key, bound it above or below every stored number
+CREATE FOREIGN TABLE rows_n (game text, seq numeric)
+  SERVER ddb OPTIONS (table 'pushdown_tab', partition_key 'game', sort_key 'seq');
+SELECT seq FROM rows_n WHERE game = 'g1' AND seq < 'NaN' ORDER BY seq;
+SELECT seq FROM rows_n WHERE game = 'g1' AND seq > '-Infinity' AND seq < 3 ORDER BY seq;
+SELECT seq FROM rows_n WHERE game = 'g1' AND seq > 'NaN';
+SELECT seq FROM rows_n WHERE game = 'g1' AND seq <= '-Infinity';
+SELECT seq FROM rows_n WHERE game = 'g1' AND seq IN (2, 'Infinity', 'NaN');
+SELECT seq FROM rows_n WHERE game = 'g1' AND seq = 'NaN';
+DROP FOREIGN TABLE rows_n;
+SELECT seq FROM rows WHERE score < 'NaN' ORDER BY seq;
+SELECT seq FROM rows WHERE score < 'Infinity' AND score > '-Infinity' ORDER BY seq;
+SELECT seq FROM rows WHERE score IN (1.5, 'NaN') ORDER BY seq;
+SELECT explain_analyze('SELECT seq FROM rows WHERE score < ''NaN'' AND points >= 2');
+-- 100 values go to DynamoDB; more, or filters longer than DynamoDB's 4 KB
+-- expression limit, stay local
+SELECT format('SELECT explain_analyze(%L)',
+              'SELECT seq FROM rows WHERE points IN (' || string_agg(i::text, ', ') || ')')
+  FROM generate_series(3, 102) i \gexec
+SELECT format('SELECT seq FROM rows WHERE points IN (%s) ORDER BY seq',
+              string_agg(i::text, ', ')) FROM generate_series(3, 103) i \gexec
+SELECT format('EXPLAIN (COSTS OFF) SELECT seq FROM rows WHERE points IN (%s)',
+              string_agg(i::text, ', ')) FROM generate_series(3, 103) i \gexec
+SELECT format('SELECT seq FROM rows WHERE points IN (%s) AND big IN (%1$s) AND name IN (%s)'
+              ' AND points IN (%1$s) AND big IN (%1$s) AND name IN (%2$s) ORDER BY seq',
+              string_agg(i::text, ', ') || ', 1, 10, 30',
+              string_agg(quote_literal(i::text), ', ') || ', ''a'', ''b''')
+  FROM generate_series(1000, 1096) i \gexec
+-- parameters: the array of a generic plan, an IN list of parameters
+SET plan_cache_mode = force_generic_plan;
+PREPARE by_array(int[]) AS SELECT seq FROM rows WHERE points = ANY ($1) ORDER BY seq;
+PREPARE by_list(text, text) AS SELECT seq FROM rows WHERE name IN ($1, $2) ORDER BY seq;
+EXPLAIN (COSTS OFF) EXECUTE by_array('{1,3}');
+EXECUTE by_array('{1,3}');
+EXECUTE by_array('{NULL}');
+EXECUTE by_array(NULL);
+SELECT format('EXECUTE by_array(%L)', array_agg(i)) FROM generate_series(3, 200) i \gexec
+EXPLAIN (COSTS OFF) EXECUTE by_list('a', 'é');
+EXECUTE by_list('a', 'é');
+EXECUTE by_list('B', NULL);
+PREPARE by_score(numeric) AS SELECT seq FROM rows WHERE score > $1 ORDER BY seq;
+EXECUTE by_score('-Infinity');
+EXECUTE by_score('NaN');
+RESET plan_cache_mode;
+DEALLOCATE ALL;
+-- an IN list on the partition key still makes one Query per value
+EXPLAIN (COSTS OFF) SELECT seq FROM rows WHERE game IN ('g1', 'g2') AND big IN (10, 30);
+SELECT seq FROM rows WHERE game IN ('g1', 'g2') AND big IN (10, 30) ORDER BY seq;
+
+-- a value of another type is written otherwise than the column's values:
+-- a timestamp compared with a date key, character(n) without its padding
+SELECT shard_fdw_request('ddb', 'CreateTable', '{
+  "TableName": "pushdown_days", "BillingMode": "PAY_PER_REQUEST",
+  "KeySchema": [{"AttributeName": "k", "KeyType": "HASH"},
+                {"AttributeName": "d", "KeyType": "RANGE"}],
+  "AttributeDefinitions": [{"AttributeName": "k", "AttributeType": "S"},
+                           {"AttributeName": "d", "AttributeType": "S"}]
+}') #>> '{TableDescription,TableStatus}' AS status;
+CREATE FOREIGN TABLE days (k text, d date, n int)
+  SERVER ddb OPTIONS (table 'pushdown_days', partition_key 'k', sort_key 'd');
+CREATE FOREIGN TABLE padded (k char(3), d date)
+  SERVER ddb OPTIONS (table 'pushdown_days', partition_key 'k', sort_key 'd');
+INSERT INTO days VALUES ('a', '2024-01-01', 1), ('a', '2024-01-02', 2), ('b', '2024-01-01', 3);
+INSERT INTO padded VALUES ('c', '2024-01-03');
+SELECT k, d FROM padded WHERE k = 'c';
+SELECT k, d FROM padded WHERE k = 'c' AND d = '2024-01-03';
+EXPLAIN (COSTS OFF) SELECT k, d FROM padded WHERE k = 'c';
+SET TimeZone = 'America/New_York';
+-- no stored key is empty: an empty key value matches nothing
+SELECT d FROM days WHERE k = '';
+SELECT d FROM days WHERE k IN ('', 'b');
+SELECT n FROM days WHERE k = 'a' AND d = '2024-01-01' AND k IN ('a', '');
+CREATE FOREIGN TABLE days_text (k text, d text)
+  SERVER ddb OPTIONS (table 'pushdown_days', partition_key 'k', sort_key 'd');
+SELECT d FROM days_text WHERE k = 'a' AND d = '';
+SELECT d FROM days_text WHERE k = 'a' AND d IN ('', '2024-01-02');
+SELECT d FROM days_text WHERE k = 'a' AND d = '' ORDER BY d;
+SELECT d FROM days_text WHERE k = 'a' AND d COLLATE "C" > '' ORDER BY d;
+DROP FOREIGN TABLE days_text;
+-- infinities bound the sort key above or below every stored date
+SELECT d FROM days WHERE k = 'a' AND d < 'infinity' ORDER BY d;
+SELECT d FROM days WHERE k = 'a' AND d > '-infinity' AND d <= '2024-01-01' ORDER BY d;
+SELECT d FROM days WHERE k = 'a' AND d >= 'infinity';
+SELECT d FROM days WHERE k = 'a' AND d < '-infinity';
+SELECT d FROM days WHERE k = 'a' AND d IN ('infinity', '2024-01-02');
+SELECT d FROM days WHERE k = 'a' AND d = 'infinity';
+SELECT d FROM days WHERE k = 'a' AND d = '2024-01-01 00:00'::timestamp;
+SELECT d FROM days WHERE k = 'a' AND d >= '2024-01-01 20:00-05'::timestamptz;
+SELECT d FROM days WHERE k = 'a' AND d IN ('2024-01-02 00:00'::timestamp);
+SELECT d FROM days WHERE k = 'a' AND d > '2024-01-01'::date;
+SELECT n FROM days WHERE k IN ('a', 'b') AND n > 1::int8 ORDER BY n;
+EXPLAIN (COSTS OFF) SELECT d FROM days WHERE k = 'a' AND d = '2024-01-01 00:00'::timestamp;
+EXPLAIN (COSTS OFF) SELECT d FROM days WHERE d = '2024-01-01' AND n IN (1::int8, 3::int2);
+RESET TimeZone;
+DROP FOREIGN TABLE days, padded;
+SELECT shard_fdw_request('ddb', 'DeleteTable', '{"TableName": "pushdown_days"}')
+  #>> '{TableDescription,TableName}' AS deleted;
+
+-- every condition above gives what the local table gives
+SELECT count(*) AS differing FROM (
+  SELECT q, (SELECT array_agg(seq ORDER BY seq) FROM rows r WHERE r.name = ANY (q)),
+            (SELECT array_agg(seq ORDER BY seq) FROM local_rows l WHERE l.name = ANY (q))
+    FROM (VALUES (ARRAY['a', 'B']), (ARRAY['é', NULL]), (ARRAY[NULL]::text[]),
+                 (ARRAY['']), ('{}')) v(q)) c(q, f, l)
+ WHERE f IS DISTINCT FROM l;
+
+DROP TABLE local_rows;
+DROP FOREIGN TABLE rows;
+SELECT shard_fdw_request('ddb', 'DeleteTable', '{"TableName": "pushdown_tab"}')
+  #>> '{TableDescription,TableName}' AS deleted;
+DROP SERVER ddb CASCADE;
