@@ -55,13 +55,19 @@ ALTER TABLE board DROP COLUMN player_id;
 \set VERBOSITY terse
 SELECT attname FROM pg_attribute WHERE attrelid = 'board'::regclass AND attnum > 0
  ORDER BY attnum;
--- other columns, and key columns whose attribute is named, may change
+-- any other column is read from the attribute of its name: renaming it
+-- would read other attributes, so it needs the option attribute first
+ALTER FOREIGN TABLE plain RENAME COLUMN note TO remark;
+\set VERBOSITY default
+ALTER FOREIGN TABLE board RENAME COLUMN name TO nickname;
+\set VERBOSITY terse
+ALTER FOREIGN TABLE board ALTER COLUMN name OPTIONS (ADD attribute 'name');
 ALTER FOREIGN TABLE board RENAME COLUMN name TO nickname;
 ALTER TABLE board DROP COLUMN nickname;
 ALTER FOREIGN TABLE plain ALTER COLUMN game OPTIONS (ADD attribute 'game');
 ALTER FOREIGN TABLE plain RENAME COLUMN game TO game_name;
-ALTER FOREIGN TABLE plain ALTER COLUMN game_name OPTIONS (DROP attribute);
 ALTER FOREIGN TABLE plain RENAME COLUMN game_name TO game;
+ALTER FOREIGN TABLE plain ALTER COLUMN game OPTIONS (DROP attribute);
 -- a drop together with the option that named the column
 ALTER FOREIGN TABLE board OPTIONS (SET sort_key_format '{score:020}'),
   DROP COLUMN player_id;

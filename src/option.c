@@ -1186,37 +1186,37 @@ option_using_column(ShardTable *t, int col)
 }
 
 /*
- * Refuse renaming column name of t when an option needs its name: the
- * option would name a column that no longer exists.  A key column whose
- * attribute is given by the column option "attribute" keeps its key.
+ * Refuse renaming column name of t when that would change what it reads:
+ * an option names it (the option would name a column that no longer
+ * exists), or it has no column option "attribute", so that its attribute
+ * is its name and the items already written would no longer be read.
  */
 static void
 check_rename_column(ShardTable *t, const char *name)
 {
 	ShardColumn *col = shard_find_column(t, name);
 	const char *option;
+	ListCell   *lc;
 
-	if (col == NULL || (option = option_using_column(t, col - t->columns)) == NULL)
+	if (col == NULL)
 		return;
-	if (strcmp(option, "partition_key") == 0 || strcmp(option, "sort_key") == 0)
-	{
-		ListCell   *lc;
-
-		foreach(lc, GetForeignColumnOptions(t->relid, col->attnum))
-			if (strcmp(lfirst_node(DefElem, lc)->defname, "attribute") == 0)
-				return;
+	option = option_using_column(t, col - t->columns);
+	if (option != NULL && strcmp(option, "partition_key") != 0 &&
+		strcmp(option, "sort_key") != 0)
 		ereport(ERROR,
 				(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
-				 errmsg("cannot rename column \"%s\" of foreign table \"%s\": it holds key attribute \"%s\" (option \"%s\")",
-						name, t->relname, col->attribute, option),
-				 errhint("Give the column the option attribute '%s' first; then it keeps the key under any name.",
-						 col->attribute)));
-	}
+				 errmsg("cannot rename column \"%s\" of foreign table \"%s\": option \"%s\" names it",
+						name, t->relname, option),
+				 errhint("Recreate the foreign table with the new column name in its options; the stored items keep their keys.")));
+	foreach(lc, GetForeignColumnOptions(t->relid, col->attnum))
+		if (strcmp(lfirst_node(DefElem, lc)->defname, "attribute") == 0)
+			return;
 	ereport(ERROR,
 			(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
-			 errmsg("cannot rename column \"%s\" of foreign table \"%s\": option \"%s\" names it",
-					name, t->relname, option),
-			 errhint("Recreate the foreign table with the new column name in its options; the stored items keep their keys.")));
+			 errmsg("cannot rename column \"%s\" of foreign table \"%s\": its values are stored under attribute \"%s\"",
+					name, t->relname, col->attribute),
+			 errhint("Give the column the option attribute '%s' first; then it keeps its attribute under any name.",
+					 col->attribute)));
 }
 
 /*
