@@ -219,7 +219,10 @@ transport_destroy(DdbTransport *t)
 /*
  * A new group of requests on conn, at most max_inflight of them in flight
  * at once.  It lives until ddb_group_free or the end of the
- * (sub)transaction.
+ * (sub)transaction that made it (a committed subtransaction hands it to
+ * its parent), so it is made where the state that uses it is: a cursor's
+ * scan, begun outside a subtransaction and read inside it, goes on after
+ * the subtransaction rolls back.
  */
 DdbGroup *
 ddb_group_create(DdbConn *conn, int max_inflight)
@@ -237,9 +240,12 @@ ddb_group_create(DdbConn *conn, int max_inflight)
 	return g;
 }
 
-/* Stop every request of the group and free it. */
+/*
+ * Stop every request of the group and free them all, those handed out
+ * included; the group stays, with its counters and its transaction level.
+ */
 void
-ddb_group_free(DdbGroup *g)
+ddb_group_reset(DdbGroup *g)
 {
 	DdbTransport *t = g->conn->transport;
 	dlist_mutable_iter it;
@@ -258,6 +264,18 @@ ddb_group_free(DdbGroup *g)
 		if (req->group == g)
 			dlist_delete(&req->node);
 	}
+	/* every request lives in a child context of the group's */
+	MemoryContextDeleteChildren(g->cxt);
+	dlist_init(&g->done);
+	g->running = 0;
+	g->unfinished = 0;
+}
+
+/* Stop every request of the group and free it. */
+void
+ddb_group_free(DdbGroup *g)
+{
+	ddb_group_reset(g);
 	dlist_delete(&g->node);
 	MemoryContextDelete(g->cxt);
 }
