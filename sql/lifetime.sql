@@ -120,8 +120,45 @@ ROLLBACK TO s;
 FETCH ALL FROM d;
 COMMIT;
 
+-- a scan holds one group of requests from its beginning to its end, and
+-- the functions that read shard metadata leave none behind them
+CREATE VIEW request_groups AS
+  SELECT count(*) AS groups FROM pg_backend_memory_contexts
+   WHERE name = 'shard_fdw requests';
+SELECT shard_fdw_request('ddb', 'CreateTable', '{
+  "TableName": "lifetime_shards", "BillingMode": "PAY_PER_REQUEST",
+  "KeySchema": [{"AttributeName": "file_path", "KeyType": "HASH"}],
+  "AttributeDefinitions": [{"AttributeName": "file_path", "AttributeType": "S"}]
+}') #>> '{TableDescription,TableStatus}' AS status;
+CREATE FOREIGN TABLE files (file_path text, ts bigint)
+  SERVER ddb OPTIONS (table 'lifetime_tab',
+    partition_key 'pk', partition_key_format '{file_path}_{shard}',
+    sort_key 'sk', sort_key_format '{ts:020}',
+    shard_strategy 'dynamic', metadata_table 'lifetime_shards',
+    metadata_key 'file_path', max_shards '4', metadata_cache_ms '0');
+INSERT INTO files VALUES ('f1', 1);
+BEGIN;
+DECLARE c CURSOR FOR SELECT seq FROM feed WHERE topic = 't1' ORDER BY seq;
+SELECT * FROM request_groups;
+SAVEPOINT s;
+FETCH 1 FROM c;
+ROLLBACK TO s;
+SELECT * FROM request_groups;
+CLOSE c;
+SELECT count(*) AS keys
+  FROM generate_series(1, 5) i,
+       shard_fdw_key('files', jsonb_build_object('file_path', 'f' || i));
+SELECT count(*) AS items
+  FROM generate_series(1, 5) i,
+       shard_fdw_metadata('files', jsonb_build_object('file_path', 'f' || i));
+SELECT * FROM request_groups;
+COMMIT;
+
+DROP VIEW request_groups;
 DROP FUNCTION move_in(refcursor, bigint);
-DROP FOREIGN TABLE feed;
+DROP FOREIGN TABLE feed, files;
 SELECT shard_fdw_request('ddb', 'DeleteTable', '{"TableName": "lifetime_tab"}')
+  #>> '{TableDescription,TableName}' AS deleted;
+SELECT shard_fdw_request('ddb', 'DeleteTable', '{"TableName": "lifetime_shards"}')
   #>> '{TableDescription,TableName}' AS deleted;
 DROP SERVER ddb CASCADE;
