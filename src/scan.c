@@ -1408,8 +1408,12 @@ shard_scan_create(ForeignScanState *node, int eflags)
 	ss->expr_states = ExecInitExprList(fs->fdw_exprs, (PlanState *) node);
 	ss->conn = shard_get_connection(GetForeignTable(rte->relid)->serverid, userid);
 	ss->max_inflight = ss->conn->server->max_concurrency;
-	/* at the transaction level of the executor's state, not of a fetch */
+	/*
+	 * At the transaction level of the executor's state, not of a fetch, and
+	 * gone with that state's memory even if nothing ends the scan.
+	 */
 	ss->group = ddb_group_create(ss->conn, ss->max_inflight);
+	ddb_group_hold(&ss->group, GetMemoryChunkContext(ss));
 	return ss;
 }
 
