@@ -9,8 +9,9 @@ errors in the middle of a scan (a division by zero at a given row) and
 statements that fail outside any cursor.  The queries are every kind of
 read: merged Queries with and without a Limit, BatchGetItem, a parallel
 Scan, LATERAL and correlated subqueries that rescan.  Every answer and
-every error of a foreign cursor must be its twin's, the backend must never
-die, and the server log must show no backend killed by a signal.
+every error of a foreign cursor must be its twin's, and the backend must
+never die (test/check.sh also fails a stage whose server log shows a
+backend killed by a signal).
 
 The random generator's seed is printed first; SHARD_FDW_TEST_SEED sets it.
 Talks to DynamoDB Local directly.  Ends with "N passed, N failed".
@@ -212,8 +213,6 @@ class Driver:
 
 @runner.test
 def cursors_match_their_twins():
-    log = bed.env("SHARD_FDW_PG_LOG")
-    offset = os.path.getsize(log) if os.path.exists(log) else 0
     rng = random.Random(SEED)
     mismatches = []
     for _ in range(SESSIONS):
@@ -225,10 +224,6 @@ def cursors_match_their_twins():
     for statement, foreign, local in mismatches[:5]:
         print(f"  {statement}\n    foreign: {foreign}\n    local:   {local}")
     assert not mismatches
-    if os.path.exists(log):
-        with open(log, errors="replace") as f:
-            f.seek(offset)
-            assert "terminated by signal" not in f.read(), "a backend died"
 
 
 if __name__ == "__main__":
