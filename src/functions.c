@@ -177,7 +177,10 @@ column_texts(ShardTable *t, Jsonb *values)
 	return texts;
 }
 
-/* A group of requests on the connection of foreign table t. */
+/*
+ * A group of requests on the connection of foreign table t; the caller
+ * frees it before returning, or it would stay until the transaction ends.
+ */
 static DdbGroup *
 key_group(ShardTable *t)
 {
@@ -221,12 +224,15 @@ shard_fdw_key(PG_FUNCTION_ARGS)
 			{
 				char	   *base = route_partition_key(t, texts, 0, true, err, sizeof(err));
 				DynamicMeta meta;
+				DdbGroup   *group;
 
 				if (base == NULL)
 					ereport(ERROR,
 							(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
 							 errmsg("cannot build the base key: %s", err)));
-				meta = dynamic_meta(t, key_group(t), base, true, false);
+				group = key_group(t);
+				meta = dynamic_meta(t, group, base, true, false);
+				ddb_group_free(group);
 				shard = t->shard_base +
 					(long) pg_prng_uint64_range(&pg_global_prng_state, 0,
 												Max(meta.shards, 1) - 1);
@@ -510,6 +516,7 @@ shard_fdw_metadata(PG_FUNCTION_ARGS)
 	bool		nulls[4] = {0};
 	Datum	   *entries;
 	int			n = 0;
+	DdbGroup   *group;
 
 	InitMaterializedSRF(fcinfo, 0);
 	if (t->strategy != SHARD_DYNAMIC)
@@ -521,9 +528,13 @@ shard_fdw_metadata(PG_FUNCTION_ARGS)
 		ereport(ERROR,
 				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
 				 errmsg("cannot build the base key: %s", err)));
-	item = dynamic_meta_item(t, key_group(t), base);
+	group = key_group(t);
+	item = dynamic_meta_item(t, group, base);
 	if (item == NULL)
+	{
+		ddb_group_free(group);
 		return (Datum) 0;
+	}
 	history = ddbjson_get(ddbjson_get(item, "shard_history"), "SS");
 	entries = palloc(sizeof(Datum) * Max(history ? history->n : 0, 1));
 	for (int i = 0; history && history->kind == DJ_ARRAY && i < history->n; i++)
@@ -533,5 +544,6 @@ shard_fdw_metadata(PG_FUNCTION_ARGS)
 	values[2] = Int64GetDatum(strtoll(codec_av_text(ddbjson_get(item, "last_updated")), NULL, 10));
 	values[3] = PointerGetDatum(construct_array(entries, n, TEXTOID, -1, false, TYPALIGN_INT));
 	tuplestore_putvalues(rsinfo->setResult, rsinfo->setDesc, values, nulls);
+	ddb_group_free(group);
 	return (Datum) 0;
 }

@@ -1463,7 +1463,6 @@ scan_start(ShardScanState *ss, ExprContext *econtext)
 
 	MemoryContextReset(ss->runcxt);
 	old = MemoryContextSwitchTo(ss->runcxt);
-	ss->group = ddb_group_create(ss->conn, ss->max_inflight);
 	ss->names = NIL;
 	ss->value_names = NIL;
 	ss->value_json = NIL;
@@ -1624,6 +1623,12 @@ shard_scan_create(ForeignScanState *node, int eflags)
 	ss->expr_states = ExecInitExprList(fs->fdw_exprs, (PlanState *) node);
 	ss->conn = shard_get_connection(GetForeignTable(rte->relid)->serverid, userid);
 	ss->max_inflight = ss->conn->server->max_concurrency;
+	/*
+	 * At the transaction level of the executor's state, not of a fetch, and
+	 * gone with that state's memory even if nothing ends the scan.
+	 */
+	ss->group = ddb_group_create(ss->conn, ss->max_inflight);
+	ddb_group_hold(&ss->group, GetMemoryChunkContext(ss));
 	return ss;
 }
 
@@ -1801,9 +1806,12 @@ add_stats(DdbStats *into, const DdbStats *from)
 	into->capacity += from->capacity;
 }
 
-/* Stop the streams and free what they hold. */
-void
-shard_scan_stop(ShardScanState *ss)
+/*
+ * Stop the streams and free what they hold, keeping the group (and its
+ * counters) for the next start.
+ */
+static void
+scan_reset(ShardScanState *ss)
 {
 	if (ss->stored)
 	{
@@ -1813,19 +1821,28 @@ shard_scan_stop(ShardScanState *ss)
 		ss->store_slot = NULL;
 	}
 	if (ss->group)
+		ddb_group_reset(ss->group);
+	ss->started = false;
+}
+
+/* Stop the streams and free what they hold, the group included. */
+void
+shard_scan_stop(ShardScanState *ss)
+{
+	scan_reset(ss);
+	if (ss->group)
 	{
 		add_stats(&ss->stats, ddb_group_stats(ss->group));
 		ddb_group_free(ss->group);
 		ss->group = NULL;
 	}
-	ss->started = false;
 }
 
 /* ReScanForeignScan: start again, with the parameters as they now are. */
 void
 shard_rescan(ForeignScanState *node)
 {
-	shard_scan_stop(node->fdw_state);
+	scan_reset(node->fdw_state);
 }
 
 /* EndForeignScan */

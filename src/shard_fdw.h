@@ -257,7 +257,9 @@ extern void transport_destroy(DdbTransport *t);
 extern void transport_abort(DdbTransport *t, int nest_level);
 extern void transport_subcommit(DdbTransport *t, int nest_level);
 extern DdbGroup *ddb_group_create(DdbConn *conn, int max_inflight);
+extern void ddb_group_reset(DdbGroup *group);
 extern void ddb_group_free(DdbGroup *group);
+extern void ddb_group_hold(DdbGroup **holder, MemoryContext cxt);
 extern DdbStats *ddb_group_stats(DdbGroup *group);
 extern DdbRequest *ddb_request_create(DdbGroup *group, const char *action,
 									  const char *body, size_t len);

@@ -62,6 +62,7 @@ struct DdbGroup
 	DdbConn    *conn;
 	MemoryContext cxt;
 	int			nest_level;		/* transaction nesting level that made it */
+	DdbGroup  **holder;		/* where its owner keeps it, or NULL */
 	int			max_inflight;
 	int			running;		/* requests with an attempt in flight */
 	int			unfinished;		/* requests queued or running */
@@ -158,29 +159,12 @@ transport_abort(DdbTransport *t, int nest_level)
 {
 	dlist_mutable_iter it;
 
-	dlist_foreach_modify(it, &t->attempts)
-	{
-		DdbAttempt *a = dlist_container(DdbAttempt, node, it.cur);
-
-		if (a->req->group->nest_level >= nest_level)
-			attempt_free(t, a);
-	}
-	dlist_foreach_modify(it, &t->queue)
-	{
-		DdbRequest *req = dlist_container(DdbRequest, node, it.cur);
-
-		if (req->group->nest_level >= nest_level)
-			dlist_delete(&req->node);
-	}
 	dlist_foreach_modify(it, &t->groups)
 	{
 		DdbGroup   *g = dlist_container(DdbGroup, node, it.cur);
 
 		if (g->nest_level >= nest_level)
-		{
-			dlist_delete(&g->node);
-			MemoryContextDelete(g->cxt);
-		}
+			ddb_group_free(g);
 	}
 }
 
@@ -219,7 +203,10 @@ transport_destroy(DdbTransport *t)
 /*
  * A new group of requests on conn, at most max_inflight of them in flight
  * at once.  It lives until ddb_group_free or the end of the
- * (sub)transaction.
+ * (sub)transaction that made it (a committed subtransaction hands it to
+ * its parent), so it is made where the state that uses it is: a cursor's
+ * scan, begun outside a subtransaction and read inside it, goes on after
+ * the subtransaction rolls back.
  */
 DdbGroup *
 ddb_group_create(DdbConn *conn, int max_inflight)
@@ -237,9 +224,12 @@ ddb_group_create(DdbConn *conn, int max_inflight)
 	return g;
 }
 
-/* Stop every request of the group and free it. */
+/*
+ * Stop every request of the group and free them all, those handed out
+ * included; the group stays, with its counters and its transaction level.
+ */
 void
-ddb_group_free(DdbGroup *g)
+ddb_group_reset(DdbGroup *g)
 {
 	DdbTransport *t = g->conn->transport;
 	dlist_mutable_iter it;
@@ -258,8 +248,51 @@ ddb_group_free(DdbGroup *g)
 		if (req->group == g)
 			dlist_delete(&req->node);
 	}
+	/* every request lives in a child context of the group's */
+	MemoryContextDeleteChildren(g->cxt);
+	dlist_init(&g->done);
+	g->running = 0;
+	g->unfinished = 0;
+}
+
+/* Stop every request of the group and free it; its holder forgets it. */
+void
+ddb_group_free(DdbGroup *g)
+{
+	ddb_group_reset(g);
+	if (g->holder)
+		*g->holder = NULL;
 	dlist_delete(&g->node);
 	MemoryContextDelete(g->cxt);
+}
+
+/* Memory context callback: the memory of a group's holder goes away. */
+static void
+holder_gone(void *arg)
+{
+	DdbGroup  **holder = arg;
+
+	if (*holder)
+		ddb_group_free(*holder);
+}
+
+/*
+ * Make *holder, which lives in memory context cxt, the holder of the group
+ * it points to: when cxt goes away with the group still there, the group
+ * is freed too.  A cursor that failed and is then closed drops its
+ * executor state without ending it; its scan's requests go with it rather
+ * than at the end of the transaction.  The group's end, if it comes first,
+ * clears *holder.
+ */
+void
+ddb_group_hold(DdbGroup **holder, MemoryContext cxt)
+{
+	MemoryContextCallback *cb = MemoryContextAlloc(cxt, sizeof(MemoryContextCallback));
+
+	(*holder)->holder = holder;
+	cb->func = holder_gone;
+	cb->arg = holder;
+	MemoryContextRegisterResetCallback(cxt, cb);
 }
 
 /* The counters of a group. */
