@@ -158,6 +158,31 @@ SELECT count(*) AS differing FROM (
                  (ARRAY['']), ('{}')) v(q)) c(q, f, l)
  WHERE f IS DISTINCT FROM l;
 
+-- an IN list on the sort key: whole keys to get, in the query's order by
+-- PostgreSQL (a Query takes one sort key condition and read only the first)
+SELECT seq FROM rows WHERE game = 'g1' AND seq IN (1, 3, 2) ORDER BY seq;
+SELECT seq FROM rows WHERE game = 'g2' AND seq IN (6, 4) ORDER BY seq DESC LIMIT 1;
+EXPLAIN (COSTS OFF)
+SELECT seq FROM rows WHERE game = 'g1' AND seq IN (1, 3, 2) ORDER BY seq;
+
+-- a column in both key templates: a Query takes one sort key condition,
+-- so an IN list on it is checked locally
+SELECT shard_fdw_request('ddb', 'CreateTable', '{
+  "TableName": "pushdown_twice", "BillingMode": "PAY_PER_REQUEST",
+  "KeySchema": [{"AttributeName": "pk", "KeyType": "HASH"},
+                {"AttributeName": "sk", "KeyType": "RANGE"}],
+  "AttributeDefinitions": [{"AttributeName": "pk", "AttributeType": "S"},
+                           {"AttributeName": "sk", "AttributeType": "S"}]
+}') #>> '{TableDescription,TableStatus}' AS status;
+CREATE FOREIGN TABLE twice (kind text, seq int)
+  SERVER ddb OPTIONS (table 'pushdown_twice', partition_key 'pk',
+    partition_key_format 'k_{kind}', sort_key 'sk', sort_key_format '{kind}#{seq}');
+INSERT INTO twice VALUES ('x', 1), ('x', 2), ('y', 3), ('z', 4);
+SELECT kind, seq FROM twice WHERE kind IN ('x', 'y') ORDER BY seq;
+DROP FOREIGN TABLE twice;
+SELECT shard_fdw_request('ddb', 'DeleteTable', '{"TableName": "pushdown_twice"}')
+  #>> '{TableDescription,TableName}' AS deleted;
+
 DROP TABLE local_rows;
 DROP FOREIGN TABLE rows;
 SELECT shard_fdw_request('ddb', 'DeleteTable', '{"TableName": "pushdown_tab"}')

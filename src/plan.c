@@ -497,7 +497,8 @@ analyse(ShardTable *t, Index relid, List *clauses, bool outer_ok)
 
 	/*
 	 * An IN list on a sort key column makes whole keys to get; short of a
-	 * whole key it stays local, since a Query takes one sort key condition.
+	 * whole key it stays local, since a Query takes one sort key condition
+	 * (also when the column is in the partition key as well).
 	 */
 	if (!a.full_key)
 	{
@@ -507,12 +508,14 @@ analyse(ShardTable *t, Index relid, List *clauses, bool outer_ok)
 		{
 			Cond	   *c = lfirst(lc);
 
-			if (c->op == COND_IN && !is_key_column(t, &t->pk, c->col))
+			if (c->op == COND_IN && (!is_key_column(t, &t->pk, c->col) ||
+									 is_key_column(t, &t->sk, c->col)))
 				a.exact = false;
 			else
 				kept = lappend(kept, c);
 		}
 		a.key_conds = kept;
+		a.keyed = key_fixed(t, &t->pk, a.key_conds);
 	}
 
 	/*
@@ -663,6 +666,26 @@ ec_member_is_column(PlannerInfo *root, RelOptInfo *rel, EquivalenceClass *ec,
 	return column_of(m->table, m->relid, em->em_expr) == m->col;
 }
 
+/*
+ * True when an IN list in key_conds fixes a sort key column: the rows are
+ * whole keys to get, and a Query, which takes one sort key condition,
+ * cannot read them in order.
+ */
+static bool
+sort_key_in_list(ShardTable *t, List *key_conds)
+{
+	ListCell   *lc;
+
+	foreach(lc, key_conds)
+	{
+		Cond	   *c = lfirst(lc);
+
+		if (c->op == COND_IN && is_key_column(t, &t->sk, c->col))
+			return true;
+	}
+	return false;
+}
+
 /* GetForeignPaths: the plain path, an ordered one, and parameterized ones. */
 void
 shard_get_paths(PlannerInfo *root, RelOptInfo *baserel, Oid foreigntableid)
@@ -682,7 +705,8 @@ shard_get_paths(PlannerInfo *root, RelOptInfo *baserel, Oid foreigntableid)
 			 shard_create_foreignscan_path(root, baserel, NULL, baserel->rows,
 										   startup, total, NIL, NULL, NULL, NIL));
 
-	pathkeys = a->keyed ? ordered_pathkeys(root, baserel, ri) : NIL;
+	pathkeys = a->keyed && !sort_key_in_list(ri->table, a->key_conds) ?
+		ordered_pathkeys(root, baserel, ri) : NIL;
 	if (pathkeys != NIL)
 		add_path(baserel, (Path *)
 				 shard_create_foreignscan_path(root, baserel, NULL, baserel->rows,
