@@ -161,6 +161,24 @@ SELECT count(*) FROM resp_sk WHERE g = 'g';
 -- pages with keys that move on are read to the end
 SELECT count(*), sum(s) FROM resp_sk WHERE g = 'g';
 
+-- a lone surrogate escape (json-c would read it as U+FFFD), an error body
+-- sent with status 200, and an item without its key attribute: errors,
+-- none retried, never an answer
+SELECT reset_mark();
+\! sql/include/answer.py GetItem '{"Item":{"id":{"S":"r1"},"t":{"S":"a\ud800"}}}'
+SELECT id, t FROM resp WHERE id = 'r1';
+\! sql/include/answer.py GetItem '{"__type":"com.amazonaws.dynamodb.v20120810#ResourceNotFoundException","message":"Requested resource not found"}'
+SELECT id, t FROM resp WHERE id = 'r1';
+\! sql/include/answer.py GetItem '{"Item":{"t":{"S":"t1"}}}'
+SELECT id, t FROM resp WHERE id = 'r1';
+\! sql/include/answer.py Query '{"Items":[{"g":{"N":"1"},"s":{"N":"1"},"v":{"S":"x"}}],"Count":1,"ScannedCount":1}'
+SELECT s, v FROM resp_sk WHERE g = 'g' AND s < 2;
+SELECT new_retries();
+-- any spelling of a DynamoDB number reads: integral into an integer
+-- column, normalized into json
+\! sql/include/answer.py GetItem '{"Item":{"id":{"S":"r1"},"b":{"N":"6.000"},"j":{"M":{"k":{"N":"-007"}}},"narr":{"NS":["1E1","02"]}}}'
+SELECT id, b, j, narr FROM resp WHERE id = 'r1';
+
 -- the rows written, and none of the refused
 SELECT count(*), count(t), sum(b), sum(n), count(j), count(item) FROM resp;
 SELECT shard_fdw_request('ddb', 'DeleteTable', '{"TableName": "responses_tab"}') IS NOT NULL AS dropped;

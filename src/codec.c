@@ -658,6 +658,51 @@ misfit(ShardColumn *col, const char *type)
 					type, col->name, format_type_be(col->typid))));
 }
 
+/*
+ * A DynamoDB number as a JSON number: itself when JSON's grammar takes it
+ * (DynamoDB sends numbers normalized), else its numeric spelling ("007"
+ * and "+7" are numbers to DynamoDB, not to JSON).
+ */
+static const char *
+json_number_text(const char *text)
+{
+	const char *p = text;
+
+	if (*p == '-')
+		p++;
+	if (*p == '0')
+		p++;
+	else if (*p >= '1' && *p <= '9')
+		while (*p >= '0' && *p <= '9')
+			p++;
+	else
+		p = NULL;
+	if (p != NULL && *p == '.')
+	{
+		if (*++p < '0' || *p > '9')
+			p = NULL;
+		while (p != NULL && *p >= '0' && *p <= '9')
+			p++;
+	}
+	if (p != NULL && (*p == 'e' || *p == 'E'))
+	{
+		p++;
+		if (*p == '+' || *p == '-')
+			p++;
+		if (*p < '0' || *p > '9')
+			p = NULL;
+		while (p != NULL && *p >= '0' && *p <= '9')
+			p++;
+	}
+	if (p != NULL && *p == '\0')
+		return text;
+	return DatumGetCString(DirectFunctionCall1(numeric_out,
+											   DirectFunctionCall3(numeric_in,
+																   CStringGetDatum(text),
+																   ObjectIdGetDatum(InvalidOid),
+																   Int32GetDatum(-1))));
+}
+
 /* Convert an AttributeValue to JSON text, appending to buf. */
 static void
 av_to_json(JsonWriter *w, const DdbJson *av)
@@ -675,7 +720,7 @@ av_to_json(JsonWriter *w, const DdbJson *av)
 	if (strcmp(type, "S") == 0 || strcmp(type, "B") == 0)
 		jw_string(w, v->str, v->len);
 	else if (strcmp(type, "N") == 0)
-		jw_raw(w, v->str);
+		jw_raw(w, json_number_text(v->str));
 	else if (strcmp(type, "BOOL") == 0)
 		jw_bool(w, v->boolean);
 	else if (strcmp(type, "NULL") == 0)
@@ -706,7 +751,7 @@ av_to_json(JsonWriter *w, const DdbJson *av)
 		for (int i = 0; i < v->n; i++)
 		{
 			if (numbers)
-				jw_raw(w, v->elems[i].str);
+				jw_raw(w, json_number_text(v->elems[i].str));
 			else
 				jw_string(w, v->elems[i].str, v->elems[i].len);
 		}
@@ -772,11 +817,30 @@ bytea_from_base64(ShardColumn *col, const char *text, size_t len)
 	return PointerGetDatum(result);
 }
 
-/* A number column's value from N text; integers must be integral. */
+/* Whether text is an optional minus sign and digits, nothing else. */
+static bool
+plain_integer_text(const char *text)
+{
+	if (*text == '-')
+		text++;
+	if (*text == '\0')
+		return false;
+	for (; *text; text++)
+		if (*text < '0' || *text > '9')
+			return false;
+	return true;
+}
+
+/*
+ * A number column's value from N text.  An integer column takes any
+ * spelling of an integral value ("6", "6.000", "6E0"); plain digits go
+ * straight to its input function.
+ */
 static Datum
 number_from_text(ShardColumn *col, Oid typid, int32 typmod, const char *text)
 {
-	if (typid == INT2OID || typid == INT4OID || typid == INT8OID)
+	if ((typid == INT2OID || typid == INT4OID || typid == INT8OID) &&
+		!plain_integer_text(text))
 	{
 		Numeric		n = DatumGetNumeric(DirectFunctionCall3(numeric_in,
 															CStringGetDatum(text),
@@ -790,6 +854,9 @@ number_from_text(ShardColumn *col, Oid typid, int32 typmod, const char *text)
 					(errcode(ERRCODE_FDW_INVALID_DATA_TYPE),
 					 errmsg("stored number %s does not fit column \"%s\" of type %s",
 							text, col->name, format_type_be(typid))));
+		return DirectFunctionCall1(typid == INT2OID ? numeric_int2 :
+								   typid == INT4OID ? numeric_int4 : numeric_int8,
+								   NumericGetDatum(n));
 	}
 	return datum_from_text(typid, typmod, text);
 }

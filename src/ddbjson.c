@@ -389,6 +389,57 @@ ddbjson_parse(const char *text, size_t len, char *err, size_t errlen)
 	return ddbjson_parse_ex(text, len, err, errlen, &too_deep);
 }
 
+/* The value of the four hex digits at p, or -1. */
+static long
+hex4(const char *p)
+{
+	long		v = 0;
+
+	for (int i = 0; i < 4; i++)
+	{
+		char		c = p[i];
+
+		v <<= 4;
+		if (c >= '0' && c <= '9')
+			v |= c - '0';
+		else if (c >= 'a' && c <= 'f')
+			v |= c - 'a' + 10;
+		else if (c >= 'A' && c <= 'F')
+			v |= c - 'A' + 10;
+		else
+			return -1;
+	}
+	return v;
+}
+
+/* See ddbjson.h. */
+long
+ddbjson_lone_surrogate(const char *text, size_t len)
+{
+	const char *end = text + len;
+	const char *p = text;
+
+	while ((p = memchr(p, '\\', (size_t) (end - p))) != NULL)
+	{
+		long		v = end - p >= 6 && p[1] == 'u' ? hex4(p + 2) : -1;
+
+		if (v >= 0xDC00 && v <= 0xDFFF)
+			return p - text;
+		if (v >= 0xD800 && v <= 0xDBFF)
+		{
+			long		low = end - p >= 12 && p[6] == '\\' && p[7] == 'u' ?
+				hex4(p + 8) : -1;
+
+			if (low < 0xDC00 || low > 0xDFFF)
+				return p - text;
+			p += 12;
+		}
+		else
+			p += end - p >= 2 ? 2 : 1;
+	}
+	return -1;
+}
+
 /* See ddbjson.h. */
 DdbJson *
 ddbjson_parse_ex(const char *text, size_t len, char *err, size_t errlen,

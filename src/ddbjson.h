@@ -67,6 +67,13 @@ extern DdbJson *ddbjson_parse(const char *text, size_t len,
 extern DdbJson *ddbjson_parse_ex(const char *text, size_t len,
 								 char *err, size_t errlen, bool *too_deep);
 
+/*
+ * The byte offset of the first \u escape in JSON text that is half of a
+ * UTF-16 surrogate pair with no other half, or -1.  json-c reads such an
+ * escape as U+FFFD, another character; DynamoDB never writes one.
+ */
+extern long ddbjson_lone_surrogate(const char *text, size_t len);
+
 /* The member named key of an object, or NULL (also when obj is no object). */
 extern DdbJson *ddbjson_get(const DdbJson *obj, const char *key);
 

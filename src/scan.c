@@ -1281,6 +1281,28 @@ item_shard(ShardTable *t, const DdbJson *item)
 	return shard < 0 ? 0 : (BlockNumber) shard;
 }
 
+/*
+ * Refuse an item that lacks key attribute k or holds it as another type:
+ * every read asks for the key attributes and DynamoDB always has them, so
+ * such an item is a broken answer, never a row to fill with NULLs.
+ */
+static void
+check_item_key(ShardTable *t, const DdbJson *item, ShardKey *k)
+{
+	const DdbJson *av;
+
+	if (k->attribute == NULL)
+		return;
+	av = ddbjson_get(item, k->attribute);
+	if (av != NULL && strcmp(av->keys[0], key_type(k)) == 0)
+		return;
+	ereport(ERROR,
+			(errcode(ERRCODE_FDW_INVALID_DATA_TYPE),
+			 errmsg("DynamoDB answered with an item (%s) of foreign table \"%s\" whose key attribute \"%s\" is %s",
+					codec_item_key_text(item, t), t->relname, k->attribute,
+					av == NULL ? "missing" : psprintf("of type %s, not %s", av->keys[0], key_type(k)))));
+}
+
 /* Fill the values of slot from item (the slot is left empty). */
 static void
 item_to_values(ShardScanState *ss, const DdbJson *item, TupleTableSlot *slot)
@@ -1288,6 +1310,8 @@ item_to_values(ShardScanState *ss, const DdbJson *item, TupleTableSlot *slot)
 	ShardTable *t = ss->t;
 	ListCell   *lc;
 
+	check_item_key(t, item, &t->pk);
+	check_item_key(t, item, &t->sk);
 	ExecClearTuple(slot);
 	memset(slot->tts_isnull, true, sizeof(bool) * slot->tts_tupleDescriptor->natts);
 	foreach(lc, ss->cols)

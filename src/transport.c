@@ -727,6 +727,7 @@ judge_answer(DdbRequest *req, DdbAttempt *a, long status)
 	char		err[256];
 	DdbJson    *body;
 	bool		too_deep;
+	long		surrogate;
 	MemoryContext old;
 
 	req->http_status = status;
@@ -743,6 +744,16 @@ judge_answer(DdbRequest *req, DdbAttempt *a, long status)
 			return true;
 		}
 	}
+	surrogate = ddbjson_lone_surrogate(a->response.data, a->response.len);
+	if (surrogate >= 0)
+	{
+		/* it came whole (the CRC matched): a second try reads the same */
+		set_error(req, "InvalidResponse",
+				  psprintf("the response (HTTP %ld) escapes half a UTF-16 surrogate pair at byte %ld, which is not Unicode",
+						   status, surrogate));
+		req->maybe_applied |= !req->idempotent;
+		return false;
+	}
 	old = MemoryContextSwitchTo(req->cxt);
 	body = ddbjson_parse_ex(a->response.data, a->response.len, err, sizeof(err),
 							&too_deep);
@@ -757,7 +768,8 @@ judge_answer(DdbRequest *req, DdbAttempt *a, long status)
 		/* the same text would come back, and fail the same way */
 		return !too_deep;
 	}
-	if (status == 200)
+	/* an error is an error whatever its status says */
+	if (status == 200 && ddbjson_get(body, "__type") == NULL)
 	{
 		DdbCheck	check;
 

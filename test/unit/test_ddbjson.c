@@ -1241,6 +1241,23 @@ test_base64_check(void)
 	CHECK(!base64_decode("AAE", 3, NULL, NULL));
 }
 
+/* Escapes of half a surrogate pair, found before json-c turns them into U+FFFD. */
+static void
+test_lone_surrogate(void)
+{
+#define LONE(text) ddbjson_lone_surrogate(text, strlen(text))
+	CHECK(LONE("{\"S\":\"a\"}") == -1);
+	CHECK(LONE("{\"S\":\"\\ud83c\\udfb2\"}") == -1);	/* a pair: U+1F3B2 */
+	CHECK(LONE("{\"S\":\"\\u00e9\\n\"}") == -1);
+	CHECK(LONE("{\"S\":\"\\\\ud800\"}") == -1);	/* an escaped backslash, then text */
+	CHECK(LONE("{\"S\":\"\\ud800\"}") == 6);
+	CHECK(LONE("{\"S\":\"x\\udc00\"}") == 7);
+	CHECK(LONE("{\"S\":\"\\ud800\\u0041\"}") == 6);
+	CHECK(LONE("\\uD83C") == 0);
+	CHECK(LONE("\\") == -1);
+#undef LONE
+}
+
 void
 suite_ddbjson(void)
 {
@@ -1267,4 +1284,5 @@ suite_ddbjson(void)
 	test_utf8();
 	test_check_av();
 	test_check_response();
+	test_lone_surrogate();
 }
