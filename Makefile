@@ -34,7 +34,7 @@ PG_CFLAGS += -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-
 SHLIB_LINK += -fsanitize=address,undefined
 endif
 
-EXTRA_CLEAN = test/unit/unit_tests $(FUZZ_TARGETS) test/fuzz/work
+EXTRA_CLEAN = test/unit/unit_tests $(FUZZ_TARGETS) test/fuzz/found
 
 PG_CONFIG ?= pg_config
 PGXS := $(shell $(PG_CONFIG) --pgxs)
@@ -56,8 +56,8 @@ unit: test/unit/unit_tests
 
 # libFuzzer targets over the plain-C code that reads what DynamoDB sends:
 # response bodies (parser and shape checks) and stored keys (templates).
-# Inputs found go to test/fuzz/work/<target>, crashes to test/fuzz/work/,
-# libFuzzer's output to test/fuzz/work/<target>.log (its tail is printed
+# Inputs found go to test/fuzz/found/<target>, crashes to test/fuzz/found/,
+# libFuzzer's output to test/fuzz/found/<target>.log (its tail is printed
 # on a finding);
 # the committed seeds in test/fuzz/corpus/<target> are only read.
 FUZZ_TARGETS = test/fuzz/fuzz_response test/fuzz/fuzz_keyfmt
@@ -76,12 +76,12 @@ test/fuzz/fuzz_keyfmt: test/fuzz/fuzz_keyfmt.c test/fuzz/alloc.c src/pure.c src/
 fuzz: $(FUZZ_TARGETS)
 	@for target in $(FUZZ_TARGETS); do \
 		name=$$(basename $$target | sed 's/^fuzz_//'); \
-		mkdir -p test/fuzz/work/$$name || exit 1; \
+		mkdir -p test/fuzz/found/$$name || exit 1; \
 		echo "==> $$target for $(FUZZ_SECONDS) s"; \
 		$$target -max_total_time=$(FUZZ_SECONDS) -timeout=10 -rss_limit_mb=2048 \
-			-dict=test/fuzz/$$name.dict -artifact_prefix=test/fuzz/work/ \
-			test/fuzz/work/$$name test/fuzz/corpus/$$name \
-			>test/fuzz/work/$$name.log 2>&1 || \
-			{ tail -n 60 test/fuzz/work/$$name.log; exit 1; }; \
-		grep -E '^Done [0-9]+ runs' test/fuzz/work/$$name.log; \
+			-dict=test/fuzz/$$name.dict -artifact_prefix=test/fuzz/found/ \
+			test/fuzz/found/$$name test/fuzz/corpus/$$name \
+			>test/fuzz/found/$$name.log 2>&1 || \
+			{ tail -n 60 test/fuzz/found/$$name.log; exit 1; }; \
+		grep -E '^Done [0-9]+ runs' test/fuzz/found/$$name.log; \
 	done

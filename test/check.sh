@@ -79,7 +79,7 @@ fuzzing() {
     local out="$RUN_DIR/fuzz.out" targets
     if ! make -s fuzz FUZZ_SECONDS="${FUZZ_SECONDS:-30}" 2>&1 | tee "$out"; then
         add_counts "$(grep -c '^==> test/fuzz/' "$out")" 1
-        die "a fuzz target found a crash (its input is in test/fuzz/work/)"
+        die "a fuzz target found a crash (its input is in test/fuzz/found/)"
     fi
     targets="$(grep -c '^==> test/fuzz/' "$out")" || die "make fuzz ran no target"
     add_counts "$targets" 0

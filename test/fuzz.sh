@@ -3,8 +3,8 @@
 #
 #   test/fuzz.sh [SECONDS_PER_TARGET]     default 600
 #
-# Inputs that add coverage collect in test/fuzz/work/<target> (kept between
-# runs, never committed); a crash leaves its input in test/fuzz/work/ and
+# Inputs that add coverage collect in test/fuzz/found/<target> (kept between
+# runs, never committed); a crash leaves its input in test/fuzz/found/ and
 # fails the run.  Worth committing to test/fuzz/corpus/<target> are small
 # inputs that reach new shapes, and every input that once crashed.
 set -euo pipefail
