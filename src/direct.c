@@ -50,7 +50,7 @@ shard_plan_direct_modify(PlannerInfo *root, ModifyTable *plan,
 		return false;
 	fs = (ForeignScan *) subplan;
 	if (fs->scan.scanrelid != resultRelation ||
-		shard_get_table(planner_rt_fetch(resultRelation, root)->relid, false)->index)
+		shard_get_table(planner_rt_fetch(resultRelation, root)->relid)->index)
 		return false;
 	fs->operation = CMD_DELETE;
 	fs->resultRelation = resultRelation;

@@ -55,7 +55,7 @@ static ShardTable *
 tool_table(Oid relid)
 {
 	check_server_usage(GetForeignServer(GetForeignTable(relid)->serverid));
-	return shard_get_table(relid, true);
+	return shard_get_table(relid);
 }
 
 /*

@@ -92,7 +92,7 @@ void
 shard_add_update_targets(PlannerInfo *root, Index rtindex,
 						 RangeTblEntry *target_rte, Relation target_relation)
 {
-	ShardTable *t = shard_get_table(RelationGetRelid(target_relation), true);
+	ShardTable *t = shard_get_table(RelationGetRelid(target_relation));
 	bool		whole_row = root->parse->commandType == CMD_DELETE &&
 		root->parse->returningList != NIL;
 
@@ -119,7 +119,7 @@ modify_setup(EState *estate, ResultRelInfo *rinfo, bool do_nothing)
 	Relation	rel = rinfo->ri_RelationDesc;
 	Oid			userid = GetUserId();
 
-	ms->t = shard_get_table(RelationGetRelid(rel), true);
+	ms->t = shard_get_table(RelationGetRelid(rel));
 	if (ms->t->index)
 		ereport(ERROR,
 				(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
@@ -705,7 +705,7 @@ pop_context(ErrorContextCallback *cb)
 int
 shard_batch_size(ResultRelInfo *rinfo)
 {
-	ShardTable *t = shard_get_table(RelationGetRelid(rinfo->ri_RelationDesc), false);
+	ShardTable *t = shard_get_table(RelationGetRelid(rinfo->ri_RelationDesc));
 
 	if (rinfo->ri_projectReturning != NULL || t->strategy == SHARD_DYNAMIC ||
 		(rinfo->ri_TrigDesc &&
@@ -1414,7 +1414,7 @@ shard_end_insert(EState *estate, ResultRelInfo *rinfo)
 int
 shard_is_updatable(Relation rel)
 {
-	ShardTable *t = shard_get_table(RelationGetRelid(rel), false);
+	ShardTable *t = shard_get_table(RelationGetRelid(rel));
 
 	return t->index ? 0 : (1 << CMD_INSERT) | (1 << CMD_UPDATE) | (1 << CMD_DELETE);
 }
@@ -1440,7 +1440,7 @@ void
 shard_explain_modify(ModifyTableState *mtstate, ResultRelInfo *rinfo,
 					 List *fdw_private, int subplan_index, ExplainState *es)
 {
-	ShardTable *t = shard_get_table(RelationGetRelid(rinfo->ri_RelationDesc), false);
+	ShardTable *t = shard_get_table(RelationGetRelid(rinfo->ri_RelationDesc));
 	ModifyState *ms = rinfo->ri_FdwState;
 
 	static const char *const ops[] = {

@@ -409,8 +409,8 @@ check_option_value(const ShardOption *opt, const char *value)
 }
 
 /* The value of option name in a DefElem list, or NULL. */
-static const char *
-option_value(List *options, const char *name)
+const char *
+shard_option_value(List *options, const char *name)
 {
 	ListCell   *lc;
 
@@ -431,16 +431,16 @@ option_value(List *options, const char *name)
 static void
 check_table_options(List *options)
 {
-	const char *strategy = option_value(options, "shard_strategy");
-	const char *shards_text = option_value(options, "shards");
-	const char *pk_format = option_value(options, "partition_key_format");
-	const char *sk_format = option_value(options, "sort_key_format");
-	const char *bounds = option_value(options, "range_boundaries");
+	const char *strategy = shard_option_value(options, "shard_strategy");
+	const char *shards_text = shard_option_value(options, "shards");
+	const char *pk_format = shard_option_value(options, "partition_key_format");
+	const char *sk_format = shard_option_value(options, "sort_key_format");
+	const char *bounds = shard_option_value(options, "range_boundaries");
 	int			shards = shards_text ? atoi(shards_text) : 1;
 	bool		sharded = strategy != NULL && strcmp(strategy, "none") != 0;
 	bool		has_shard_field = false;
 
-	if (option_value(options, "table") == NULL)
+	if (shard_option_value(options, "table") == NULL)
 		ereport(ERROR,
 				(errcode(ERRCODE_FDW_OPTION_NAME_NOT_FOUND),
 				 errmsg("option \"table\" is required"),
@@ -479,7 +479,7 @@ check_table_options(List *options)
 				 errmsg("option \"shards\" must be 1 without a shard_strategy")));
 
 	if (strategy && strcmp(strategy, "calculated") == 0 &&
-		option_value(options, "shard_by") == NULL)
+		shard_option_value(options, "shard_by") == NULL)
 		ereport(ERROR,
 				(errcode(ERRCODE_FDW_OPTION_NAME_NOT_FOUND),
 				 errmsg("shard_strategy \"calculated\" needs option \"shard_by\"")));
@@ -489,7 +489,7 @@ check_table_options(List *options)
 		size_t	   *lens;
 		int			n;
 
-		if (option_value(options, "shard_by") == NULL)
+		if (shard_option_value(options, "shard_by") == NULL)
 			ereport(ERROR,
 					(errcode(ERRCODE_FDW_OPTION_NAME_NOT_FOUND),
 					 errmsg("shard_strategy \"range\" needs option \"shard_by\"")));
@@ -509,11 +509,11 @@ check_table_options(List *options)
 				(errcode(ERRCODE_FDW_INVALID_OPTION_NAME),
 				 errmsg("option \"range_boundaries\" needs shard_strategy \"range\"")));
 	if (strategy && strcmp(strategy, "dynamic") == 0 &&
-		option_value(options, "metadata_table") == NULL)
+		shard_option_value(options, "metadata_table") == NULL)
 		ereport(ERROR,
 				(errcode(ERRCODE_FDW_OPTION_NAME_NOT_FOUND),
 				 errmsg("shard_strategy \"dynamic\" needs option \"metadata_table\"")));
-	if (option_value(options, "index") && option_value(options, "insert_mode"))
+	if (shard_option_value(options, "index") && shard_option_value(options, "insert_mode"))
 		ereport(ERROR,
 				(errcode(ERRCODE_FDW_INVALID_OPTION_NAME),
 				 errmsg("option \"insert_mode\" cannot be used with option \"index\""),
@@ -687,112 +687,6 @@ ddb_type_from_name(const char *name)
 		if (strcmp(ddb_type_names[i], name) == 0)
 			return (DdbType) i;
 	elog(ERROR, "unknown ddb_type \"%s\"", name);
-}
-
-/* A table's (or index's) key schema, as learnt from DescribeTable. */
-typedef struct DescribedKeys
-{
-	Oid			serverid;
-	char	   *table;
-	char	   *index;
-	char	   *pk;
-	char	   *sk;
-} DescribedKeys;
-
-/* Key schemas learnt so far by this backend. */
-static List *described_keys = NIL;
-
-/* The key schema of a KeySchema array: its HASH and RANGE attributes. */
-static void
-read_key_schema(const DdbJson *schema, char **pk, char **sk)
-{
-	for (int i = 0; schema && schema->kind == DJ_ARRAY && i < schema->n; i++)
-	{
-		const char *name = ddbjson_get_string(&schema->elems[i], "AttributeName");
-		const char *type = ddbjson_get_string(&schema->elems[i], "KeyType");
-
-		if (name && type && strcmp(type, "HASH") == 0)
-			*pk = MemoryContextStrdup(TopMemoryContext, name);
-		else if (name && type && strcmp(type, "RANGE") == 0)
-			*sk = MemoryContextStrdup(TopMemoryContext, name);
-	}
-}
-
-/*
- * The partition and sort key attributes of a DynamoDB table, or of one of
- * its indexes, from DescribeTable; cached for the life of the backend.
- * *sk is NULL when there is no sort key.
- */
-void
-shard_describe_keys(Oid serverid, const char *table, const char *index,
-					const char **pk, const char **sk)
-{
-	ListCell   *lc;
-	DescribedKeys *dk;
-	DdbGroup   *group;
-	Buf			body;
-	JsonWriter	w;
-	const DdbJson *desc;
-	const DdbJson *schema = NULL;
-	MemoryContext old;
-
-	foreach(lc, described_keys)
-	{
-		dk = lfirst(lc);
-		if (dk->serverid == serverid && strcmp(dk->table, table) == 0 &&
-			((dk->index == NULL && index == NULL) ||
-			 (dk->index && index && strcmp(dk->index, index) == 0)))
-		{
-			*pk = dk->pk;
-			*sk = dk->sk;
-			return;
-		}
-	}
-
-	jw_begin_request(&w, &body, table);
-	jw_end_object(&w);
-	group = ddb_group_create(shard_get_connection(serverid, GetUserId()), 1);
-	desc = ddbjson_get(ddb_call(group, "DescribeTable", body.data, body.len), "Table");
-	if (index == NULL)
-		schema = ddbjson_get(desc, "KeySchema");
-	else
-	{
-		const char *lists[] = {"GlobalSecondaryIndexes", "LocalSecondaryIndexes"};
-
-		for (int l = 0; l < 2; l++)
-		{
-			const DdbJson *idx = ddbjson_get(desc, lists[l]);
-
-			for (int i = 0; idx && idx->kind == DJ_ARRAY && i < idx->n; i++)
-			{
-				const char *name = ddbjson_get_string(&idx->elems[i], "IndexName");
-
-				if (name && strcmp(name, index) == 0)
-					schema = ddbjson_get(&idx->elems[i], "KeySchema");
-			}
-		}
-		if (schema == NULL)
-			ereport(ERROR,
-					(errcode(ERRCODE_FDW_TABLE_NOT_FOUND),
-					 errmsg("DynamoDB table \"%s\" has no index \"%s\"", table, index)));
-	}
-	old = MemoryContextSwitchTo(TopMemoryContext);
-	dk = palloc0(sizeof(DescribedKeys));
-	dk->serverid = serverid;
-	dk->table = pstrdup(table);
-	dk->index = index ? pstrdup(index) : NULL;
-	read_key_schema(schema, &dk->pk, &dk->sk);
-	MemoryContextSwitchTo(old);
-	ddb_group_free(group);
-	if (dk->pk == NULL)
-		ereport(ERROR,
-				(errcode(ERRCODE_FDW_ERROR),
-				 errmsg("DescribeTable of \"%s\" gave no partition key", table)));
-	old = MemoryContextSwitchTo(TopMemoryContext);
-	described_keys = lappend(described_keys, dk);
-	MemoryContextSwitchTo(old);
-	*pk = dk->pk;
-	*sk = dk->sk;
 }
 
 /* The column named name, or NULL. */
@@ -1033,14 +927,12 @@ parse_shard_by(ShardTable *t, const char *value)
 
 /*
  * Everything about foreign table relid, with defaults applied and checked
- * against its columns.  Allocated in the current memory context.
- *
- * When the table has no partition_key option, its key schema is learnt
- * from DynamoDB (DescribeTable, cached per backend) if remote_ok; if not,
- * the keys are left unresolved (pk.attribute NULL).
+ * against its columns.  Allocated in the current memory context.  Reads
+ * the catalogs only: a table declared without partition_key had its keys
+ * recorded then (describe.c).
  */
 ShardTable *
-shard_get_table(Oid relid, bool remote_ok)
+shard_get_table(Oid relid)
 {
 	ForeignTable *ft = GetForeignTable(relid);
 	ShardTable *t = palloc0(sizeof(ShardTable));
@@ -1140,12 +1032,6 @@ shard_get_table(Oid relid, bool remote_ok)
 	}
 	if (shard_by)
 		t->shard_by = parse_shard_by(t, shard_by);
-	if (pk_attr == NULL)
-	{
-		if (!remote_ok)
-			return t;
-		shard_describe_keys(ft->serverid, t->table, t->index, &pk_attr, &sk_attr);
-	}
 	if (t->metadata_key == NULL)
 		t->metadata_key = pstrdup(pk_attr);
 	resolve_key(t, &t->pk, "partition_key", "partition_key_format",
@@ -1286,7 +1172,7 @@ shard_fdw_check_alter(PG_FUNCTION_ARGS)
 
 	if (IsA(stmt, RenameStmt))
 	{
-		check_rename_column(shard_get_table(relid, false), ((RenameStmt *) stmt)->subname);
+		check_rename_column(shard_get_table(relid), ((RenameStmt *) stmt)->subname);
 		PG_RETURN_VOID();
 	}
 	t = NULL;
@@ -1297,15 +1183,16 @@ shard_fdw_check_alter(PG_FUNCTION_ARGS)
 		if (cmd->subtype != AT_AlterColumnType)
 			continue;
 		if (t == NULL)
-			t = shard_get_table(relid, false);
+			t = shard_get_table(relid);
 		check_column_type(t, cmd->name, castNode(ColumnDef, cmd->def)->typeName);
 	}
 	PG_RETURN_VOID();
 }
 
 /*
- * shard_fdw_check_table(regclass): load a foreign table's options, which
- * checks what the validator cannot see (the columns that templates,
+ * shard_fdw_check_table(regclass): record the key attributes of a foreign
+ * table declared without them (shard_learn_keys), then load its options,
+ * which checks what the validator cannot see (the columns that templates,
  * shard_by and column options refer to).  The extension's event trigger
  * calls it at the end of CREATE and ALTER FOREIGN TABLE, so that a bad
  * table is rejected when it is declared, not when it is first read.
@@ -1316,6 +1203,9 @@ shard_fdw_check_table(PG_FUNCTION_ARGS)
 	Oid			relid = PG_GETARG_OID(0);
 
 	if (is_shard_table(relid))
-		(void) shard_get_table(relid, false);
+	{
+		shard_learn_keys(relid);
+		(void) shard_get_table(relid);
+	}
 	PG_RETURN_VOID();
 }

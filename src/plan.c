@@ -586,7 +586,7 @@ shard_get_rel_size(PlannerInfo *root, RelOptInfo *baserel, Oid foreigntableid)
 	double		base;
 
 	baserel->fdw_private = ri;
-	ri->table = shard_get_table(foreigntableid, true);
+	ri->table = shard_get_table(foreigntableid);
 	pull_varattnos((Node *) baserel->reltarget->exprs, baserel->relid, &ri->attrs_used);
 	foreach(lc, baserel->baserestrictinfo)
 		pull_varattnos((Node *) lfirst_node(RestrictInfo, lc)->clause,
@@ -868,7 +868,7 @@ query_adds_items(Query *q, Oid relid, ShardTable *t)
 	if (rte->relkind != RELKIND_FOREIGN_TABLE ||
 		GetForeignTable(rte->relid)->serverid != GetForeignTable(relid)->serverid)
 		return false;
-	target = shard_get_table(rte->relid, true);
+	target = shard_get_table(rte->relid);
 	if (strcmp(target->table, t->table) != 0)
 		return false;
 	if (q->commandType == CMD_INSERT || target->legacy_unsharded)

@@ -1620,7 +1620,7 @@ shard_scan_create(ForeignScanState *node, int eflags)
 	Oid			userid = OidIsValid(SHARD_SCAN_USER(fs, rte)) ? SHARD_SCAN_USER(fs, rte) : GetUserId();
 	int			nexprs = list_length(fs->fdw_exprs);
 
-	ss->t = shard_get_table(rte->relid, true);
+	ss->t = shard_get_table(rte->relid);
 	ss->op = intVal(list_nth(fs->fdw_private, SCAN_PRIVATE_OP));
 	ss->cols = list_nth(fs->fdw_private, SCAN_PRIVATE_COLUMNS);
 	ss->attrs = list_nth(fs->fdw_private, SCAN_PRIVATE_ATTRS);

@@ -1,0 +1,143 @@
+/*-------------------------------------------------------------------------
+ *
+ * describe.c
+ *		Learning a foreign table's key attributes from DynamoDB.
+ *
+ * A foreign table declared without partition_key gets its key attribute
+ * names from DescribeTable once, when it is declared: the extension's
+ * event trigger calls shard_learn_keys at the end of CREATE and ALTER
+ * FOREIGN TABLE, and the names found are recorded as the table's
+ * partition_key and sort_key options.  Everything after that (planning,
+ * EXPLAIN, every read and write) reads the catalogs only.
+ *
+ *-------------------------------------------------------------------------
+ */
+#include "shard_fdw.h"
+
+#include "executor/spi.h"
+#include "miscadmin.h"
+#include "utils/builtins.h"
+#include "utils/lsyscache.h"
+
+/*
+ * The HASH and RANGE attributes of a KeySchema array, into *pk and *sk
+ * (left alone when absent).
+ */
+static void
+read_key_schema(const DdbJson *schema, const char **pk, const char **sk)
+{
+	for (int i = 0; schema && schema->kind == DJ_ARRAY && i < schema->n; i++)
+	{
+		const char *name = ddbjson_get_string(&schema->elems[i], "AttributeName");
+		const char *type = ddbjson_get_string(&schema->elems[i], "KeyType");
+
+		if (name && type && strcmp(type, "HASH") == 0)
+			*pk = pstrdup(name);
+		else if (name && type && strcmp(type, "RANGE") == 0)
+			*sk = pstrdup(name);
+	}
+}
+
+/*
+ * The KeySchema of index (a GSI or LSI) in a DescribeTable "Table" object;
+ * errors when the table has no such index.
+ */
+static const DdbJson *
+index_key_schema(const DdbJson *desc, const char *table, const char *index)
+{
+	const char *lists[] = {"GlobalSecondaryIndexes", "LocalSecondaryIndexes"};
+
+	for (size_t l = 0; l < lengthof(lists); l++)
+	{
+		const DdbJson *idx = ddbjson_get(desc, lists[l]);
+
+		for (int i = 0; idx && idx->kind == DJ_ARRAY && i < idx->n; i++)
+		{
+			const char *name = ddbjson_get_string(&idx->elems[i], "IndexName");
+
+			if (name && strcmp(name, index) == 0)
+				return ddbjson_get(&idx->elems[i], "KeySchema");
+		}
+	}
+	ereport(ERROR,
+			(errcode(ERRCODE_FDW_TABLE_NOT_FOUND),
+			 errmsg("DynamoDB table \"%s\" has no index \"%s\"", table, index)));
+}
+
+/*
+ * The partition and sort key attributes of DynamoDB table "table", or of
+ * its index "index" when that is not NULL, asked with DescribeTable.
+ * *sk is NULL when there is no sort key.
+ */
+static void
+describe_keys(Oid serverid, const char *table, const char *index,
+			  const char **pk, const char **sk)
+{
+	DdbGroup   *group;
+	Buf			body;
+	JsonWriter	w;
+	const DdbJson *desc;
+
+	jw_begin_request(&w, &body, table);
+	jw_end_object(&w);
+	group = ddb_group_create(shard_get_connection(serverid, GetUserId()), 1);
+	desc = ddbjson_get(ddb_call(group, "DescribeTable", body.data, body.len), "Table");
+	*pk = NULL;
+	*sk = NULL;
+	read_key_schema(index ? index_key_schema(desc, table, index) :
+					ddbjson_get(desc, "KeySchema"), pk, sk);
+	ddb_group_free(group);
+	if (*pk == NULL)
+		ereport(ERROR,
+				(errcode(ERRCODE_FDW_ERROR),
+				 errmsg("DescribeTable of \"%s\" gave no partition key", table)));
+}
+
+/* Error context: which table's keys were being learnt. */
+static void
+learn_keys_context(void *arg)
+{
+	Oid			relid = *(Oid *) arg;
+
+	errcontext("learning the key attributes of foreign table \"%s\" from DynamoDB",
+			   get_rel_name(relid));
+}
+
+/*
+ * Record the key attributes of foreign table relid as its partition_key
+ * and sort_key options when it has no partition_key, learning them from
+ * DynamoDB.  A sort_key the table already has is kept.  Runs an ALTER
+ * FOREIGN TABLE, whose own event trigger then checks the table whole.
+ */
+void
+shard_learn_keys(Oid relid)
+{
+	ForeignTable *ft = GetForeignTable(relid);
+	const char *table = shard_option_value(ft->options, "table");
+	const char *pk;
+	const char *sk;
+	StringInfoData sql;
+	ErrorContextCallback cb;
+
+	if (shard_option_value(ft->options, "partition_key") != NULL || table == NULL)
+		return;
+	cb.callback = learn_keys_context;
+	cb.arg = &relid;
+	cb.previous = error_context_stack;
+	error_context_stack = &cb;
+	describe_keys(ft->serverid, table, shard_option_value(ft->options, "index"), &pk, &sk);
+	error_context_stack = cb.previous;
+	initStringInfo(&sql);
+	appendStringInfo(&sql, "ALTER FOREIGN TABLE %s OPTIONS (ADD partition_key %s",
+					 quote_qualified_identifier(get_namespace_name(get_rel_namespace(relid)),
+												get_rel_name(relid)),
+					 quote_literal_cstr(pk));
+	if (sk && shard_option_value(ft->options, "sort_key") == NULL)
+		appendStringInfo(&sql, ", ADD sort_key %s", quote_literal_cstr(sk));
+	appendStringInfoChar(&sql, ')');
+	SPI_connect();
+	if (SPI_execute(sql.data, false, 0) != SPI_OK_UTILITY)
+		elog(ERROR, "shard_fdw: could not record the keys of foreign table \"%s\"",
+			 get_rel_name(relid));
+	SPI_finish();
+}
