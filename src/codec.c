@@ -427,7 +427,7 @@ static void
 write_json_value(JsonWriter *w, ShardColumn *col, Datum value)
 {
 	char	   *text = OidOutputFunctionCall(type_output(col->typid), value);
-	char		err[256];
+	char		err[SFDW_ERRLEN];
 	bool		deep;
 	DdbJson    *j = ddbjson_parse_ex(text, strlen(text), err, sizeof(err), &deep);
 

@@ -143,7 +143,7 @@ column_texts(ShardTable *t, Jsonb *values)
 {
 	const char **texts = palloc0(sizeof(char *) * Max(t->ncolumns, 1));
 	char	   *json = JsonbToCString(NULL, &values->root, VARSIZE(values));
-	char		err[256];
+	char		err[SFDW_ERRLEN];
 	DdbJson    *obj = ddbjson_parse(json, strlen(json), err, sizeof(err));
 
 	if (obj == NULL || obj->kind != DJ_OBJECT)
@@ -192,59 +192,32 @@ key_group(ShardTable *t)
 
 /*
  * shard_fdw_key(ftable regclass, values jsonb) returns (shard, partition_key,
- * sort_key): where a row with these column values would be written.  With
- * random sharding the shard is drawn as an INSERT would draw it.
+ * sort_key): where a row with these column values would be written, as
+ * an INSERT chooses it (route_write_shard); with random and dynamic
+ * sharding the shard is drawn as an INSERT would draw it, and a dynamic
+ * key without metadata counts as one shard (the tool writes none).
  */
 Datum
 shard_fdw_key(PG_FUNCTION_ARGS)
 {
 	ShardTable *t = tool_table(PG_GETARG_OID(0));
 	const char **texts = column_texts(t, PG_GETARG_JSONB_P(1));
+	DdbGroup   *group;
 	TupleDesc	desc;
 	Datum		values[3];
 	bool		nulls[3] = {0};
 	long		shard;
-	char		err[256];
+	char		err[SFDW_ERRLEN];
 	char	   *pk;
 	char	   *sk;
 
 	if (get_call_result_type(fcinfo, NULL, &desc) != TYPEFUNC_COMPOSITE)
 		elog(ERROR, "return type must be a row type");
-	switch (t->strategy)
-	{
-		case SHARD_NONE:
-			shard = 0;
-			nulls[0] = true;
-			break;
-		case SHARD_RANDOM:
-			shard = t->shard_base +
-				(long) pg_prng_uint64_range(&pg_global_prng_state, 0, t->shards - 1);
-			break;
-		case SHARD_DYNAMIC:
-			{
-				char	   *base = route_partition_key(t, texts, 0, true, err, sizeof(err));
-				DynamicMeta meta;
-				DdbGroup   *group;
-
-				if (base == NULL)
-					ereport(ERROR,
-							(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
-							 errmsg("cannot build the base key: %s", err)));
-				group = key_group(t);
-				meta = dynamic_meta(t, group, base, true, false);
-				ddb_group_free(group);
-				shard = t->shard_base +
-					(long) pg_prng_uint64_range(&pg_global_prng_state, 0,
-												Max(meta.shards, 1) - 1);
-				break;
-			}
-		default:
-			shard = route_shard(t, texts);
-			if (shard < 0)
-				ereport(ERROR,
-						(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
-						 errmsg("every column of option \"shard_by\" needs a value")));
-	}
+	group = t->strategy == SHARD_DYNAMIC ? key_group(t) : NULL;
+	shard = route_write_shard(t, texts, group, false, NULL);
+	if (group)
+		ddb_group_free(group);
+	nulls[0] = t->strategy == SHARD_NONE;
 	pk = route_partition_key(t, texts, shard, false, err, sizeof(err));
 	if (pk == NULL)
 		ereport(ERROR,
@@ -286,7 +259,7 @@ shard_fdw_shard_counts(PG_FUNCTION_ARGS)
 	group = key_group(t);
 	if (t->strategy == SHARD_DYNAMIC)
 	{
-		char		err[256];
+		char		err[SFDW_ERRLEN];
 		char	   *base = route_partition_key(t, texts, 0, true, err, sizeof(err));
 
 		if (base == NULL)
@@ -303,7 +276,7 @@ shard_fdw_shard_counts(PG_FUNCTION_ARGS)
 	keys = palloc0(sizeof(char *) * n);
 	foreach(lc, shards)
 	{
-		char		err[256];
+		char		err[SFDW_ERRLEN];
 		Buf			body;
 		JsonWriter	w;
 		const DdbJson *lek = NULL;
@@ -508,7 +481,7 @@ shard_fdw_metadata(PG_FUNCTION_ARGS)
 	ReturnSetInfo *rsinfo = (ReturnSetInfo *) fcinfo->resultinfo;
 	ShardTable *t = tool_table(PG_GETARG_OID(0));
 	const char **texts = column_texts(t, PG_GETARG_JSONB_P(1));
-	char		err[256];
+	char		err[SFDW_ERRLEN];
 	char	   *base;
 	const DdbJson *item;
 	const DdbJson *history;

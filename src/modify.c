@@ -49,8 +49,7 @@ typedef struct ModifyState
 	bool		do_nothing;
 	bool		pipelined;		/* COPY, insert mode: rows sent without waiting */
 	bool		buffered;		/* COPY, upsert mode: rows gathered in batches */
-	char	   *dyn_base;		/* dynamic: the base key of the last row */
-	DynamicMeta dyn_meta;		/* ... and the metadata it was placed by */
+	RouteDynamic dyn;			/* dynamic: where the last row was placed */
 	AttrNumber	ctid_attno;		/* UPDATE, DELETE: junk columns */
 	AttrNumber *old_attnos;		/* by column index, 0 when none */
 	int			in_flight;		/* pipelined rows not yet judged */
@@ -195,141 +194,68 @@ shard_begin_insert(ModifyTableState *mtstate, ResultRelInfo *rinfo)
 }
 
 /*
- * The text of each column of the row that a key template uses, indexed by
- * template part; errors name the column when it is NULL.
+ * The key texts of the row's columns that its item key or its shard is
+ * made of, indexed by column as route.c takes them; errors name a NULL
+ * one and the option that needs it.
  */
 static const char **
-template_values(ModifyState *ms, ShardKey *key, TupleTableSlot *slot)
+row_key_texts(ModifyState *ms, TupleTableSlot *slot)
 {
-	KeyTemplate *tmpl = key->template;
-	const char **values = palloc0(sizeof(char *) * tmpl->nparts);
+	ShardTable *t = ms->t;
+	const char **texts = palloc0(sizeof(char *) * Max(t->ncolumns, 1));
 
-	for (int i = 0; i < tmpl->nparts; i++)
+	for (int i = 0; i < t->ncolumns; i++)
 	{
-		ShardColumn *col;
+		ShardColumn *col = &t->columns[i];
+		const char *option = route_column_option(t, i);
 		bool		isnull;
 		Datum		value;
 
-		if (tmpl->parts[i].kind != KP_COLUMN)
+		if (option == NULL)
 			continue;
-		col = shard_find_column(ms->t, tmpl->parts[i].text);
 		value = slot_getattr(slot, col->attnum, &isnull);
 		if (isnull)
 			ereport(ERROR,
 					(errcode(ERRCODE_NOT_NULL_VIOLATION),
 					 errmsg("cannot write a row with NULL in column \"%s\" to foreign table \"%s\"",
-							col->name, ms->t->relname),
-					 errdetail("Column \"%s\" is part of key attribute \"%s\".",
-							   col->name, key->attribute)));
-		values[i] = codec_key_text(col, value);
+							col->name, t->relname),
+					 strcmp(option, "shard_by") == 0 ?
+					 errdetail("Column \"%s\" chooses the row's shard (option \"shard_by\").",
+							   col->name) :
+					 errdetail("Column \"%s\" makes up key attribute \"%s\" (option \"%s\").",
+							   col->name,
+							   route_key_has_column(t, &t->pk, i) ? t->pk.attribute : t->sk.attribute,
+							   option)));
+		texts[i] = codec_key_text(col, value);
 	}
-	return values;
+	return texts;
 }
 
 /*
- * The value of key attribute key for the row in slot: rendered from its
- * template, or the text of its column.  Errors name the column.
+ * The value of key attribute key (partition key under shard, or sort key)
+ * of a row with the given key texts; errors name the attribute.
  */
 static char *
-key_value(ModifyState *ms, ShardKey *key, TupleTableSlot *slot, long shard)
+key_value(ModifyState *ms, ShardKey *key, const char **texts, long shard)
 {
-	char	   *text;
+	ShardTable *t = ms->t;
+	char		err[SFDW_ERRLEN];
+	char	   *text = key == &t->pk ?
+		route_partition_key(t, texts, shard, false, err, sizeof(err)) :
+		route_sort_key(t, texts, err, sizeof(err));
 
-	if (key->template)
-	{
-		Buf			out;
-		char		err[256];
-
-		buf_init(&out);
-		if (!keyfmt_render(key->template, template_values(ms, key, slot), shard,
-						   &out, err, sizeof(err)))
-			ereport(ERROR,
-					(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
-					 errmsg("cannot build key attribute \"%s\" of a row of foreign table \"%s\": %s",
-							key->attribute, ms->t->relname, err)));
-		text = out.data;
-	}
-	else
-	{
-		ShardColumn *col = &ms->t->columns[key->column];
-		bool		isnull;
-		Datum		value = slot_getattr(slot, col->attnum, &isnull);
-
-		if (isnull)
-			ereport(ERROR,
-					(errcode(ERRCODE_NOT_NULL_VIOLATION),
-					 errmsg("cannot write a row with NULL in column \"%s\" to foreign table \"%s\"",
-							col->name, ms->t->relname),
-					 errdetail("Column \"%s\" holds key attribute \"%s\".",
-							   col->name, key->attribute)));
-		text = codec_key_text(col, value);
-	}
+	if (text == NULL)
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("cannot build key attribute \"%s\" of a row of foreign table \"%s\": %s",
+						key->attribute, t->relname, err)));
 	if (text[0] == '\0')
 		ereport(ERROR,
 				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
 				 errmsg("cannot write a row with an empty key attribute \"%s\" to foreign table \"%s\"",
-						key->attribute, ms->t->relname),
+						key->attribute, t->relname),
 				 errdetail("DynamoDB key attributes cannot be empty.")));
 	return text;
-}
-
-/*
- * The shard the row in slot goes to: random, hashed or ranged from its
- * shard_by columns (errors name a NULL one), or 0 when unsharded.
- */
-static long
-row_shard(ModifyState *ms, TupleTableSlot *slot)
-{
-	ShardTable *t = ms->t;
-	const char **texts;
-	ListCell   *lc;
-
-	switch (t->strategy)
-	{
-		case SHARD_NONE:
-			return 0;
-		case SHARD_RANDOM:
-			return t->shard_base +
-				(long) pg_prng_uint64_range(&pg_global_prng_state, 0, t->shards - 1);
-		case SHARD_DYNAMIC:
-			{
-				const char **texts = template_values(ms, &t->pk, slot);
-				Buf			base;
-				char		err[256];
-
-				buf_init(&base);
-				if (!keyfmt_render_base(t->pk.template, texts, &base, err, sizeof(err)))
-					ereport(ERROR,
-							(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
-							 errmsg("cannot build the base key of a row of foreign table \"%s\": %s",
-									t->relname, err)));
-				ms->dyn_base = base.data;
-				ms->dyn_meta = dynamic_meta(t, ms->group, base.data, false, true);
-				return t->shard_base +
-					(long) pg_prng_uint64_range(&pg_global_prng_state, 0,
-												ms->dyn_meta.shards - 1);
-			}
-		case SHARD_CALCULATED:
-		case SHARD_RANGE:
-			break;
-	}
-	texts = palloc0(sizeof(char *) * t->ncolumns);
-	foreach(lc, t->shard_by)
-	{
-		ShardColumn *col = &t->columns[lfirst_int(lc)];
-		bool		isnull;
-		Datum		value = slot_getattr(slot, col->attnum, &isnull);
-
-		if (isnull)
-			ereport(ERROR,
-					(errcode(ERRCODE_NOT_NULL_VIOLATION),
-					 errmsg("cannot write a row with NULL in column \"%s\" to foreign table \"%s\"",
-							col->name, t->relname),
-					 errdetail("Column \"%s\" chooses the row's shard (option \"shard_by\").",
-							   col->name)));
-		texts[lfirst_int(lc)] = codec_key_text(col, value);
-	}
-	return route_shard(t, texts);
 }
 
 /* Write a key attribute's value as an AttributeValue. */
@@ -355,9 +281,10 @@ write_item(ModifyState *ms, JsonWriter *w, TupleTableSlot *slot, long shard,
 		   char **pkp, char **skp)
 {
 	ShardTable *t = ms->t;
-	char	   *pk = key_value(ms, &t->pk, slot,
-							   shard == SHARD_BY_STRATEGY ? row_shard(ms, slot) : shard);
-	char	   *sk = t->sk.attribute ? key_value(ms, &t->sk, slot, 0) : NULL;
+	const char **texts = row_key_texts(ms, slot);
+	char	   *pk = key_value(ms, &t->pk, texts, shard != SHARD_BY_STRATEGY ? shard :
+							   route_write_shard(t, texts, ms->group, true, &ms->dyn));
+	char	   *sk = t->sk.attribute ? key_value(ms, &t->sk, texts, 0) : NULL;
 	size_t		size = 0;
 
 	*pkp = pk;
@@ -554,7 +481,7 @@ typedef enum PutOutcome
 static const DdbJson *
 put_item(DdbRequest *req)
 {
-	char		err[256];
+	char		err[SFDW_ERRLEN];
 
 	return ddbjson_get(ddbjson_parse(req->body, req->body_len, err, sizeof(err)),
 					   "Item");
@@ -667,13 +594,13 @@ put_dynamic(ModifyState *ms, TupleTableSlot *slot)
 		char	   *pk;
 		char	   *sk;
 		char	   *item = item_json(ms, slot, SHARD_BY_STRATEGY, &pk, &sk);
-		DynamicMeta seen = ms->dyn_meta;
+		DynamicMeta seen = ms->dyn.meta;
 		DdbRequest *req = send_put(ms, item, NULL);
 
 		req->max_throttle_retries = Min(req->max_throttle_retries, 2);
 		ddb_wait_for(req);
 		if (key_throttled(req))
-			ms->dyn_meta = dynamic_grow(ms->t, ms->group, ms->dyn_base, seen);
+			ms->dyn.meta = dynamic_grow(ms->t, ms->group, ms->dyn.base, seen);
 		if (!throttled_out(req) || round >= 20)
 			return req;
 		ddb_request_free(req);
@@ -1002,7 +929,7 @@ shard_exec_batch_insert(EState *estate, ResultRelInfo *rinfo,
 		{
 			if (repeated[i] && !ms->do_nothing)
 			{
-				char		err[256];
+				char		err[SFDW_ERRLEN];
 
 				duplicate_error(ms, ddbjson_parse(items[i], strlen(items[i]),
 												  err, sizeof(err)));
@@ -1052,7 +979,7 @@ old_key(ModifyState *ms, TupleTableSlot *planSlot, char **pk, char **sk)
 	bool		isnull;
 	Datum		ctid = ExecGetJunkAttribute(planSlot, ms->ctid_attno, &isnull);
 	BlockNumber block;
-	char		err[256];
+	char		err[SFDW_ERRLEN];
 
 	if (isnull)
 		elog(ERROR, "shard_fdw: ctid is NULL");

@@ -245,7 +245,7 @@ parse_bool_option(const char *name, const char *value)
 static KeyTemplate *
 parse_template_option(const char *name, const char *value)
 {
-	char		err[256];
+	char		err[SFDW_ERRLEN];
 	KeyTemplate *t = keyfmt_parse(value, err, sizeof(err));
 
 	if (t == NULL)
@@ -262,7 +262,7 @@ parse_template_option(const char *name, const char *value)
 static int
 parse_boundaries(const char *value, char ***bounds, size_t **lens)
 {
-	char		err[256];
+	char		err[SFDW_ERRLEN];
 	DdbJson    *j = ddbjson_parse(value, strlen(value), err, sizeof(err));
 
 	if (j == NULL)
@@ -1058,20 +1058,6 @@ is_shard_table(Oid relid)
 }
 
 /*
- * The option of t that needs column col by its name or by its stored
- * type, or NULL: the item key's (see route_key_option), or shard_by.
- */
-static const char *
-option_using_column(ShardTable *t, int col)
-{
-	const char *option = route_key_option(t, col);
-
-	if (option == NULL && list_member_int(t->shard_by, col))
-		option = "shard_by";
-	return option;
-}
-
-/*
  * Refuse renaming column name of t when that would change what it reads:
  * an option names it (the option would name a column that no longer
  * exists), or it has no column option "attribute", so that its attribute
@@ -1086,7 +1072,7 @@ check_rename_column(ShardTable *t, const char *name)
 
 	if (col == NULL)
 		return;
-	option = option_using_column(t, col - t->columns);
+	option = route_column_option(t, col - t->columns);
 	if (option != NULL && strcmp(option, "partition_key") != 0 &&
 		strcmp(option, "sort_key") != 0)
 		ereport(ERROR,
@@ -1123,7 +1109,7 @@ check_column_type(ShardTable *t, const char *name, TypeName *type_name)
 	DdbType		stored;
 
 	if (col == NULL || col->explicit_type ||
-		(option = option_using_column(t, col - t->columns)) == NULL)
+		(option = route_column_option(t, col - t->columns)) == NULL)
 		return;
 	typenameTypeIdAndMod(NULL, type_name, &typid, &typmod);
 	stored = ddb_type_for_column(typid, &elem);

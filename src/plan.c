@@ -316,26 +316,6 @@ recognise(ShardTable *t, Index relid, Expr *clause, bool outer_ok, Cond *cond)
  * ---------------------------------------------------------------------
  */
 
-/* True when column col is one of the fields of template tmpl. */
-static bool
-in_template(ShardTable *t, KeyTemplate *tmpl, int col)
-{
-	for (int i = 0; tmpl && i < tmpl->nparts; i++)
-		if (tmpl->parts[i].kind == KP_COLUMN &&
-			strcmp(tmpl->parts[i].text, t->columns[col].name) == 0)
-			return true;
-	return false;
-}
-
-/* True when column col makes up (part of) key k. */
-static bool
-is_key_column(ShardTable *t, ShardKey *k, int col)
-{
-	if (k->attribute == NULL)
-		return false;
-	return k->template ? in_template(t, k->template, col) : k->column == col;
-}
-
 /* True when an equality in conds fixes column col. */
 static bool
 fixed_by(List *conds, int col)
@@ -431,7 +411,7 @@ filterable(ShardTable *t, Cond *c)
 
 	/* a Query's FilterExpression cannot name key attributes */
 	if (col->ddb_type == DDB_TYPE_ITEM || col->explicit_type ||
-		is_key_column(t, &t->pk, c->col) || is_key_column(t, &t->sk, c->col))
+		route_key_uses(t, c->col))
 		return false;
 	if (op == COND_NULL || op == COND_NOT_NULL)
 		return true;
@@ -479,9 +459,7 @@ analyse(ShardTable *t, Index relid, List *clauses, bool outer_ok)
 			continue;
 		}
 		if ((c->op == COND_EQ || c->op == COND_IN) &&
-			(is_key_column(t, &t->pk, c->col) ||
-			 (t->sk.template && in_template(t, t->sk.template, c->col)) ||
-			 (t->sk.template == NULL && is_key_column(t, &t->sk, c->col))))
+			route_key_uses(t, c->col))
 			a.key_conds = lappend(a.key_conds, c);
 		else if (c->col == order_col && c->op != COND_NULL && c->op != COND_NOT_NULL &&
 				 (c->op != COND_PREFIX || t->sk.template == NULL) &&
@@ -508,8 +486,8 @@ analyse(ShardTable *t, Index relid, List *clauses, bool outer_ok)
 		{
 			Cond	   *c = lfirst(lc);
 
-			if (c->op == COND_IN && (!is_key_column(t, &t->pk, c->col) ||
-									 is_key_column(t, &t->sk, c->col)))
+			if (c->op == COND_IN && (!route_key_has_column(t, &t->pk, c->col) ||
+									 route_key_has_column(t, &t->sk, c->col)))
 				a.exact = false;
 			else
 				kept = lappend(kept, c);
@@ -680,7 +658,7 @@ sort_key_in_list(ShardTable *t, List *key_conds)
 	{
 		Cond	   *c = lfirst(lc);
 
-		if (c->op == COND_IN && is_key_column(t, &t->sk, c->col))
+		if (c->op == COND_IN && route_key_has_column(t, &t->sk, c->col))
 			return true;
 	}
 	return false;
@@ -723,7 +701,7 @@ shard_get_paths(PlannerInfo *root, RelOptInfo *baserel, Oid foreigntableid)
 	{
 		MatchColumn arg = {ri->table, baserel->relid, i};
 
-		if (!is_key_column(ri->table, &ri->table->pk, i))
+		if (!route_key_has_column(ri->table, &ri->table->pk, i))
 			continue;
 		candidates = list_concat(candidates,
 								 generate_implied_equalities_for_column(root, baserel,
@@ -738,7 +716,7 @@ shard_get_paths(PlannerInfo *root, RelOptInfo *baserel, Oid foreigntableid)
 
 		if (!join_clause_is_movable_to(rinfo, baserel) ||
 			!recognise(ri->table, baserel->relid, rinfo->clause, true, &c) ||
-			c.op != COND_EQ || !is_key_column(ri->table, &ri->table->pk, c.col))
+			c.op != COND_EQ || !route_key_has_column(ri->table, &ri->table->pk, c.col))
 			continue;
 		join_conds = lappend(join_conds, rinfo);
 		outer = bms_union(outer, bms_difference(rinfo->clause_relids, baserel->relids));
@@ -875,7 +853,7 @@ query_adds_items(Query *q, Oid relid, ShardTable *t)
 		return true;
 	updated = SHARD_UPDATED_COLS(q, rte);
 	for (int i = 0; i < target->ncolumns; i++)
-		if ((route_key_uses(target, i) || list_member_int(target->shard_by, i)) &&
+		if (route_column_option(target, i) != NULL &&
 			bms_is_member(target->columns[i].attnum - FirstLowInvalidHeapAttributeNumber,
 						  updated))
 			return true;

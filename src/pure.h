@@ -23,6 +23,12 @@
 #include <stddef.h>
 #include <stdint.h>
 
+/*
+ * The size of the buffers the modules write an error message into (their
+ * err/errlen arguments): every message they write fits.
+ */
+#define SFDW_ERRLEN 256
+
 extern void *sfdw_alloc(size_t size);
 extern void *sfdw_realloc(void *ptr, size_t size);
 extern void sfdw_free(void *ptr);

@@ -104,6 +104,24 @@ route_shard(ShardTable *t, const char *const *values)
 }
 
 /*
+ * True when column col makes up (part of) key k: the key's column, or a
+ * field of its template.
+ */
+bool
+route_key_has_column(ShardTable *t, const ShardKey *k, int col)
+{
+	if (k->attribute == NULL)
+		return false;
+	if (k->template == NULL)
+		return k->column == col;
+	for (int i = 0; i < k->template->nparts; i++)
+		if (k->template->parts[i].kind == KP_COLUMN &&
+			strcmp(k->template->parts[i].text, t->columns[col].name) == 0)
+			return true;
+	return false;
+}
+
+/*
  * The option by which the item key uses column col, or NULL:
  * "partition_key" or "sort_key" when that key is the column,
  * "partition_key_format" or "sort_key_format" when its template has a
@@ -112,21 +130,10 @@ route_shard(ShardTable *t, const char *const *values)
 const char *
 route_key_option(ShardTable *t, int col)
 {
-	ShardKey   *keys[] = {&t->pk, &t->sk};
-	const char *const names[] = {"partition_key", "sort_key"};
-	const char *const formats[] = {"partition_key_format", "sort_key_format"};
-
-	for (size_t k = 0; k < lengthof(keys); k++)
-	{
-		if (keys[k]->attribute == NULL)
-			continue;
-		if (keys[k]->template == NULL && keys[k]->column == col)
-			return names[k];
-		for (int i = 0; keys[k]->template && i < keys[k]->template->nparts; i++)
-			if (keys[k]->template->parts[i].kind == KP_COLUMN &&
-				strcmp(keys[k]->template->parts[i].text, t->columns[col].name) == 0)
-				return formats[k];
-	}
+	if (route_key_has_column(t, &t->pk, col))
+		return t->pk.template ? "partition_key_format" : "partition_key";
+	if (route_key_has_column(t, &t->sk, col))
+		return t->sk.template ? "sort_key_format" : "sort_key";
 	return NULL;
 }
 
@@ -135,6 +142,20 @@ bool
 route_key_uses(ShardTable *t, int col)
 {
 	return route_key_option(t, col) != NULL;
+}
+
+/*
+ * The option that needs column col to place a row, or NULL: the item
+ * key's (see route_key_option), or shard_by.
+ */
+const char *
+route_column_option(ShardTable *t, int col)
+{
+	const char *option = route_key_option(t, col);
+
+	if (option == NULL && list_member_int(t->shard_by, col))
+		option = "shard_by";
+	return option;
 }
 
 /* Template values indexed by part, from values indexed by column. */
@@ -197,6 +218,75 @@ route_sort_key(ShardTable *t, const char *const *values, char *err, size_t errle
 					   0, &out, err, errlen))
 		return NULL;
 	return out.data;
+}
+
+/* A shard drawn at random among count shards (at least one). */
+static long
+random_shard(ShardTable *t, int count)
+{
+	return t->shard_base +
+		(long) pg_prng_uint64_range(&pg_global_prng_state, 0, Max(count, 1) - 1);
+}
+
+/*
+ * The shard a new row with the given column values is written to,
+ * shard_base counted in: 0 when unsharded, hashed or ranged from its
+ * shard_by values (calculated, range), drawn at random among the shards
+ * (random) or among its key's current count (dynamic).  The dynamic count
+ * is its base key's metadata (dynamic.c), trusted for metadata_cache_ms,
+ * read through group, and made with one shard for a new key when create
+ * (a write) or taken as one shard when not (the tools); *dyn, when not
+ * NULL, gets the base key and the metadata used.  Errors name a shard_by
+ * column without a value.
+ */
+long
+route_write_shard(ShardTable *t, const char *const *values, DdbGroup *group,
+				  bool create, RouteDynamic *dyn)
+{
+	ListCell   *lc;
+
+	switch (t->strategy)
+	{
+		case SHARD_NONE:
+			return 0;
+		case SHARD_RANDOM:
+			return random_shard(t, t->shards);
+		case SHARD_DYNAMIC:
+			{
+				char		err[SFDW_ERRLEN];
+				char	   *base = route_partition_key(t, values, 0, true, err, sizeof(err));
+				DynamicMeta meta;
+
+				if (base == NULL)
+					ereport(ERROR,
+							(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+							 errmsg("cannot build the base key of a row of foreign table \"%s\": %s",
+									t->relname, err)));
+				meta = dynamic_meta(t, group, base, false, create);
+				if (dyn)
+				{
+					dyn->base = base;
+					dyn->meta = meta;
+				}
+				return random_shard(t, meta.shards);
+			}
+		case SHARD_CALCULATED:
+		case SHARD_RANGE:
+			break;
+	}
+	foreach(lc, t->shard_by)
+	{
+		ShardColumn *col = &t->columns[lfirst_int(lc)];
+
+		if (values[lfirst_int(lc)] == NULL)
+			ereport(ERROR,
+					(errcode(ERRCODE_NOT_NULL_VIOLATION),
+					 errmsg("cannot place a row with no value in column \"%s\" in foreign table \"%s\"",
+							col->name, t->relname),
+					 errdetail("Column \"%s\" chooses the row's shard (option \"shard_by\").",
+							   col->name)));
+	}
+	return route_shard(t, values);
 }
 
 /*

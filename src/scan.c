@@ -424,7 +424,7 @@ static char *
 full_sort_key(ShardScanState *ss, const char **texts)
 {
 	ShardTable *t = ss->t;
-	char		err[256];
+	char		err[SFDW_ERRLEN];
 
 	if (t->sk.template && leading_fixed(t, t->sk.template, texts) < field_count(t->sk.template))
 		return NULL;
@@ -469,7 +469,7 @@ sort_key_condition(ShardScanState *ss, const char **texts, StringInfo buf)
 	if (t->sk.template && leading_fixed(t, t->sk.template, texts) > 0)
 	{
 		Buf			out;
-		char		err[256];
+		char		err[SFDW_ERRLEN];
 
 		buf_init(&out);
 		if (keyfmt_render_prefix(t->sk.template, route_template_values(t, t->sk.template, texts),
@@ -1432,7 +1432,7 @@ partition_streams(ShardScanState *ss, const char **texts)
 	ShardTable *t = ss->t;
 	List	   *result = NIL;
 	ListCell   *lc;
-	char		err[256];
+	char		err[SFDW_ERRLEN];
 	List	   *shards;
 
 	if (t->strategy == SHARD_DYNAMIC)

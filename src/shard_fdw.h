@@ -281,24 +281,6 @@ extern void ddb_report_error(DdbRequest *req) pg_attribute_noreturn();
 extern const DdbStats *ddb_backend_stats(void);
 
 /* ---------------------------------------------------------------------
- * in route.c
- * ---------------------------------------------------------------------
- */
-
-extern char *route_range_key(ShardTable *t, const char *text);
-extern int	route_shard(ShardTable *t, const char *const *values);
-extern const char *route_key_option(ShardTable *t, int col);
-extern bool route_key_uses(ShardTable *t, int col);
-extern const char **route_template_values(ShardTable *t, const KeyTemplate *tmpl,
-										  const char *const *values);
-extern char *route_partition_key(ShardTable *t, const char *const *values,
-								 long shard, bool base, char *err, size_t errlen);
-extern char *route_sort_key(ShardTable *t, const char *const *values,
-							char *err, size_t errlen);
-extern List *route_read_shards(ShardTable *t, const char *const *values,
-							   int known_shards);
-
-/* ---------------------------------------------------------------------
  * in dynamic.c
  * ---------------------------------------------------------------------
  */
@@ -325,6 +307,36 @@ extern DynamicMeta dynamic_grow(ShardTable *t, DdbGroup *group, const char *base
 extern const DdbJson *dynamic_meta_item(ShardTable *t, DdbGroup *group,
 										const char *base);
 extern const DynamicStats *dynamic_backend_stats(void);
+
+/* ---------------------------------------------------------------------
+ * in route.c
+ * ---------------------------------------------------------------------
+ */
+
+extern char *route_range_key(ShardTable *t, const char *text);
+extern int	route_shard(ShardTable *t, const char *const *values);
+extern bool route_key_has_column(ShardTable *t, const ShardKey *k, int col);
+extern const char *route_key_option(ShardTable *t, int col);
+extern bool route_key_uses(ShardTable *t, int col);
+extern const char *route_column_option(ShardTable *t, int col);
+extern const char **route_template_values(ShardTable *t, const KeyTemplate *tmpl,
+										  const char *const *values);
+extern char *route_partition_key(ShardTable *t, const char *const *values,
+								 long shard, bool base, char *err, size_t errlen);
+extern char *route_sort_key(ShardTable *t, const char *const *values,
+							char *err, size_t errlen);
+extern List *route_read_shards(ShardTable *t, const char *const *values,
+							   int known_shards);
+
+/* Where route_write_shard placed a row of a dynamically sharded table. */
+typedef struct RouteDynamic
+{
+	char	   *base;			/* the row's base key */
+	DynamicMeta meta;			/* the metadata its shard was drawn from */
+} RouteDynamic;
+
+extern long route_write_shard(ShardTable *t, const char *const *values,
+							  DdbGroup *group, bool create, RouteDynamic *dyn);
 
 /* ---------------------------------------------------------------------
  * in codec.c

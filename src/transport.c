@@ -483,7 +483,7 @@ signed_headers(DdbTransport *t, DdbRequest *req)
 	int			nhdrs = 0;
 	SigV4Input in;
 	SigV4Output out;
-	char		err[256];
+	char		err[SFDW_ERRLEN];
 	struct curl_slist *list = NULL;
 
 	sigv4_amz_date(time(NULL), amz_date);
@@ -724,7 +724,7 @@ consumed_capacity(const DdbJson *body)
 static bool
 judge_answer(DdbRequest *req, DdbAttempt *a, long status)
 {
-	char		err[256];
+	char		err[SFDW_ERRLEN];
 	DdbJson    *body;
 	bool		too_deep;
 	long		surrogate;
