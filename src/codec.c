@@ -1008,3 +1008,14 @@ codec_text_to_datum(const char *text, ShardColumn *col, const DdbJson *item,
 	error_context_stack = cb.previous;
 	return result;
 }
+
+/*
+ * The DynamoDB type letter of key k's values: S for a template's text,
+ * else its column's S, N or B.
+ */
+const char *
+codec_key_type(const ShardKey *k)
+{
+	return k->template ? "S" : k->type == DDB_TYPE_N ? "N" :
+		k->type == DDB_TYPE_B ? "B" : "S";
+}

@@ -343,6 +343,7 @@ extern long route_write_shard(ShardTable *t, const char *const *values,
  * ---------------------------------------------------------------------
  */
 
+extern const char *codec_key_type(const ShardKey *k);
 extern DdbType ddb_type_for_column(Oid typid, Oid *elemtype);
 extern bool ddb_type_fits_column(DdbType type, Oid typid);
 extern void codec_write_value(JsonWriter *w, ShardColumn *col, Datum value);

@@ -1,0 +1,122 @@
+/*-------------------------------------------------------------------------
+ *
+ * scanstate.h
+ *		The state of a foreign scan, shared by the files that run one:
+ *		scan.c (streams of pages, items to tuples, the callbacks, EXPLAIN),
+ *		request.c (the reads' expressions and request bodies) and merge.c
+ *		(the order in which the streams' items are returned).
+ *
+ *-------------------------------------------------------------------------
+ */
+#ifndef SHARD_FDW_SCANSTATE_H
+#define SHARD_FDW_SCANSTATE_H
+
+#include "shard_fdw.h"
+
+#include "lib/binaryheap.h"
+#include "lib/stringinfo.h"
+#include "utils/tuplestore.h"
+
+#include "plan.h"
+#include "scan.h"
+
+/* One condition as the executor has it: the planner's triple. */
+typedef struct ExecCond
+{
+	int			col;
+	CondOp		op;
+	int			expr;			/* index into the evaluated values, or -1 */
+} ExecCond;
+
+/* One sequence of pages. */
+typedef struct Stream
+{
+	char	   *pk_text;		/* partition key value (Query) */
+	int			shard;			/* its shard, or -1 for the base key */
+	int			segment;		/* segment (Scan) */
+	List	   *keys;			/* item keys as JSON texts (GetItem) */
+	DdbRequest *page;			/* the page being read */
+	int			pos;			/* next item of page */
+	DdbRequest *ready;			/* the next page, arrived */
+	DdbRequest *next;			/* the next page, in flight */
+	const DdbJson *head;		/* ordered merge: the item it offers */
+	char	   *lek_seen;		/* a LastEvaluatedKey, as JSON, that must not
+								 * come again (see stream_check_progress) */
+	int			lek_steps;		/* pages since lek_seen was taken */
+	int			lek_period;		/* pages after which it is taken anew */
+} Stream;
+
+struct ShardScanState
+{
+	ShardTable *t;
+	DdbConn    *conn;
+	DdbGroup   *group;
+	ScanOp		op;
+	List	   *cols;			/* column indexes to convert */
+	List	   *attrs;			/* projection attributes, NIL = all */
+	ExecCond   *key_conds;
+	int			nkey_conds;
+	ExecCond   *sort_conds;
+	int			nsort_conds;
+	ExecCond   *filters;
+	int			nfilters;
+	int			order;			/* 1 ascending, -1 descending, 0 none */
+	int			limit;			/* rows the query needs (LIMIT + OFFSET), 0 unknown */
+	bool		need_ctid;		/* UPDATE/DELETE: the shard in ctid */
+	bool		read_all;		/* read to the end before the first row */
+	List	   *exprs;			/* fdw_exprs, for EXPLAIN */
+	List	   *expr_states;
+	int			max_inflight;
+
+	/* per execution */
+	Datum	   *values;			/* evaluated fdw_exprs */
+	bool	   *nulls;
+	Oid		   *types;
+	char	   *key_cond_expr;	/* KeyConditionExpression */
+	char	   *filter_expr;	/* FilterExpression */
+	List	   *names;			/* ExpressionAttributeNames, in order */
+	List	   *value_names;	/* ExpressionAttributeValues: names ... */
+	List	   *value_json;		/* ... and their AttributeValue JSON */
+	Stream	   *streams;
+	int			nstreams;
+	int			cur;			/* unordered: the stream read last */
+	binaryheap *heap;			/* ordered: streams by their head item */
+	bool		in_order;		/* ordered: range shards read one by one */
+	char	   *sk_lo;			/* the sort key's bounds sent, or NULL */
+	char	   *sk_hi;
+	bool		started;
+	Tuplestorestate *stored;	/* read_all: the rows, each with its shard */
+	TupleTableSlot *store_slot; /* ... read back through this slot */
+	MemoryContext runcxt;		/* lives for one execution (until rescan) */
+	MemoryContext rowcxt;
+
+	/* counters for EXPLAIN ANALYZE, over every rescan */
+	int64		pages;
+	DdbStats	stats;
+	int			shards_read;
+};
+
+/* in request.c: the reads' expressions and bodies */
+extern List *request_key_combinations(ShardScanState *ss);
+extern char *request_full_sort_key(ShardScanState *ss, const char **texts);
+extern char *request_key_condition(ShardScanState *ss, const char **texts);
+extern char *request_filter_expression(ShardScanState *ss);
+extern int	request_page_limit(int limit, int nshards);
+extern char *request_read_body(ShardScanState *ss, Stream *s,
+							   const DdbJson *start_key, size_t *len);
+extern char *request_item_key_json(ShardTable *t, const char *pk, const char *sk);
+
+/* in scan.c: a stream's pages */
+extern void scan_stream_fetch(ShardScanState *ss, Stream *s, const DdbJson *start_key);
+extern void scan_receive_page(ShardScanState *ss);
+extern const DdbJson *scan_stream_next_item(ShardScanState *ss, Stream *s,
+											bool *waiting);
+extern const DdbJson *scan_stream_next_item_wait(ShardScanState *ss, Stream *s);
+
+/* in merge.c: the streams' items, in arrival order or merged */
+extern const DdbJson *merge_next_unordered(ShardScanState *ss);
+extern const DdbJson *merge_next_ordered(ShardScanState *ss);
+extern const DdbJson *merge_next_in_order(ShardScanState *ss);
+extern void merge_advance(ShardScanState *ss);
+
+#endif							/* SHARD_FDW_SCANSTATE_H */
