@@ -74,14 +74,12 @@ describe_keys(Oid serverid, const char *table, const char *index,
 			  const char **pk, const char **sk)
 {
 	DdbGroup   *group;
-	Buf			body;
-	JsonWriter	w;
+	size_t		len;
+	char	   *body = request_describe(table, &len);
 	const DdbJson *desc;
 
-	jw_begin_request(&w, &body, table);
-	jw_end_object(&w);
 	group = ddb_group_create(shard_get_connection(serverid, GetUserId()), 1);
-	desc = ddbjson_get(ddb_call(group, "DescribeTable", body.data, body.len), "Table");
+	desc = ddbjson_get(ddb_call(group, "DescribeTable", body, len), "Table");
 	*pk = NULL;
 	*sk = NULL;
 	read_key_schema(index ? index_key_schema(desc, table, index) :

@@ -89,32 +89,10 @@ delete_error_context(void *arg)
 static void
 send_delete(DirectDelete *dd, const DdbJson *item)
 {
-	ShardTable *t = dd->t;
-	Buf			out;
-	JsonWriter	w;
 	size_t		len;
-	char	   *body;
+	char	   *body = request_delete_item(dd->t, item, &len);
 	DdbRequest *req;
 
-	jw_begin_request(&w, &out, t->table);
-	jw_key(&w, "Key");
-	jw_begin_object(&w);
-	jw_key(&w, t->pk.attribute);
-	jw_tree(&w, ddbjson_get(item, t->pk.attribute));
-	if (t->sk.attribute)
-	{
-		jw_key(&w, t->sk.attribute);
-		jw_tree(&w, ddbjson_get(item, t->sk.attribute));
-	}
-	jw_end_object(&w);
-	jw_key(&w, "ConditionExpression");
-	jw_cstring(&w, "attribute_exists(#k)");
-	jw_key(&w, "ExpressionAttributeNames");
-	jw_begin_object(&w);
-	jw_key(&w, "#k");
-	jw_cstring(&w, t->pk.attribute);
-	jw_end_object(&w);
-	body = jw_end_request(&w, &len);
 	req = ddb_request_create(dd->group, "DeleteItem", body, len);
 	req->idempotent = false;
 	ddb_submit(req);

@@ -75,19 +75,6 @@ meta_entry(ShardTable *t, const char *base)
 	return entry;
 }
 
-/* Write {metadata_key: {"S": base}} as a Key object. */
-static void
-write_meta_key(JsonWriter *w, ShardTable *t, const char *base)
-{
-	jw_begin_object(w);
-	jw_key(w, t->metadata_key);
-	jw_begin_object(w);
-	jw_key(w, "S");
-	jw_cstring(w, base);
-	jw_end_object(w);
-	jw_end_object(w);
-}
-
 /* Read a metadata item into *meta; false when there is none. */
 static bool
 parse_meta(const DdbJson *item, DynamicMeta *meta)
@@ -129,54 +116,21 @@ parse_meta(const DdbJson *item, DynamicMeta *meta)
 const DdbJson *
 dynamic_meta_item(ShardTable *t, DdbGroup *group, const char *base)
 {
-	Buf			body;
-	JsonWriter	w;
+	size_t		len;
+	char	   *body = request_meta_get(t, base, &len);
 
-	jw_begin_request(&w, &body, t->metadata_table);
-	jw_key(&w, "Key");
-	write_meta_key(&w, t, base);
-	jw_key(&w, "ConsistentRead");
-	jw_bool(&w, true);
-	jw_end_object(&w);
-	return ddbjson_get(ddb_call(group, "GetItem", body.data, body.len), "Item");
+	return ddbjson_get(ddb_call(group, "GetItem", body, len), "Item");
 }
 
 /* Create the metadata of a new key, with one shard; false if it exists. */
 static bool
 create_meta(ShardTable *t, DdbGroup *group, const char *base)
 {
-	Buf			body;
-	JsonWriter	w;
-	long		now = (long) time(NULL);
-	char	   *text;
+	size_t		len;
+	char	   *body = request_meta_create(t, base, (long) time(NULL), &len);
 	DdbRequest *req;
 
-	jw_begin_request(&w, &body, t->metadata_table);
-	jw_key(&w, "Item");
-	jw_begin_object(&w);
-	jw_key(&w, t->metadata_key);
-	jw_begin_object(&w);
-	jw_key(&w, "S");
-	jw_cstring(&w, base);
-	jw_end_object(&w);
-	jw_key(&w, "number_of_shards");
-	jw_raw(&w, "{\"N\":\"1\"}");
-	jw_key(&w, "last_updated");
-	text = psprintf("{\"N\":\"%ld\"}", now);
-	jw_raw(&w, text);
-	jw_key(&w, "shard_history");
-	text = psprintf("{\"SS\":[\"%ld:1\"]}", now);
-	jw_raw(&w, text);
-	jw_end_object(&w);
-	jw_key(&w, "ConditionExpression");
-	jw_cstring(&w, "attribute_not_exists(#k)");
-	jw_key(&w, "ExpressionAttributeNames");
-	jw_begin_object(&w);
-	jw_key(&w, "#k");
-	jw_cstring(&w, t->metadata_key);
-	jw_end_object(&w);
-	jw_end_object(&w);
-	req = ddb_run(group, "PutItem", body.data, body.len, false);
+	req = ddb_run(group, "PutItem", body, len, false);
 	if (req->status == DDB_OK)
 	{
 		dynamic_stats.keys_created++;
@@ -232,9 +186,8 @@ dynamic_grow(ShardTable *t, DdbGroup *group, const char *base, DynamicMeta seen)
 	DynamicMeta meta = dynamic_meta(t, group, base, true, true);
 	long		now = (long) time(NULL);
 	int			target;
-	Buf			body;
-	JsonWriter	w;
-	char	   *text;
+	size_t		len;
+	char	   *body;
 	DdbRequest *req;
 	long		backoff_ms;
 
@@ -257,34 +210,8 @@ dynamic_grow(ShardTable *t, DdbGroup *group, const char *base, DynamicMeta seen)
 		return meta;
 
 	target = Min(meta.shards * 2, t->max_shards);
-	now = (long) time(NULL);
-	jw_begin_request(&w, &body, t->metadata_table);
-	jw_key(&w, "Key");
-	write_meta_key(&w, t, base);
-	jw_key(&w, "UpdateExpression");
-	jw_cstring(&w, "SET number_of_shards = :n, last_updated = :now ADD shard_history :h");
-	jw_key(&w, "ConditionExpression");
-	jw_cstring(&w, "last_updated = :seen AND number_of_shards = :seen_n");
-	jw_key(&w, "ExpressionAttributeValues");
-	jw_begin_object(&w);
-	jw_key(&w, ":n");
-	text = psprintf("{\"N\":\"%d\"}", target);
-	jw_raw(&w, text);
-	jw_key(&w, ":now");
-	text = psprintf("{\"N\":\"%ld\"}", now);
-	jw_raw(&w, text);
-	jw_key(&w, ":h");
-	text = psprintf("{\"SS\":[\"%ld:%d\"]}", now, target);
-	jw_raw(&w, text);
-	jw_key(&w, ":seen");
-	text = psprintf("{\"N\":\"" INT64_FORMAT "\"}", meta.last_updated);
-	jw_raw(&w, text);
-	jw_key(&w, ":seen_n");
-	text = psprintf("{\"N\":\"%d\"}", meta.shards);
-	jw_raw(&w, text);
-	jw_end_object(&w);
-	jw_end_object(&w);
-	req = ddb_run(group, "UpdateItem", body.data, body.len, false);
+	body = request_meta_grow(t, base, &meta, target, (long) time(NULL), &len);
+	req = ddb_run(group, "UpdateItem", body, len, false);
 	if (req->status == DDB_OK)
 		dynamic_stats.growths++;
 	else if (strcmp(req->error_type, "ConditionalCheckFailedException") != 0)

@@ -277,8 +277,6 @@ shard_fdw_shard_counts(PG_FUNCTION_ARGS)
 	foreach(lc, shards)
 	{
 		char		err[SFDW_ERRLEN];
-		Buf			body;
-		JsonWriter	w;
 		const DdbJson *lek = NULL;
 
 		keys[i] = route_partition_key(t, texts, lfirst_int(lc), false, err, sizeof(err));
@@ -288,33 +286,10 @@ shard_fdw_shard_counts(PG_FUNCTION_ARGS)
 					 errmsg("cannot build the partition key: %s", err)));
 		do
 		{
-			DdbJson    *resp;
+			size_t		len;
+			char	   *body = request_count(t, keys[i], lek, &len);
+			DdbJson    *resp = ddb_call(group, "Query", body, len);
 
-			jw_begin_request(&w, &body, t->table);
-			jw_key(&w, "KeyConditionExpression");
-			jw_cstring(&w, "#k = :k");
-			jw_key(&w, "ExpressionAttributeNames");
-			jw_begin_object(&w);
-			jw_key(&w, "#k");
-			jw_cstring(&w, t->pk.attribute);
-			jw_end_object(&w);
-			jw_key(&w, "ExpressionAttributeValues");
-			jw_begin_object(&w);
-			jw_key(&w, ":k");
-			jw_begin_object(&w);
-			jw_key(&w, t->pk.template ? "S" : t->pk.type == DDB_TYPE_N ? "N" : "S");
-			jw_cstring(&w, keys[i]);
-			jw_end_object(&w);
-			jw_end_object(&w);
-			jw_key(&w, "Select");
-			jw_cstring(&w, "COUNT");
-			if (lek)
-			{
-				jw_key(&w, "ExclusiveStartKey");
-				jw_tree(&w, lek);
-			}
-			jw_end_object(&w);
-			resp = ddb_call(group, "Query", body.data, body.len);
 			counts[i] += (int64) ddbjson_get_number(resp, "Count");
 			lek = ddbjson_get(resp, "LastEvaluatedKey");
 		} while (lek && lek->kind == DJ_OBJECT && lek->n > 0);

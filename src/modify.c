@@ -33,7 +33,6 @@
 #define SHARD_BY_STRATEGY (-1)
 
 /* BatchWriteItem takes at most this many items. */
-#define DDB_BATCH_WRITE_MAX 25
 
 /* The members of a ForeignModify's fdw_private list. */
 typedef enum ModifyPrivate
@@ -258,17 +257,6 @@ key_value(ModifyState *ms, ShardKey *key, const char **texts, long shard)
 	return text;
 }
 
-/* Write a key attribute's value as an AttributeValue. */
-static void
-write_key(JsonWriter *w, ShardKey *key, const char *text)
-{
-	jw_begin_object(w);
-	jw_key(w, key->template ? "S" : key->type == DDB_TYPE_N ? "N" :
-		   key->type == DDB_TYPE_B ? "B" : "S");
-	jw_cstring(w, text);
-	jw_end_object(w);
-}
-
 /*
  * Write the item of the row in slot, in the given shard or
  * SHARD_BY_STRATEGY: the key attributes, then every non-NULL column as its
@@ -291,12 +279,12 @@ write_item(ModifyState *ms, JsonWriter *w, TupleTableSlot *slot, long shard,
 	*skp = sk;
 	jw_begin_object(w);
 	jw_key(w, t->pk.attribute);
-	write_key(w, &t->pk, pk);
+	request_write_key_value(w, &t->pk, pk);
 	size += strlen(t->pk.attribute) + strlen(pk);
 	if (sk)
 	{
 		jw_key(w, t->sk.attribute);
-		write_key(w, &t->sk, sk);
+		request_write_key_value(w, &t->sk, sk);
 		size += strlen(t->sk.attribute) + strlen(sk);
 	}
 	for (int i = 0; i < t->ncolumns; i++)
@@ -355,29 +343,6 @@ puts_conditional(ModifyState *ms)
 	return ms->t->insert_mode == INSERT_MODE_INSERT || ms->do_nothing;
 }
 
-/* The PutItem body of an item, conditional on a new key if need be. */
-static char *
-put_body(ModifyState *ms, const char *item, size_t *len)
-{
-	Buf			out;
-	JsonWriter	w;
-
-	jw_begin_request(&w, &out, ms->t->table);
-	jw_key(&w, "Item");
-	jw_raw(&w, item);
-	if (puts_conditional(ms))
-	{
-		jw_key(&w, "ConditionExpression");
-		jw_cstring(&w, "attribute_not_exists(#pk)");
-		jw_key(&w, "ExpressionAttributeNames");
-		jw_begin_object(&w);
-		jw_key(&w, "#pk");
-		jw_cstring(&w, ms->t->pk.attribute);
-		jw_end_object(&w);
-	}
-	return jw_end_request(&w, len);
-}
-
 /*
  * After a conditional put failed on a retry of an attempt that may have
  * been applied: true when the stored item is item, the one we sent, i.e.
@@ -386,29 +351,14 @@ put_body(ModifyState *ms, const char *item, size_t *len)
 static bool
 stored_item_is_ours(ModifyState *ms, const DdbJson *item)
 {
-	Buf			out;
-	JsonWriter	w;
-	const DdbJson *got;
+	size_t		len;
+	char	   *body = request_get_stored(ms->t, item, &len);
+	const DdbJson *got = ddbjson_get(ddb_call(ms->group, "GetItem", body, len), "Item");
 	Buf			a;
 	Buf			b;
 	JsonWriter	wa;
 	JsonWriter	wb;
 
-	jw_begin_request(&w, &out, ms->t->table);
-	jw_key(&w, "Key");
-	jw_begin_object(&w);
-	jw_key(&w, ms->t->pk.attribute);
-	jw_tree(&w, ddbjson_get(item, ms->t->pk.attribute));
-	if (ms->t->sk.attribute)
-	{
-		jw_key(&w, ms->t->sk.attribute);
-		jw_tree(&w, ddbjson_get(item, ms->t->sk.attribute));
-	}
-	jw_end_object(&w);
-	jw_key(&w, "ConsistentRead");
-	jw_bool(&w, true);
-	jw_end_object(&w);
-	got = ddbjson_get(ddb_call(ms->group, "GetItem", out.data, out.len), "Item");
 	if (got == NULL || got->n != item->n)
 		return false;
 	for (int i = 0; i < item->n; i++)
@@ -447,7 +397,7 @@ static DdbRequest *
 send_put(ModifyState *ms, const char *item, void *owner)
 {
 	size_t		len;
-	char	   *body = put_body(ms, item, &len);
+	char	   *body = request_put(ms->t, item, puts_conditional(ms), &len);
 	DdbRequest *req = ddb_request_create(ms->group, "PutItem", body, len);
 
 	req->idempotent = !puts_conditional(ms);
@@ -642,41 +592,12 @@ shard_batch_size(ResultRelInfo *rinfo)
 	return t->batch_size;
 }
 
-/* The BatchWriteItem body of up to 25 items. */
-static char *
-batch_write_body(ModifyState *ms, char **items, int n, size_t *len)
-{
-	Buf			out;
-	JsonWriter	w;
-
-	buf_init(&out);
-	jw_init(&w, &out);
-	jw_begin_object(&w);
-	jw_key(&w, "RequestItems");
-	jw_begin_object(&w);
-	jw_key(&w, ms->t->table);
-	jw_begin_array(&w);
-	for (int i = 0; i < n; i++)
-	{
-		jw_begin_object(&w);
-		jw_key(&w, "PutRequest");
-		jw_begin_object(&w);
-		jw_key(&w, "Item");
-		jw_raw(&w, items[i]);
-		jw_end_object(&w);
-		jw_end_object(&w);
-	}
-	jw_end_array(&w);
-	jw_end_object(&w);
-	return jw_end_request(&w, len);
-}
-
 /* Send a BatchWriteItem of items[0..n-1], after delay_us. */
 static void
 send_batch_write(ModifyState *ms, char **items, int n, long delay_us)
 {
 	size_t		len;
-	char	   *body = batch_write_body(ms, items, n, &len);
+	char	   *body = request_batch_put(ms->t, items, n, &len);
 	DdbRequest *req = ddb_request_create(ms->group, "BatchWriteItem", body, len);
 
 	req->owner = (void *) (intptr_t) n;
@@ -684,7 +605,7 @@ send_batch_write(ModifyState *ms, char **items, int n, long delay_us)
 }
 
 /*
- * Write items by BatchWriteItem, DYNAMODB_BATCH_WRITE_MAX a request, all
+ * Write items by BatchWriteItem, DDB_BATCH_WRITE_MAX a request, all
  * requests in flight at once; items DynamoDB leaves unprocessed are sent
  * again after a growing pause.  The items must have distinct keys.
  */
@@ -949,23 +870,6 @@ shard_exec_batch_insert(EState *estate, ResultRelInfo *rinfo,
  * ---------------------------------------------------------------------
  */
 
-/* Write a {"pk": ..., "sk": ...} key object. */
-static void
-write_key_object(ModifyState *ms, JsonWriter *w, const char *pk, const char *sk)
-{
-	ShardTable *t = ms->t;
-
-	jw_begin_object(w);
-	jw_key(w, t->pk.attribute);
-	write_key(w, &t->pk, pk);
-	if (sk)
-	{
-		jw_key(w, t->sk.attribute);
-		write_key(w, &t->sk, sk);
-	}
-	jw_end_object(w);
-}
-
 /*
  * The stored key of the row an UPDATE or DELETE is at: rendered from the
  * old values of the key columns and the shard the scan read it from, which
@@ -1007,147 +911,6 @@ old_key(ModifyState *ms, TupleTableSlot *planSlot, char **pk, char **sk)
 }
 
 /*
- * The UpdateItem body that sets every non-key column of the new row (and
- * removes the attributes of NULL ones), on the item with the given key if
- * it still exists.  Attributes no column maps are left alone.  Without a
- * non-NULL column there are no ExpressionAttributeValues, which DynamoDB
- * refuses empty.
- */
-static char *
-update_body(ModifyState *ms, TupleTableSlot *slot, const char *pk, const char *sk,
-			size_t *len)
-{
-	ShardTable *t = ms->t;
-	Buf			out;
-	JsonWriter	w;
-	Buf			values;
-	JsonWriter	vw;
-	StringInfoData set;
-	StringInfoData remove;
-	List	   *names = NIL;
-	ListCell   *lc;
-	int			i;
-
-	initStringInfo(&set);
-	initStringInfo(&remove);
-	buf_init(&values);
-	jw_init(&vw, &values);
-	jw_begin_object(&vw);
-	for (i = 0; i < t->ncolumns; i++)
-	{
-		ShardColumn *col = &t->columns[i];
-		bool		isnull;
-		Datum		value;
-
-		if (col->ddb_type == DDB_TYPE_ITEM || strcmp(col->attribute, t->pk.attribute) == 0 ||
-			(t->sk.attribute && strcmp(col->attribute, t->sk.attribute) == 0))
-			continue;
-		names = lappend(names, col->attribute);
-		value = slot_getattr(slot, col->attnum, &isnull);
-		if (isnull)
-		{
-			appendStringInfo(&remove, "%s#a%d", remove.len ? ", " : "", list_length(names) - 1);
-			continue;
-		}
-		appendStringInfo(&set, "%s#a%d = :a%d", set.len ? ", " : "",
-						 list_length(names) - 1, list_length(names) - 1);
-		jw_key(&vw, psprintf(":a%d", list_length(names) - 1));
-		codec_write_value(&vw, col, value);
-	}
-	jw_end_object(&vw);
-	jw_begin_request(&w, &out, t->table);
-	jw_key(&w, "Key");
-	write_key_object(ms, &w, pk, sk);
-	jw_key(&w, "ConditionExpression");
-	jw_cstring(&w, "attribute_exists(#k)");
-	if (set.len > 0)
-	{
-		jw_key(&w, "ExpressionAttributeValues");
-		jw_raw(&w, values.data);
-	}
-	jw_key(&w, "ExpressionAttributeNames");
-	jw_begin_object(&w);
-	jw_key(&w, "#k");
-	jw_cstring(&w, t->pk.attribute);
-	i = 0;
-	foreach(lc, names)
-	{
-		jw_key(&w, psprintf("#a%d", i++));
-		jw_cstring(&w, lfirst(lc));
-	}
-	jw_end_object(&w);
-	if (set.len > 0 || remove.len > 0)
-	{
-		jw_key(&w, "UpdateExpression");
-		jw_cstring(&w, psprintf("%s%s%s%s", set.len ? "SET " : "", set.data,
-								set.len && remove.len ? " " : "",
-								remove.len ? psprintf("REMOVE %s", remove.data) : ""));
-	}
-	return jw_end_request(&w, len);
-}
-
-/*
- * The TransactWriteItems body that moves an item to a new key: delete the
- * old one if it still exists, put the new one if its key is free.  A
- * fresh ClientRequestToken makes its retries idempotent: when an attempt
- * was applied and its answer lost, DynamoDB answers the retry with that
- * success instead of failing both conditions.
- */
-static char *
-move_body(ModifyState *ms, const char *old_pk, const char *old_sk,
-		  const char *item, size_t *len)
-{
-	ShardTable *t = ms->t;
-	Buf			out;
-	JsonWriter	w;
-	uint8		token[16];
-	char		token_hex[sizeof(token) * 2 + 1];
-
-	if (!pg_strong_random(token, sizeof(token)))
-		ereport(ERROR,
-				(errcode(ERRCODE_INTERNAL_ERROR),
-				 errmsg("could not generate a ClientRequestToken for TransactWriteItems")));
-	for (int i = 0; i < (int) sizeof(token); i++)
-		sprintf(token_hex + 2 * i, "%02x", token[i]);
-	buf_init(&out);
-	jw_init(&w, &out);
-	jw_begin_object(&w);
-	jw_key(&w, "ClientRequestToken");
-	jw_cstring(&w, token_hex);
-	jw_key(&w, "TransactItems");
-	jw_begin_array(&w);
-	for (int i = 0; i < 2; i++)
-	{
-		jw_begin_object(&w);
-		jw_key(&w, i == 0 ? "Delete" : "Put");
-		jw_begin_object(&w);
-		jw_key(&w, "TableName");
-		jw_cstring(&w, t->table);
-		if (i == 0)
-		{
-			jw_key(&w, "Key");
-			write_key_object(ms, &w, old_pk, old_sk);
-		}
-		else
-		{
-			jw_key(&w, "Item");
-			jw_raw(&w, item);
-		}
-		jw_key(&w, "ConditionExpression");
-		jw_cstring(&w, i == 0 ? "attribute_exists(#k)" : "attribute_not_exists(#k)");
-		jw_key(&w, "ExpressionAttributeNames");
-		jw_begin_object(&w);
-		jw_key(&w, "#k");
-		jw_cstring(&w, t->pk.attribute);
-		jw_end_object(&w);
-		jw_end_object(&w);
-		jw_end_object(&w);
-	}
-	jw_end_array(&w);
-	return jw_end_request(&w, len);
-}
-
-/*
  * ExecForeignUpdate: an UpdateItem when the key stays, a TransactWriteItems
  * that moves the item when a key column changes (e.g. a new score in seed
  * 002's sort key).  A row whose item vanished meanwhile is not updated.
@@ -1180,7 +943,7 @@ shard_exec_update(EState *estate, ResultRelInfo *rinfo, TupleTableSlot *slot,
 	item = item_json(ms, slot, shard, &new_pk, &new_sk);
 	if (strcmp(new_pk, old_pk) == 0 && (old_sk == NULL || strcmp(new_sk, old_sk) == 0))
 	{
-		body = update_body(ms, slot, old_pk, old_sk, &len);
+		body = request_update(ms->t, slot, old_pk, old_sk, &len);
 		req = ddb_run(ms->group, "UpdateItem", body, len, false);
 		if (req->status != DDB_OK)
 		{
@@ -1191,7 +954,7 @@ shard_exec_update(EState *estate, ResultRelInfo *rinfo, TupleTableSlot *slot,
 	}
 	else
 	{
-		body = move_body(ms, old_pk, old_sk, item, &len);
+		body = request_move(ms->t, old_pk, old_sk, item, &len);
 		req = ddb_run(ms->group, "TransactWriteItems", body, len, false);
 		if (req->status != DDB_OK)
 		{
@@ -1216,21 +979,6 @@ shard_exec_update(EState *estate, ResultRelInfo *rinfo, TupleTableSlot *slot,
 	MemoryContextSwitchTo(old);
 	pop_context(&cb);
 	return result;
-}
-
-/* The DeleteItem body for a key, asking for the old item when RETURNING. */
-static char *
-delete_body(ModifyState *ms, const char *pk, const char *sk, size_t *len)
-{
-	Buf			out;
-	JsonWriter	w;
-
-	jw_begin_request(&w, &out, ms->t->table);
-	jw_key(&w, "Key");
-	write_key_object(ms, &w, pk, sk);
-	jw_key(&w, "ReturnValues");
-	jw_cstring(&w, "ALL_OLD");
-	return jw_end_request(&w, len);
 }
 
 /*
@@ -1258,7 +1006,7 @@ shard_exec_delete(EState *estate, ResultRelInfo *rinfo, TupleTableSlot *slot,
 	push_context(ms, &cb);
 	MemoryContextReset(ms->rowcxt);
 	(void) old_key(ms, planSlot, &pk, &sk);
-	body = delete_body(ms, pk, sk, &len);
+	body = request_delete(ms->t, pk, sk, &len);
 	req = ddb_run(ms->group, "DeleteItem", body, len, false);
 	if (req->status != DDB_OK)
 		ddb_report_error(req);

@@ -808,7 +808,76 @@ request_read_body(ShardScanState *ss, Stream *s, const DdbJson *start_key, size_
 	return jw_end_request(&w, len);
 }
 
-/* The item key JSON of a GetItem for partition key pk and sort key sk. */
+/* ---------------------------------------------------------------------
+ * Keys and conditions
+ * ---------------------------------------------------------------------
+ */
+
+/* See shard_fdw.h: a key attribute's value text as an AttributeValue. */
+void
+request_write_key_value(JsonWriter *w, const ShardKey *key, const char *text)
+{
+	jw_begin_object(w);
+	jw_key(w, codec_key_type(key));
+	jw_cstring(w, text);
+	jw_end_object(w);
+}
+
+/* Write the key object of partition key pk and sort key sk (texts). */
+static void
+write_key_texts(JsonWriter *w, ShardTable *t, const char *pk, const char *sk)
+{
+	jw_begin_object(w);
+	jw_key(w, t->pk.attribute);
+	request_write_key_value(w, &t->pk, pk);
+	if (sk)
+	{
+		jw_key(w, t->sk.attribute);
+		request_write_key_value(w, &t->sk, sk);
+	}
+	jw_end_object(w);
+}
+
+/* Write the key object of an item as read: its key attributes. */
+static void
+write_key_of_item(JsonWriter *w, ShardTable *t, const DdbJson *item)
+{
+	jw_begin_object(w);
+	jw_key(w, t->pk.attribute);
+	jw_tree(w, ddbjson_get(item, t->pk.attribute));
+	if (t->sk.attribute)
+	{
+		jw_key(w, t->sk.attribute);
+		jw_tree(w, ddbjson_get(item, t->sk.attribute));
+	}
+	jw_end_object(w);
+}
+
+/*
+ * Write a ConditionExpression, condition, on attribute as #k (such as
+ * "attribute_exists(#k)"), and the ExpressionAttributeNames: #k, then
+ * #a0, #a1, ... for the names in "names" (a List of C strings).
+ */
+static void
+write_condition(JsonWriter *w, const char *condition, const char *attribute, List *names)
+{
+	ListCell   *lc;
+
+	jw_key(w, "ConditionExpression");
+	jw_cstring(w, condition);
+	jw_key(w, "ExpressionAttributeNames");
+	jw_begin_object(w);
+	jw_key(w, "#k");
+	jw_cstring(w, attribute);
+	foreach(lc, names)
+	{
+		jw_key(w, psprintf("#a%d", foreach_current_index(lc)));
+		jw_cstring(w, lfirst(lc));
+	}
+	jw_end_object(w);
+}
+
+/* See scanstate.h: the key object of a GetItem, as JSON text. */
 char *
 request_item_key_json(ShardTable *t, const char *pk, const char *sk)
 {
@@ -817,14 +886,384 @@ request_item_key_json(ShardTable *t, const char *pk, const char *sk)
 
 	buf_init(&out);
 	jw_init(&w, &out);
+	write_key_texts(&w, t, pk, sk);
+	return out.data;
+}
+
+/* ---------------------------------------------------------------------
+ * Writes
+ * ---------------------------------------------------------------------
+ */
+
+/*
+ * The PutItem body of an item (JSON text); conditional: only where the
+ * key is free.
+ */
+char *
+request_put(ShardTable *t, const char *item, bool conditional, size_t *len)
+{
+	Buf			out;
+	JsonWriter	w;
+
+	jw_begin_request(&w, &out, t->table);
+	jw_key(&w, "Item");
+	jw_raw(&w, item);
+	if (conditional)
+		write_condition(&w, "attribute_not_exists(#k)", t->pk.attribute, NIL);
+	return jw_end_request(&w, len);
+}
+
+/* The BatchWriteItem body that puts items[0..n-1] (at most 25). */
+char *
+request_batch_put(ShardTable *t, char **items, int n, size_t *len)
+{
+	Buf			out;
+	JsonWriter	w;
+
+	Assert(n <= DDB_BATCH_WRITE_MAX);
+	buf_init(&out);
+	jw_init(&w, &out);
 	jw_begin_object(&w);
-	jw_key(&w, t->pk.attribute);
-	jw_raw(&w, av_json(codec_key_type(&t->pk), pk));
-	if (sk)
+	jw_key(&w, "RequestItems");
+	jw_begin_object(&w);
+	jw_key(&w, t->table);
+	jw_begin_array(&w);
+	for (int i = 0; i < n; i++)
 	{
-		jw_key(&w, t->sk.attribute);
-		jw_raw(&w, av_json(codec_key_type(&t->sk), sk));
+		jw_begin_object(&w);
+		jw_key(&w, "PutRequest");
+		jw_begin_object(&w);
+		jw_key(&w, "Item");
+		jw_raw(&w, items[i]);
+		jw_end_object(&w);
+		jw_end_object(&w);
+	}
+	jw_end_array(&w);
+	jw_end_object(&w);
+	return jw_end_request(&w, len);
+}
+
+/* The strongly consistent GetItem body of the stored item with item's key. */
+char *
+request_get_stored(ShardTable *t, const DdbJson *item, size_t *len)
+{
+	Buf			out;
+	JsonWriter	w;
+
+	jw_begin_request(&w, &out, t->table);
+	jw_key(&w, "Key");
+	write_key_of_item(&w, t, item);
+	jw_key(&w, "ConsistentRead");
+	jw_bool(&w, true);
+	jw_end_object(&w);
+	*len = out.len;
+	return out.data;
+}
+
+/*
+ * The UpdateItem body that sets every non-key column of the row in slot
+ * (and removes the attributes of NULL ones), on the item with the given
+ * key if it still exists.  Attributes no column maps are left alone.
+ * Without a non-NULL column there are no ExpressionAttributeValues, which
+ * DynamoDB refuses empty.
+ */
+char *
+request_update(ShardTable *t, TupleTableSlot *slot, const char *pk, const char *sk,
+			   size_t *len)
+{
+	Buf			out;
+	JsonWriter	w;
+	Buf			values;
+	JsonWriter	vw;
+	StringInfoData set;
+	StringInfoData remove;
+	List	   *names = NIL;
+
+	initStringInfo(&set);
+	initStringInfo(&remove);
+	buf_init(&values);
+	jw_init(&vw, &values);
+	jw_begin_object(&vw);
+	for (int i = 0; i < t->ncolumns; i++)
+	{
+		ShardColumn *col = &t->columns[i];
+		bool		isnull;
+		Datum		value;
+
+		if (col->ddb_type == DDB_TYPE_ITEM || strcmp(col->attribute, t->pk.attribute) == 0 ||
+			(t->sk.attribute && strcmp(col->attribute, t->sk.attribute) == 0))
+			continue;
+		names = lappend(names, col->attribute);
+		value = slot_getattr(slot, col->attnum, &isnull);
+		if (isnull)
+		{
+			appendStringInfo(&remove, "%s#a%d", remove.len ? ", " : "", list_length(names) - 1);
+			continue;
+		}
+		appendStringInfo(&set, "%s#a%d = :a%d", set.len ? ", " : "",
+						 list_length(names) - 1, list_length(names) - 1);
+		jw_key(&vw, psprintf(":a%d", list_length(names) - 1));
+		codec_write_value(&vw, col, value);
+	}
+	jw_end_object(&vw);
+	jw_begin_request(&w, &out, t->table);
+	jw_key(&w, "Key");
+	write_key_texts(&w, t, pk, sk);
+	write_condition(&w, "attribute_exists(#k)", t->pk.attribute, names);
+	if (set.len > 0)
+	{
+		jw_key(&w, "ExpressionAttributeValues");
+		jw_raw(&w, values.data);
+	}
+	if (set.len > 0 || remove.len > 0)
+	{
+		jw_key(&w, "UpdateExpression");
+		jw_cstring(&w, psprintf("%s%s%s%s", set.len ? "SET " : "", set.data,
+								set.len && remove.len ? " " : "",
+								remove.len ? psprintf("REMOVE %s", remove.data) : ""));
+	}
+	return jw_end_request(&w, len);
+}
+
+/*
+ * The TransactWriteItems body that moves an item to a new key: delete the
+ * old one if it still exists, put the new one if its key is free.  A
+ * fresh ClientRequestToken makes its retries idempotent: when an attempt
+ * was applied and its answer lost, DynamoDB answers the retry with that
+ * success instead of failing both conditions.
+ */
+char *
+request_move(ShardTable *t, const char *old_pk, const char *old_sk, const char *item,
+			 size_t *len)
+{
+	Buf			out;
+	JsonWriter	w;
+	uint8		token[16];
+	char		token_hex[sizeof(token) * 2 + 1];
+
+	if (!pg_strong_random(token, sizeof(token)))
+		ereport(ERROR,
+				(errcode(ERRCODE_INTERNAL_ERROR),
+				 errmsg("could not generate a ClientRequestToken for TransactWriteItems")));
+	for (int i = 0; i < (int) sizeof(token); i++)
+		sprintf(token_hex + 2 * i, "%02x", token[i]);
+	buf_init(&out);
+	jw_init(&w, &out);
+	jw_begin_object(&w);
+	jw_key(&w, "ClientRequestToken");
+	jw_cstring(&w, token_hex);
+	jw_key(&w, "TransactItems");
+	jw_begin_array(&w);
+	for (int i = 0; i < 2; i++)
+	{
+		jw_begin_object(&w);
+		jw_key(&w, i == 0 ? "Delete" : "Put");
+		jw_begin_object(&w);
+		jw_key(&w, "TableName");
+		jw_cstring(&w, t->table);
+		if (i == 0)
+		{
+			jw_key(&w, "Key");
+			write_key_texts(&w, t, old_pk, old_sk);
+		}
+		else
+		{
+			jw_key(&w, "Item");
+			jw_raw(&w, item);
+		}
+		write_condition(&w, i == 0 ? "attribute_exists(#k)" : "attribute_not_exists(#k)",
+						t->pk.attribute, NIL);
+		jw_end_object(&w);
+		jw_end_object(&w);
+	}
+	jw_end_array(&w);
+	return jw_end_request(&w, len);
+}
+
+/* The DeleteItem body for a key (texts), asking for the old item. */
+char *
+request_delete(ShardTable *t, const char *pk, const char *sk, size_t *len)
+{
+	Buf			out;
+	JsonWriter	w;
+
+	jw_begin_request(&w, &out, t->table);
+	jw_key(&w, "Key");
+	write_key_texts(&w, t, pk, sk);
+	jw_key(&w, "ReturnValues");
+	jw_cstring(&w, "ALL_OLD");
+	return jw_end_request(&w, len);
+}
+
+/*
+ * The DeleteItem body of an item as read: its key attributes, on
+ * condition that the item still exists.
+ */
+char *
+request_delete_item(ShardTable *t, const DdbJson *item, size_t *len)
+{
+	Buf			out;
+	JsonWriter	w;
+
+	jw_begin_request(&w, &out, t->table);
+	jw_key(&w, "Key");
+	write_key_of_item(&w, t, item);
+	write_condition(&w, "attribute_exists(#k)", t->pk.attribute, NIL);
+	return jw_end_request(&w, len);
+}
+
+/* ---------------------------------------------------------------------
+ * Shard metadata (dynamic sharding, seed 000's schema)
+ * ---------------------------------------------------------------------
+ */
+
+/* Write {metadata_key: {"S": base}}. */
+static void
+write_meta_key(JsonWriter *w, ShardTable *t, const char *base)
+{
+	jw_begin_object(w);
+	jw_key(w, t->metadata_key);
+	jw_begin_object(w);
+	jw_key(w, "S");
+	jw_cstring(w, base);
+	jw_end_object(w);
+	jw_end_object(w);
+}
+
+/* The strongly consistent GetItem body of base key base's metadata. */
+char *
+request_meta_get(ShardTable *t, const char *base, size_t *len)
+{
+	Buf			out;
+	JsonWriter	w;
+
+	jw_begin_request(&w, &out, t->metadata_table);
+	jw_key(&w, "Key");
+	write_meta_key(&w, t, base);
+	jw_key(&w, "ConsistentRead");
+	jw_bool(&w, true);
+	jw_end_object(&w);
+	*len = out.len;
+	return out.data;
+}
+
+/*
+ * The PutItem body of a new key's metadata: one shard, made at now (epoch
+ * seconds), unless the key has metadata already.
+ */
+char *
+request_meta_create(ShardTable *t, const char *base, long now, size_t *len)
+{
+	Buf			out;
+	JsonWriter	w;
+
+	jw_begin_request(&w, &out, t->metadata_table);
+	jw_key(&w, "Item");
+	jw_begin_object(&w);
+	jw_key(&w, t->metadata_key);
+	jw_begin_object(&w);
+	jw_key(&w, "S");
+	jw_cstring(&w, base);
+	jw_end_object(&w);
+	jw_key(&w, "number_of_shards");
+	jw_raw(&w, "{\"N\":\"1\"}");
+	jw_key(&w, "last_updated");
+	jw_raw(&w, psprintf("{\"N\":\"%ld\"}", now));
+	jw_key(&w, "shard_history");
+	jw_raw(&w, psprintf("{\"SS\":[\"%ld:1\"]}", now));
+	jw_end_object(&w);
+	write_condition(&w, "attribute_not_exists(#k)", t->metadata_key, NIL);
+	jw_end_object(&w);
+	*len = out.len;
+	return out.data;
+}
+
+/*
+ * The UpdateItem body that grows base key base to target shards at now,
+ * on condition that its metadata is still what was seen (optimistic
+ * locking on last_updated and number_of_shards).
+ */
+char *
+request_meta_grow(ShardTable *t, const char *base, const DynamicMeta *seen, int target,
+				  long now, size_t *len)
+{
+	Buf			out;
+	JsonWriter	w;
+
+	jw_begin_request(&w, &out, t->metadata_table);
+	jw_key(&w, "Key");
+	write_meta_key(&w, t, base);
+	jw_key(&w, "UpdateExpression");
+	jw_cstring(&w, "SET number_of_shards = :n, last_updated = :now ADD shard_history :h");
+	jw_key(&w, "ConditionExpression");
+	jw_cstring(&w, "last_updated = :seen AND number_of_shards = :seen_n");
+	jw_key(&w, "ExpressionAttributeValues");
+	jw_begin_object(&w);
+	jw_key(&w, ":n");
+	jw_raw(&w, psprintf("{\"N\":\"%d\"}", target));
+	jw_key(&w, ":now");
+	jw_raw(&w, psprintf("{\"N\":\"%ld\"}", now));
+	jw_key(&w, ":h");
+	jw_raw(&w, psprintf("{\"SS\":[\"%ld:%d\"]}", now, target));
+	jw_key(&w, ":seen");
+	jw_raw(&w, psprintf("{\"N\":\"" INT64_FORMAT "\"}", seen->last_updated));
+	jw_key(&w, ":seen_n");
+	jw_raw(&w, psprintf("{\"N\":\"%d\"}", seen->shards));
+	jw_end_object(&w);
+	jw_end_object(&w);
+	*len = out.len;
+	return out.data;
+}
+
+/* ---------------------------------------------------------------------
+ * Tables and tools
+ * ---------------------------------------------------------------------
+ */
+
+/* The DescribeTable body of table "table". */
+char *
+request_describe(const char *table, size_t *len)
+{
+	Buf			out;
+	JsonWriter	w;
+
+	jw_begin_request(&w, &out, table);
+	jw_end_object(&w);
+	*len = out.len;
+	return out.data;
+}
+
+/*
+ * The Query body that counts the items of partition key pk (Select COUNT),
+ * from start_key on (NULL for the first page).
+ */
+char *
+request_count(ShardTable *t, const char *pk, const DdbJson *start_key, size_t *len)
+{
+	Buf			out;
+	JsonWriter	w;
+
+	jw_begin_request(&w, &out, t->table);
+	jw_key(&w, "KeyConditionExpression");
+	jw_cstring(&w, "#k = :k");
+	jw_key(&w, "ExpressionAttributeNames");
+	jw_begin_object(&w);
+	jw_key(&w, "#k");
+	jw_cstring(&w, t->pk.attribute);
+	jw_end_object(&w);
+	jw_key(&w, "ExpressionAttributeValues");
+	jw_begin_object(&w);
+	jw_key(&w, ":k");
+	request_write_key_value(&w, &t->pk, pk);
+	jw_end_object(&w);
+	jw_key(&w, "Select");
+	jw_cstring(&w, "COUNT");
+	if (start_key)
+	{
+		jw_key(&w, "ExclusiveStartKey");
+		jw_tree(&w, start_key);
 	}
 	jw_end_object(&w);
+	*len = out.len;
 	return out.data;
 }

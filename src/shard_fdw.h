@@ -14,6 +14,7 @@
 
 #include "postgres.h"
 
+#include "executor/tuptable.h"
 #include "foreign/foreign.h"
 #include "storage/block.h"
 #include "lib/ilist.h"
@@ -357,5 +358,31 @@ extern void codec_check_number(const char *text, const char *column);
 extern char *codec_item_key_text(const DdbJson *item, ShardTable *t);
 extern void codec_report_bad_item(DdbRequest *req, ShardTable *t);
 extern char *codec_av_text(const DdbJson *av);
+
+/* ---------------------------------------------------------------------
+ * in request.c (the reads' bodies are declared in scanstate.h)
+ * ---------------------------------------------------------------------
+ */
+
+/* BatchWriteItem takes at most this many items. */
+#define DDB_BATCH_WRITE_MAX 25
+
+extern void request_write_key_value(JsonWriter *w, const ShardKey *key, const char *text);
+extern char *request_put(ShardTable *t, const char *item, bool conditional, size_t *len);
+extern char *request_batch_put(ShardTable *t, char **items, int n, size_t *len);
+extern char *request_get_stored(ShardTable *t, const DdbJson *item, size_t *len);
+extern char *request_update(ShardTable *t, TupleTableSlot *slot, const char *pk,
+							const char *sk, size_t *len);
+extern char *request_move(ShardTable *t, const char *old_pk, const char *old_sk,
+						  const char *item, size_t *len);
+extern char *request_delete(ShardTable *t, const char *pk, const char *sk, size_t *len);
+extern char *request_delete_item(ShardTable *t, const DdbJson *item, size_t *len);
+extern char *request_meta_get(ShardTable *t, const char *base, size_t *len);
+extern char *request_meta_create(ShardTable *t, const char *base, long now, size_t *len);
+extern char *request_meta_grow(ShardTable *t, const char *base, const DynamicMeta *seen,
+							   int target, long now, size_t *len);
+extern char *request_describe(const char *table, size_t *len);
+extern char *request_count(ShardTable *t, const char *pk, const DdbJson *start_key,
+						   size_t *len);
 
 #endif							/* SHARD_FDW_H */
