@@ -14,8 +14,8 @@ MODULE_big = shard_fdw
 DATA = shard_fdw--0.1.sql
 PGFILEDESC = "shard_fdw - foreign data wrapper for sharded DynamoDB tables"
 
-PURE_SRCS = src/pure.c src/sigv4.c src/ddbjson.c src/keyfmt.c src/shardhash.c \
-	src/avorder.c
+PURE_SRCS = src/pure.c src/sigv4.c src/ddbjson.c src/ddbshape.c src/keyfmt.c \
+	src/shardhash.c src/avorder.c
 PG_SRCS = $(filter-out $(PURE_SRCS),$(wildcard src/*.c))
 OBJS = $(PURE_SRCS:.c=.o) $(PG_SRCS:.c=.o)
 
@@ -66,7 +66,7 @@ FUZZ_CC = clang
 FUZZ_CFLAGS = -g -O1 -fsanitize=fuzzer,address,undefined \
 	-fno-sanitize-recover=undefined -fno-omit-frame-pointer -Isrc
 
-test/fuzz/fuzz_response: test/fuzz/fuzz_response.c test/fuzz/alloc.c src/pure.c src/ddbjson.c src/pure.h src/ddbjson.h
+test/fuzz/fuzz_response: test/fuzz/fuzz_response.c test/fuzz/alloc.c src/pure.c src/ddbjson.c src/ddbshape.c src/pure.h src/ddbjson.h
 	$(FUZZ_CC) $(FUZZ_CFLAGS) -o $@ $(filter %.c,$^) -ljson-c
 
 test/fuzz/fuzz_keyfmt: test/fuzz/fuzz_keyfmt.c test/fuzz/alloc.c src/pure.c src/keyfmt.c src/pure.h src/keyfmt.h

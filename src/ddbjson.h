@@ -2,8 +2,9 @@
  *
  * ddbjson.h
  *		DynamoDB's JSON wire format: a parser that turns a response body into
- *		a plain tree (json-c is used inside ddbjson.c only), and a writer
- *		that builds request bodies byte for byte deterministically.
+ *		a plain tree (json-c is used inside ddbjson.c only), the checks of
+ *		DynamoDB's shapes on such a tree (ddbshape.c), and a writer that
+ *		builds request bodies byte for byte deterministically (ddbjson.c).
  *
  * AttributeValues ({"S": "x"}, {"N": "1.5"}, {"M": {...}}, ...) are left as
  * tree nodes; turning them into Datums is codec.c's business.
@@ -84,7 +85,7 @@ extern const char *ddbjson_get_string(const DdbJson *obj, const char *key);
 extern double ddbjson_get_number(const DdbJson *obj, const char *key);
 
 /*
- * DynamoDB's shapes.
+ * DynamoDB's shapes (ddbshape.c).
  *
  * An attribute value nests at most DDB_MAX_NESTING levels: a top-level
  * attribute is level 1 and every M or L opens the next level, so at most
