@@ -531,29 +531,44 @@ key_throttled(DdbRequest *req)
  * Write a row of a dynamically sharded table and wait: into a random shard
  * of its key's current count; when DynamoDB throttles the key, the shard
  * count grows (dynamic_grow) and a row that could not be written is
- * written again into the larger space.  Throttles are retried only twice
- * before that, so that the table grows instead of waiting (other errors
- * as often as for any request); a row that table-level throttles kept out
- * is sent again (backing off) without growth.
+ * written again into the larger space, as a retry of its request
+ * (ddb_request_again, so the server's retry policy bounds it).  Throttles
+ * are retried only twice before that, so that the table grows instead of
+ * waiting (other errors as often as for any request); a row that
+ * table-level throttles kept out is sent again the same way, without
+ * growth.  Returns the last request, finished.
  */
 static DdbRequest *
 put_dynamic(ModifyState *ms, TupleTableSlot *slot)
 {
-	for (int round = 0;; round++)
-	{
-		char	   *pk;
-		char	   *sk;
-		char	   *item = item_json(ms, slot, SHARD_BY_STRATEGY, &pk, &sk);
-		DynamicMeta seen = ms->dyn.meta;
-		DdbRequest *req = send_put(ms, item, NULL);
+	char	   *pk;
+	char	   *sk;
+	char	   *item = item_json(ms, slot, SHARD_BY_STRATEGY, &pk, &sk);
+	DynamicMeta seen = ms->dyn.meta;
+	DdbRequest *req = send_put(ms, item, NULL);
 
-		req->max_throttle_retries = Min(req->max_throttle_retries, 2);
+	req->max_throttle_retries = Min(req->max_throttle_retries, 2);
+	for (;;)
+	{
+		DdbRequest *next;
+		size_t		len;
+		char	   *body;
+		bool		grew;
+
 		ddb_wait_for(req);
 		if (key_throttled(req))
 			ms->dyn.meta = dynamic_grow(ms->t, ms->group, ms->dyn.base, seen);
-		if (!throttled_out(req) || round >= 20)
+		if (!throttled_out(req))
+			return req;
+		grew = ms->dyn.meta.shards > seen.shards;
+		item = item_json(ms, slot, SHARD_BY_STRATEGY, &pk, &sk);
+		seen = ms->dyn.meta;
+		body = request_put(ms->t, item, puts_conditional(ms), &len);
+		next = ddb_request_again(req, req->action, body, len, grew);
+		if (next == NULL)
 			return req;
 		ddb_request_free(req);
+		req = next;
 	}
 }
 
@@ -592,31 +607,29 @@ shard_batch_size(ResultRelInfo *rinfo)
 	return t->batch_size;
 }
 
-/* Send a BatchWriteItem of items[0..n-1], after delay_us. */
-static void
-send_batch_write(ModifyState *ms, char **items, int n, long delay_us)
-{
-	size_t		len;
-	char	   *body = request_batch_put(ms->t, items, n, &len);
-	DdbRequest *req = ddb_request_create(ms->group, "BatchWriteItem", body, len);
-
-	req->owner = (void *) (intptr_t) n;
-	ddb_submit_after(req, delay_us);
-}
-
 /*
  * Write items by BatchWriteItem, DDB_BATCH_WRITE_MAX a request, all
  * requests in flight at once; items DynamoDB leaves unprocessed are sent
- * again after a growing pause.  The items must have distinct keys.
+ * again as a retry of their request (ddb_request_again), and are an error
+ * once the retry policy allows no more.  The items must have distinct
+ * keys.  Each request's owner is the number of items it carries.
  */
 static void
 batch_write(ModifyState *ms, char **items, int n)
 {
 	DdbRequest *req;
-	int			round = 0;
+	size_t		len;
+	char	   *body;
 
 	for (int i = 0; i < n; i += DDB_BATCH_WRITE_MAX)
-		send_batch_write(ms, items + i, Min(DDB_BATCH_WRITE_MAX, n - i), 0);
+	{
+		int			count = Min(DDB_BATCH_WRITE_MAX, n - i);
+
+		body = request_batch_put(ms->t, items + i, count, &len);
+		req = ddb_request_create(ms->group, "BatchWriteItem", body, len);
+		req->owner = (void *) (intptr_t) count;
+		ddb_submit(req);
+	}
 	while ((req = ddb_wait_any(ms->group)) != NULL)
 	{
 		const DdbJson *left;
@@ -639,10 +652,23 @@ batch_write(ModifyState *ms, char **items, int n)
 			again[nagain++] = out.data;
 		}
 		ms->written += nsent - nagain;
-		ddb_request_free(req);
 		if (nagain > 0)
-			send_batch_write(ms, again, nagain,
-							 Min(1000000L, 25000L << Min(round++, 6)));
+		{
+			DdbRequest *next;
+
+			body = request_batch_put(ms->t, again, nagain, &len);
+			next = ddb_request_again(req, req->action, body, len, nagain < nsent);
+			if (next == NULL)
+				ereport(ERROR,
+						(errcode(ERRCODE_FDW_ERROR),
+						 errmsg("DynamoDB left %d item%s of foreign table \"%s\" unwritten",
+								nagain, nagain == 1 ? "" : "s", ms->t->relname),
+						 errdetail("BatchWriteItem returned them as UnprocessedItems after %d attempt%s.",
+								   req->attempts, req->attempts == 1 ? "" : "s"),
+						 errhint("Raise the server's max_retries or request_timeout_ms, or the table's capacity.")));
+			next->owner = (void *) (intptr_t) nagain;
+		}
+		ddb_request_free(req);
 	}
 }
 

@@ -141,8 +141,25 @@ stream_take_page(ShardScanState *ss, Stream *s, DdbRequest *req)
 
 		if (left != NIL)
 		{
+			size_t		len;
+			char	   *body;
+
+			/* the keys left are asked again as a retry of this page */
+			bool		progressed = list_length(left) < list_length(s->keys);
+
 			s->keys = left;
-			scan_stream_fetch(ss, s, NULL);
+			body = request_read_body(ss, s, NULL, &len);
+			s->next = ddb_request_again(req, stream_action(ss, s), body, len, progressed);
+			pfree(body);
+			if (s->next == NULL)
+				ereport(ERROR,
+						(errcode(ERRCODE_FDW_ERROR),
+						 errmsg("DynamoDB left %d key%s of foreign table \"%s\" unread",
+								list_length(left), list_length(left) == 1 ? "" : "s",
+								ss->t->relname),
+						 errdetail("BatchGetItem returned them as UnprocessedKeys after %d attempt%s.",
+								   req->attempts, req->attempts == 1 ? "" : "s"),
+						 errhint("Raise the server's max_retries or request_timeout_ms, or the table's capacity.")));
 		}
 	}
 	else if (lek && lek->kind == DJ_OBJECT && lek->n > 0 && ss->limit == 0)

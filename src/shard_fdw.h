@@ -271,7 +271,8 @@ extern DdbRequest *ddb_request_create(DdbGroup *group, const char *action,
 									  const char *body, size_t len);
 extern void ddb_request_free(DdbRequest *req);
 extern void ddb_submit(DdbRequest *req);
-extern void ddb_submit_after(DdbRequest *req, long delay_us);
+extern DdbRequest *ddb_request_again(DdbRequest *req, const char *action,
+									 const char *body, size_t len, bool progressed);
 extern DdbRequest *ddb_wait_any(DdbGroup *group);
 extern void ddb_wait_for(DdbRequest *req);
 extern DdbRequest *ddb_run(DdbGroup *group, const char *action,

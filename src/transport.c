@@ -343,21 +343,78 @@ ddb_request_free(DdbRequest *req)
 	MemoryContextDelete(req->cxt);
 }
 
-/* Queue the request; it starts as soon as its group has a free slot. */
-void
-ddb_submit(DdbRequest *req)
-{
-	ddb_submit_after(req, 0);
-}
-
 /* Queue the request to start no sooner than delay_us from now. */
-void
-ddb_submit_after(DdbRequest *req, long delay_us)
+static void
+submit_after(DdbRequest *req, long delay_us)
 {
 	req->status = DDB_QUEUED;
 	req->retry_at = delay_us > 0 ? GetCurrentTimestamp() + delay_us : 0;
 	req->group->unfinished++;
 	dlist_push_tail(&req->group->conn->transport->queue, &req->node);
+}
+
+/*
+ * The delay before attempt number n (1-based) of a retry: full jitter over
+ * an exponentially growing, capped window.
+ */
+static long
+backoff_us(int attempt)
+{
+	double		window = Min(RETRY_CAP_MS, RETRY_BASE_MS * pow(2.0, attempt));
+
+	return (long) (pg_prng_double(&pg_global_prng_state) * window * 1000.0);
+}
+
+/* Queue the request; it starts as soon as its group has a free slot. */
+void
+ddb_submit(DdbRequest *req)
+{
+	submit_after(req, 0);
+}
+
+/*
+ * A request that carries on finished request req with a new body for
+ * action (req's own, or GetItem for the one key a BatchGetItem left): what
+ * DynamoDB left unprocessed by it (UnprocessedItems, UnprocessedKeys), or
+ * a write it throttled to the end sent again (into a grown key space).
+ * It is a retry of req under the same policy as every retry: it starts
+ * after the backoff of req's next attempt, its attempts count on from
+ * req's against max_retries, and req's deadline (request_timeout_ms from
+ * its first attempt) holds; throttles are counted afresh.  When req made
+ * progress (DynamoDB processed part of it), the new request starts a
+ * fresh allowance instead, since a batch that moves on every attempt
+ * finishes.  It inherits owner, idempotent and maybe_applied, and is
+ * queued.  Returns NULL, queuing nothing, when the policy allows no
+ * further attempt: the caller reports what is left undone.  req stays the
+ * caller's to free.
+ */
+DdbRequest *
+ddb_request_again(DdbRequest *req, const char *action, const char *body, size_t len,
+				  bool progressed)
+{
+	DdbTransport *t = req->group->conn->transport;
+	DdbRequest *next;
+
+	if (!progressed &&
+		(req->attempts > req->max_retries ||
+		 TimestampDifferenceExceeds(req->first_attempt_at, GetCurrentTimestamp(),
+									(int) Min(t->conn->server->request_timeout_ms, INT_MAX))))
+		return NULL;
+	next = ddb_request_create(req->group, action, body, len);
+	next->owner = req->owner;
+	next->idempotent = req->idempotent;
+	next->max_retries = req->max_retries;
+	next->max_throttle_retries = req->max_throttle_retries;
+	next->maybe_applied = req->maybe_applied;
+	if (!progressed)
+	{
+		next->attempts = req->attempts;
+		next->first_attempt_at = req->first_attempt_at;
+	}
+	req->group->stats.retries++;
+	backend_stats.retries++;
+	submit_after(next, backoff_us(Max(next->attempts, 1)));
+	return next;
 }
 
 /* ---------------------------------------------------------------------
@@ -841,18 +898,6 @@ judge_transport_error(DdbRequest *req, DdbAttempt *a, CURLcode code)
 		default:
 			return false;
 	}
-}
-
-/*
- * The delay before attempt number n (1-based) of a retry: full jitter over
- * an exponentially growing, capped window.
- */
-static long
-backoff_us(int attempt)
-{
-	double		window = Min(RETRY_CAP_MS, RETRY_BASE_MS * pow(2.0, attempt));
-
-	return (long) (pg_prng_double(&pg_global_prng_state) * window * 1000.0);
 }
 
 /*

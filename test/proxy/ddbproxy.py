@@ -49,6 +49,10 @@ let through before it fires, default 0).  Kinds and their own keys:
   truncate   forward, announce the full Content-Length, send half the
              body, close the connection
   badcrc     forward, answer the real body with a wrong x-amz-crc32
+  unprocessed  BatchGetItem and BatchWriteItem: forward only the first
+             "processed" keys or items of the request (default 0: nothing
+             is forwarded) and answer the rest in UnprocessedKeys or
+             UnprocessedItems (other actions go through unchanged)
   mutate     forward, then rewrite the real answer before it goes back:
              "mutation" names one of the mutations below, or "seed" (an
              integer, default 0) picks one at random, the same for the
@@ -206,6 +210,7 @@ FAULT_KEYS = {
     "truncate": set(),
     "badcrc": set(),
     "mutate": {"mutation", "seed", "attributes"},
+    "unprocessed": {"processed"},
 }
 COMMON_FAULT_KEYS = {"kind", "action", "table", "count", "skip"}
 DEFAULT_MALFORMED_BODY = '{"Count":1,"Items":[{"pk":{"S":"trunc'
@@ -1227,6 +1232,43 @@ class Handler(BaseHTTPRequestHandler):
         good = int(crc32(response.body))
         self.send(response.with_header("x-amz-crc32", str(good ^ 0x5A5A5A5A)))
 
+    def fault_unprocessed(self, fault, body, _tables):
+        """Answer a batch with all but its first "processed" entries left
+        unprocessed."""
+        request = parse_json(body)
+        action = action_name(self.headers.get("X-Amz-Target"))
+        if action not in ("BatchGetItem", "BatchWriteItem"):
+            self.send(self.forward(body))
+            return
+        processed = int(fault.params.get("processed", 0))
+        kept, left = {}, {}
+        for table, entries in request.get("RequestItems", {}).items():
+            if action == "BatchGetItem":
+                keys = entries.get("Keys", [])
+                take, rest = keys[:processed], keys[processed:]
+                if take:
+                    kept[table] = dict(entries, Keys=take)
+                if rest:
+                    left[table] = dict(entries, Keys=rest)
+            else:
+                take, rest = entries[:processed], entries[processed:]
+                if take:
+                    kept[table] = take
+                if rest:
+                    left[table] = rest
+            processed = max(0, processed - len(take))
+        name = "UnprocessedKeys" if action == "BatchGetItem" else "UnprocessedItems"
+        answer = {"Responses": {t: [] for t in request.get("RequestItems", {})}} \
+            if action == "BatchGetItem" else {}
+        if kept:
+            response = self.forward(json.dumps(dict(request, RequestItems=kept)).encode())
+            if response.status != 200:
+                self.send(response)
+                return
+            answer = json.loads(response.body)
+        answer.setdefault(name, {}).update(left)
+        self.send(Response.of_body(200, json.dumps(answer).encode()))
+
     def fault_mutate(self, fault, body, tables):
         """Forward, rewrite the answer with one mutation, log it, send it."""
         response = self.forward(body)
@@ -1275,6 +1317,7 @@ FAULT_HANDLERS = {
     "reset": Handler.fault_reset,
     "slow": Handler.fault_slow,
     "malformed": Handler.fault_malformed,
+    "unprocessed": Handler.fault_unprocessed,
     "truncate": Handler.fault_truncate,
     "badcrc": Handler.fault_badcrc,
     "mutate": Handler.fault_mutate,
