@@ -48,6 +48,18 @@ CREATE FOREIGN TABLE missing (player text) SERVER ddb OPTIONS (table 'declare_ta
 CREATE FOREIGN TABLE missing (game text) SERVER ddb OPTIONS (table 'no_such_table');
 SELECT count(*) AS declared FROM pg_class WHERE relname = 'missing';
 
+-- a table declared while the event trigger was off has no keys: reading it
+-- is a clear error, and an ALTER with the trigger on learns them
+ALTER EVENT TRIGGER shard_fdw_check_ddl DISABLE;
+CREATE FOREIGN TABLE unlearnt (game text, player text, score int)
+  SERVER ddb OPTIONS (table 'declare_tab');
+ALTER EVENT TRIGGER shard_fdw_check_ddl ENABLE;
+SELECT * FROM unlearnt;
+INSERT INTO unlearnt VALUES ('g', 'x', 1);
+ALTER FOREIGN TABLE unlearnt OPTIONS (ADD consistent_read 'true');
+SELECT table_options('unlearnt');
+DROP FOREIGN TABLE unlearnt;
+
 -- reads and writes use the learnt keys
 INSERT INTO scores VALUES ('g', 'ann', 7), ('g', 'bob', 9);
 SELECT * FROM scores WHERE game = 'g' ORDER BY player;

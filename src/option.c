@@ -55,54 +55,66 @@ typedef struct ShardOption
 	long		min;
 	long		max;
 	const char *choices;		/* comma-separated, for OPT_CHOICE */
+	const char *dflt;			/* the value when not given, or NULL (none,
+								 * or one derived from other options) */
 } ShardOption;
 
-#define OPT(n, c, k) {.name = (n), .context = (c), .kind = (k)}
-#define OPT_RANGE(n, c, lo, hi) \
-	{.name = (n), .context = (c), .kind = OPT_INT, .min = (lo), .max = (hi)}
-#define OPT_ONE_OF(n, c, list) \
-	{.name = (n), .context = (c), .kind = OPT_CHOICE, .choices = (list)}
+#define OPT(n, c, k, d) {.name = (n), .context = (c), .kind = (k), .dflt = (d)}
+#define OPT_RANGE(n, c, lo, hi, d) \
+	{.name = (n), .context = (c), .kind = OPT_INT, .min = (lo), .max = (hi), .dflt = (d)}
+#define OPT_ONE_OF(n, c, list, d) \
+	{.name = (n), .context = (c), .kind = OPT_CHOICE, .choices = (list), .dflt = (d)}
 
+/*
+ * Every option, where it is valid, what it takes and its default.  Defaults
+ * that depend on other options are applied where they are loaded: shards
+ * (the number of range_boundaries when given), shard_base (1 for dynamic),
+ * metadata_key (the partition key attribute), a table's consistent_read
+ * (its server's) and endpoint (DynamoDB's in region).
+ */
 static const ShardOption shard_options[] = {
 	/* server */
-	OPT("region", ForeignServerRelationId, OPT_STRING),
-	OPT("endpoint", ForeignServerRelationId, OPT_ENDPOINT),
-	OPT_RANGE("connect_timeout_ms", ForeignServerRelationId, 1, INT_MAX),
-	OPT_RANGE("request_timeout_ms", ForeignServerRelationId, 1, INT_MAX),
-	OPT_RANGE("max_retries", ForeignServerRelationId, 0, 100),
-	OPT_RANGE("max_concurrency", ForeignServerRelationId, 1, 1024),
-	OPT("consistent_read", ForeignServerRelationId, OPT_BOOL),
-	OPT("ca_file", ForeignServerRelationId, OPT_STRING),
+	OPT("region", ForeignServerRelationId, OPT_STRING, "us-east-1"),
+	OPT("endpoint", ForeignServerRelationId, OPT_ENDPOINT, NULL),
+	OPT_RANGE("connect_timeout_ms", ForeignServerRelationId, 1, INT_MAX, "5000"),
+	OPT_RANGE("request_timeout_ms", ForeignServerRelationId, 1, INT_MAX, "30000"),
+	OPT_RANGE("max_retries", ForeignServerRelationId, 0, 100, "10"),
+	OPT_RANGE("max_concurrency", ForeignServerRelationId, 1, 1024, "16"),
+	OPT("consistent_read", ForeignServerRelationId, OPT_BOOL, "false"),
+	OPT("ca_file", ForeignServerRelationId, OPT_STRING, NULL),
 	/* user mapping */
-	OPT("access_key_id", UserMappingRelationId, OPT_STRING),
-	OPT("secret_access_key", UserMappingRelationId, OPT_STRING),
-	OPT("session_token", UserMappingRelationId, OPT_STRING),
+	OPT("access_key_id", UserMappingRelationId, OPT_STRING, NULL),
+	OPT("secret_access_key", UserMappingRelationId, OPT_STRING, NULL),
+	OPT("session_token", UserMappingRelationId, OPT_STRING, NULL),
 	/* foreign table */
-	OPT("table", ForeignTableRelationId, OPT_STRING),
-	OPT("index", ForeignTableRelationId, OPT_STRING),
-	OPT("partition_key", ForeignTableRelationId, OPT_STRING),
-	OPT("sort_key", ForeignTableRelationId, OPT_STRING),
-	OPT("partition_key_format", ForeignTableRelationId, OPT_TEMPLATE),
-	OPT("sort_key_format", ForeignTableRelationId, OPT_TEMPLATE),
-	OPT_RANGE("shards", ForeignTableRelationId, 1, 100000),
-	OPT_ONE_OF("shard_strategy", ForeignTableRelationId, "none,random,calculated,range,dynamic"),
-	OPT("shard_by", ForeignTableRelationId, OPT_STRING),
-	OPT_ONE_OF("shard_hash", ForeignTableRelationId, "sha256,sha256_32,md5,fnv1a_32,fnv1a_64"),
-	OPT_RANGE("shard_base", ForeignTableRelationId, 0, 1),
-	OPT("range_boundaries", ForeignTableRelationId, OPT_BOUNDARIES),
-	OPT_ONE_OF("range_normalize", ForeignTableRelationId, "nfkd_lower,none"),
-	OPT("metadata_table", ForeignTableRelationId, OPT_STRING),
-	OPT("metadata_key", ForeignTableRelationId, OPT_STRING),
-	OPT_RANGE("cooldown_s", ForeignTableRelationId, 0, INT_MAX),
-	OPT_RANGE("max_shards", ForeignTableRelationId, 1, 100000),
-	OPT_RANGE("metadata_cache_ms", ForeignTableRelationId, 0, INT_MAX),
-	OPT("legacy_unsharded", ForeignTableRelationId, OPT_BOOL),
-	OPT_ONE_OF("insert_mode", ForeignTableRelationId, "insert,upsert"),
-	OPT_RANGE("batch_size", ForeignTableRelationId, 1, 10000),
-	OPT("consistent_read", ForeignTableRelationId, OPT_BOOL),
+	OPT("table", ForeignTableRelationId, OPT_STRING, NULL),
+	OPT("index", ForeignTableRelationId, OPT_STRING, NULL),
+	OPT("partition_key", ForeignTableRelationId, OPT_STRING, NULL),
+	OPT("sort_key", ForeignTableRelationId, OPT_STRING, NULL),
+	OPT("partition_key_format", ForeignTableRelationId, OPT_TEMPLATE, NULL),
+	OPT("sort_key_format", ForeignTableRelationId, OPT_TEMPLATE, NULL),
+	OPT_RANGE("shards", ForeignTableRelationId, 1, 100000, "1"),
+	OPT_ONE_OF("shard_strategy", ForeignTableRelationId,
+			   "none,random,calculated,range,dynamic", "none"),
+	OPT("shard_by", ForeignTableRelationId, OPT_STRING, NULL),
+	OPT_ONE_OF("shard_hash", ForeignTableRelationId,
+			   "sha256,sha256_32,md5,fnv1a_32,fnv1a_64", "sha256"),
+	OPT_RANGE("shard_base", ForeignTableRelationId, 0, 1, "0"),
+	OPT("range_boundaries", ForeignTableRelationId, OPT_BOUNDARIES, NULL),
+	OPT_ONE_OF("range_normalize", ForeignTableRelationId, "nfkd_lower,none", "nfkd_lower"),
+	OPT("metadata_table", ForeignTableRelationId, OPT_STRING, NULL),
+	OPT("metadata_key", ForeignTableRelationId, OPT_STRING, NULL),
+	OPT_RANGE("cooldown_s", ForeignTableRelationId, 0, INT_MAX, "60"),
+	OPT_RANGE("max_shards", ForeignTableRelationId, 1, 100000, "100"),
+	OPT_RANGE("metadata_cache_ms", ForeignTableRelationId, 0, INT_MAX, "1000"),
+	OPT("legacy_unsharded", ForeignTableRelationId, OPT_BOOL, "false"),
+	OPT_ONE_OF("insert_mode", ForeignTableRelationId, "insert,upsert", "insert"),
+	/* 16 BatchWriteItems of 25 in flight */
+	OPT_RANGE("batch_size", ForeignTableRelationId, 1, 10000, "400"),
+	OPT("consistent_read", ForeignTableRelationId, OPT_BOOL, NULL),
 	/* column */
-	OPT("attribute", AttributeRelationId, OPT_STRING),
-	OPT("ddb_type", AttributeRelationId, OPT_DDB_TYPE),
+	OPT("attribute", AttributeRelationId, OPT_STRING, NULL),
+	OPT("ddb_type", AttributeRelationId, OPT_DDB_TYPE, NULL),
 	{.name = NULL}
 };
 
@@ -149,6 +161,25 @@ find_option(const char *name, Oid context)
 		if (opt->context == context && strcmp(opt->name, name) == 0)
 			return opt;
 	return NULL;
+}
+
+/*
+ * The value of option name (valid in context) among options, or its
+ * default: NULL when it has none.
+ */
+static const char *
+setting(List *options, const char *name, Oid context)
+{
+	const char *v = shard_option_value(options, name);
+
+	return v ? v : find_option(name, context)->dflt;
+}
+
+/* setting() of a foreign table option. */
+static const char *
+table_setting(List *options, const char *name)
+{
+	return setting(options, name, ForeignTableRelationId);
 }
 
 /* The comma-separated names of the options valid in context. */
@@ -565,40 +596,22 @@ shard_fdw_validator(PG_FUNCTION_ARGS)
 ShardServer *
 shard_get_server(Oid serverid)
 {
-	ForeignServer *server = GetForeignServer(serverid);
+	List	   *o = GetForeignServer(serverid)->options;
 	ShardServer *s = palloc0(sizeof(ShardServer));
-	ListCell   *lc;
+	const char *endpoint = setting(o, "endpoint", ForeignServerRelationId);
+	const char *ca_file = setting(o, "ca_file", ForeignServerRelationId);
 
 	s->serverid = serverid;
-	s->region = "us-east-1";
-	s->connect_timeout_ms = 5000;
-	s->request_timeout_ms = 30000;
-	s->max_retries = 10;
-	s->max_concurrency = 16;
-	foreach(lc, server->options)
-	{
-		DefElem    *def = lfirst_node(DefElem, lc);
-		const char *v = defGetString(def);
-
-		if (strcmp(def->defname, "region") == 0)
-			s->region = pstrdup(v);
-		else if (strcmp(def->defname, "endpoint") == 0)
-			s->endpoint = pstrdup(v);
-		else if (strcmp(def->defname, "connect_timeout_ms") == 0)
-			s->connect_timeout_ms = atol(v);
-		else if (strcmp(def->defname, "request_timeout_ms") == 0)
-			s->request_timeout_ms = atol(v);
-		else if (strcmp(def->defname, "max_retries") == 0)
-			s->max_retries = atoi(v);
-		else if (strcmp(def->defname, "max_concurrency") == 0)
-			s->max_concurrency = atoi(v);
-		else if (strcmp(def->defname, "consistent_read") == 0)
-			s->consistent_read = parse_bool_option(def->defname, v);
-		else if (strcmp(def->defname, "ca_file") == 0)
-			s->ca_file = pstrdup(v);
-	}
-	if (s->endpoint == NULL)
-		s->endpoint = psprintf("https://dynamodb.%s.amazonaws.com", s->region);
+	s->region = pstrdup(setting(o, "region", ForeignServerRelationId));
+	s->endpoint = endpoint ? pstrdup(endpoint) :
+		psprintf("https://dynamodb.%s.amazonaws.com", s->region);
+	s->connect_timeout_ms = atol(setting(o, "connect_timeout_ms", ForeignServerRelationId));
+	s->request_timeout_ms = atol(setting(o, "request_timeout_ms", ForeignServerRelationId));
+	s->max_retries = atoi(setting(o, "max_retries", ForeignServerRelationId));
+	s->max_concurrency = atoi(setting(o, "max_concurrency", ForeignServerRelationId));
+	s->consistent_read = parse_bool_option("consistent_read",
+										   setting(o, "consistent_read", ForeignServerRelationId));
+	s->ca_file = ca_file ? pstrdup(ca_file) : NULL;
 	return s;
 }
 
@@ -873,7 +886,9 @@ resolve_key(ShardTable *t, ShardKey *key, const char *name_option,
 			ereport(ERROR,
 					(errcode(ERRCODE_FDW_OPTION_NAME_NOT_FOUND),
 					 errmsg("foreign table \"%s\" needs option \"%s\"",
-							t->relname, name_option)));
+							t->relname, name_option),
+					 errhint("Give it with ALTER FOREIGN TABLE ... OPTIONS (ADD %s '...'), or let shard_fdw learn it from DynamoDB: its event trigger does so at any CREATE or ALTER FOREIGN TABLE.",
+							 name_option)));
 		return;
 	}
 	for (int i = 0; i < t->ncolumns; i++)
@@ -935,92 +950,47 @@ ShardTable *
 shard_get_table(Oid relid)
 {
 	ForeignTable *ft = GetForeignTable(relid);
+	List	   *o = ft->options;
 	ShardTable *t = palloc0(sizeof(ShardTable));
 	Relation	rel;
-	const char *pk_attr = NULL,
-			   *sk_attr = NULL,
-			   *pk_format = NULL,
-			   *sk_format = NULL,
-			   *shard_by = NULL,
-			   *bounds = NULL;
-	bool		shards_given = false;
-	bool		base_given = false;
-	ListCell   *lc;
+	const char *pk_attr = shard_option_value(o, "partition_key");
+	const char *sk_attr = shard_option_value(o, "sort_key");
+	const char *shard_by = shard_option_value(o, "shard_by");
+	const char *bounds = shard_option_value(o, "range_boundaries");
+	const char *index = shard_option_value(o, "index");
+	const char *metadata_table = shard_option_value(o, "metadata_table");
+	const char *metadata_key = shard_option_value(o, "metadata_key");
+	const char *consistent_read = shard_option_value(o, "consistent_read");
+	bool		shards_given = shard_option_value(o, "shards") != NULL;
+	bool		base_given = shard_option_value(o, "shard_base") != NULL;
 
 	t->relid = relid;
 	t->relname = get_rel_name(relid);
-	t->shards = 1;
-	t->strategy = SHARD_NONE;
-	t->hash = SHARD_HASH_SHA256;
-	t->range_normalize = true;
-	t->cooldown_s = 60;
-	t->max_shards = 100;
-	t->metadata_cache_ms = 1000;
-	t->insert_mode = INSERT_MODE_INSERT;
-	t->batch_size = 400;		/* 16 BatchWriteItems of 25 in flight */
-	t->consistent_read = shard_get_server(ft->serverid)->consistent_read;
-
 	rel = table_open(relid, NoLock);
 	load_columns(t, rel);
 	table_close(rel, NoLock);
 
-	foreach(lc, ft->options)
-	{
-		DefElem    *def = lfirst_node(DefElem, lc);
-		const char *name = def->defname;
-		const char *v = defGetString(def);
-
-		if (strcmp(name, "table") == 0)
-			t->table = pstrdup(v);
-		else if (strcmp(name, "index") == 0)
-			t->index = pstrdup(v);
-		else if (strcmp(name, "partition_key") == 0)
-			pk_attr = v;
-		else if (strcmp(name, "sort_key") == 0)
-			sk_attr = v;
-		else if (strcmp(name, "partition_key_format") == 0)
-			pk_format = v;
-		else if (strcmp(name, "sort_key_format") == 0)
-			sk_format = v;
-		else if (strcmp(name, "shards") == 0)
-		{
-			t->shards = atoi(v);
-			shards_given = true;
-		}
-		else if (strcmp(name, "shard_strategy") == 0)
-			t->strategy = (ShardStrategy) choice_index("none,random,calculated,range,dynamic", v);
-		else if (strcmp(name, "shard_by") == 0)
-			shard_by = v;
-		else if (strcmp(name, "shard_hash") == 0)
-			(void) shardhash_from_name(v, &t->hash);
-		else if (strcmp(name, "shard_base") == 0)
-		{
-			t->shard_base = atoi(v);
-			base_given = true;
-		}
-		else if (strcmp(name, "range_boundaries") == 0)
-			bounds = v;
-		else if (strcmp(name, "range_normalize") == 0)
-			t->range_normalize = strcmp(v, "nfkd_lower") == 0;
-		else if (strcmp(name, "metadata_table") == 0)
-			t->metadata_table = pstrdup(v);
-		else if (strcmp(name, "metadata_key") == 0)
-			t->metadata_key = pstrdup(v);
-		else if (strcmp(name, "cooldown_s") == 0)
-			t->cooldown_s = atoi(v);
-		else if (strcmp(name, "max_shards") == 0)
-			t->max_shards = atoi(v);
-		else if (strcmp(name, "metadata_cache_ms") == 0)
-			t->metadata_cache_ms = atoi(v);
-		else if (strcmp(name, "legacy_unsharded") == 0)
-			t->legacy_unsharded = parse_bool_option(name, v);
-		else if (strcmp(name, "insert_mode") == 0)
-			t->insert_mode = strcmp(v, "upsert") == 0 ? INSERT_MODE_UPSERT : INSERT_MODE_INSERT;
-		else if (strcmp(name, "batch_size") == 0)
-			t->batch_size = atoi(v);
-		else if (strcmp(name, "consistent_read") == 0)
-			t->consistent_read = parse_bool_option(name, v);
-	}
+	t->table = pstrdup(shard_option_value(o, "table"));
+	t->index = index ? pstrdup(index) : NULL;
+	t->shards = atoi(table_setting(o, "shards"));
+	t->strategy = (ShardStrategy) choice_index("none,random,calculated,range,dynamic",
+											   table_setting(o, "shard_strategy"));
+	(void) shardhash_from_name(table_setting(o, "shard_hash"), &t->hash);
+	t->shard_base = atoi(table_setting(o, "shard_base"));
+	t->range_normalize = strcmp(table_setting(o, "range_normalize"), "nfkd_lower") == 0;
+	t->metadata_table = metadata_table ? pstrdup(metadata_table) : NULL;
+	t->metadata_key = metadata_key ? pstrdup(metadata_key) : NULL;
+	t->cooldown_s = atoi(table_setting(o, "cooldown_s"));
+	t->max_shards = atoi(table_setting(o, "max_shards"));
+	t->metadata_cache_ms = atoi(table_setting(o, "metadata_cache_ms"));
+	t->legacy_unsharded = parse_bool_option("legacy_unsharded",
+											table_setting(o, "legacy_unsharded"));
+	t->insert_mode = strcmp(table_setting(o, "insert_mode"), "upsert") == 0 ?
+		INSERT_MODE_UPSERT : INSERT_MODE_INSERT;
+	t->batch_size = atoi(table_setting(o, "batch_size"));
+	t->consistent_read = consistent_read ?
+		parse_bool_option("consistent_read", consistent_read) :
+		shard_get_server(ft->serverid)->consistent_read;
 
 	if (t->strategy == SHARD_DYNAMIC && !base_given)
 		t->shard_base = 1;
@@ -1032,12 +1002,12 @@ shard_get_table(Oid relid)
 	}
 	if (shard_by)
 		t->shard_by = parse_shard_by(t, shard_by);
+	resolve_key(t, &t->pk, "partition_key", "partition_key_format",
+				pk_attr, shard_option_value(o, "partition_key_format"), true);
+	resolve_key(t, &t->sk, "sort_key", "sort_key_format",
+				sk_attr, shard_option_value(o, "sort_key_format"), false);
 	if (t->metadata_key == NULL)
 		t->metadata_key = pstrdup(pk_attr);
-	resolve_key(t, &t->pk, "partition_key", "partition_key_format",
-				pk_attr, pk_format, true);
-	resolve_key(t, &t->sk, "sort_key", "sort_key_format",
-				sk_attr, sk_format, false);
 	return t;
 }
 
