@@ -58,6 +58,14 @@ static const char b64_alphabet[] =
 static bool walk_value(Walk *wk, struct json_object *jo, DdbJson *out);
 
 /*
+ * json-c's tree while ddbjson_parse copies it.  The copy allocates with
+ * the host's allocator, which may jump out of the call (palloc's
+ * out-of-memory error); the tree left behind is released by the next
+ * parse or by ddbjson_release_abandoned.
+ */
+static struct json_object *parsing = NULL;
+
+/*
  * Release the storage of a tree that ddbjson_parse gives up on.
  *
  * The tree may be partly built: nodes not yet reached are still zeroed.
@@ -452,6 +460,7 @@ ddbjson_parse_ex(const char *text, size_t len, char *err, size_t errlen,
 	DdbJson    *root;
 	Walk		wk;
 
+	ddbjson_release_abandoned();
 	if (len > INT_MAX)
 	{
 		sfdw_set_error(err, errlen, "JSON text of %zu bytes is too large", len);
@@ -512,16 +521,26 @@ ddbjson_parse_ex(const char *text, size_t len, char *err, size_t errlen,
 	wk.pos = 0;
 	wk.err = err;
 	wk.errlen = errlen;
+	parsing = jo;
 	root = sfdw_alloc(sizeof(DdbJson));
 	if (!walk_value(&wk, jo, root))
 	{
-		json_object_put(jo);
+		ddbjson_release_abandoned();
 		release_tree(root);
 		sfdw_free(root);
 		return NULL;
 	}
-	json_object_put(jo);
+	ddbjson_release_abandoned();
 	return root;
+}
+
+/* See ddbjson.h. */
+void
+ddbjson_release_abandoned(void)
+{
+	if (parsing != NULL)
+		json_object_put(parsing);
+	parsing = NULL;
 }
 
 /*

@@ -61,6 +61,16 @@ extern DdbJson *ddbjson_parse(const char *text, size_t len,
 							  char *err, size_t errlen);
 
 /*
+ * Release what a parse cut short left behind: the copy from json-c's tree
+ * allocates with sfdw_alloc, and a host allocator that jumps out of the
+ * call on failure (palloc's out-of-memory error) leaves json-c's tree
+ * allocated.  Every parse releases the one a parse before it left, and the
+ * host calls this where it recovers from such a jump (the extension, at the
+ * end of each transaction).  Nothing happens when nothing was left.
+ */
+extern void ddbjson_release_abandoned(void);
+
+/*
  * ddbjson_parse that also says, through *too_deep, whether the text failed
  * for nesting deeper than DDBJSON_MAX_DEPTH: a fault that no second try
  * cures.

@@ -1,9 +1,13 @@
 /*-------------------------------------------------------------------------
  *
  * modify.c
- *		INSERT and COPY into a foreign table: each row becomes an item
- *		(keys built from the templates, every column its own attribute),
- *		written with a PutItem that refuses to overwrite an existing key.
+ *		Writes through the ModifyTable node: INSERT and COPY (each row an
+ *		item, keys built by route.c, every column its own attribute; a
+ *		conditional PutItem that refuses to overwrite a key in insert mode,
+ *		BatchWriteItem in upsert mode), UPDATE (an UpdateItem, or a
+ *		TransactWriteItems that moves the item when a key column changes)
+ *		and DELETE (a DeleteItem of the stored key).  The request bodies
+ *		are built in request.c.
  *
  * Bad rows (a NULL or empty key part, a number DynamoDB cannot hold, an
  * item over 400 KB) are refused before any request for them is sent.

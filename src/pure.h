@@ -7,12 +7,15 @@
  * These modules never include postgres.h, so that they can be unit tested
  * on their own and so that PostgreSQL's headers never meet libcurl's,
  * OpenSSL's or json-c's.  They report failure through return values and
- * never jump out of a call, which is what lets them release third-party
- * objects on every path.
+ * never jump out of a call themselves, which is what lets them release
+ * third-party objects on every path.
  *
  * The allocator is provided by the host: palloc in the extension (shim.c),
  * malloc in the unit tests.  sfdw_alloc returns zeroed memory and never
- * returns NULL.
+ * returns NULL; a host allocator may instead jump out of the call when
+ * memory runs out (palloc's ERROR).  Only ddbjson.c holds a third-party
+ * object across an allocation of ours, and ddbjson_release_abandoned
+ * frees it after such a jump.
  *
  *-------------------------------------------------------------------------
  */

@@ -699,7 +699,11 @@ poll_timeout(DdbTransport *t)
  * ---------------------------------------------------------------------
  */
 
-/* Errors that a later attempt may not meet. */
+/*
+ * True for the errors DynamoDB answers when it throttles a request (the
+ * table's, an index's, a key's or the account's throughput was exceeded):
+ * retried without spending the retry budget, and counted as throttles.
+ */
 static bool
 is_throttle(const char *type)
 {
