@@ -803,6 +803,13 @@ jw_end_request(JsonWriter *w, size_t *len)
 {
 	jw_key(w, "ReturnConsumedCapacity");
 	jw_cstring(w, "TOTAL");
+	return jw_end_body(w, len);
+}
+
+/* See ddbjson.h. */
+char *
+jw_end_body(JsonWriter *w, size_t *len)
+{
 	jw_end_object(w);
 	*len = w->out->len;
 	return w->out->data;

@@ -195,11 +195,19 @@ extern void jw_begin_request(JsonWriter *w, Buf *out, const char *table);
 
 /*
  * End a DynamoDB request body begun with jw_begin_request (or
- * jw_begin_object): ask for the consumed capacity (every request does, for
+ * jw_begin_object): ask for the consumed capacity (reads and writes do, for
  * EXPLAIN ANALYZE and the counters), close the object, and return the text
  * with its length.
  */
 extern char *jw_end_request(JsonWriter *w, size_t *len);
+
+/*
+ * End a request body begun with jw_begin_request without asking for the
+ * consumed capacity (DescribeTable takes no ReturnConsumedCapacity; the
+ * metadata and counting requests do not report it).  Returns the body,
+ * with its length.
+ */
+extern char *jw_end_body(JsonWriter *w, size_t *len);
 
 /* Append str as a quoted, escaped JSON string (used by jw_string). */
 extern void json_escape(Buf *out, const char *str, size_t len);

@@ -955,9 +955,7 @@ request_get_stored(ShardTable *t, const DdbJson *item, size_t *len)
 	write_key_of_item(&w, t, item);
 	jw_key(&w, "ConsistentRead");
 	jw_bool(&w, true);
-	jw_end_object(&w);
-	*len = out.len;
-	return out.data;
+	return jw_end_body(&w, len);
 }
 
 /*
@@ -1142,9 +1140,7 @@ request_meta_get(ShardTable *t, const char *base, size_t *len)
 	write_meta_key(&w, t, base);
 	jw_key(&w, "ConsistentRead");
 	jw_bool(&w, true);
-	jw_end_object(&w);
-	*len = out.len;
-	return out.data;
+	return jw_end_body(&w, len);
 }
 
 /*
@@ -1173,9 +1169,7 @@ request_meta_create(ShardTable *t, const char *base, long now, size_t *len)
 	jw_raw(&w, psprintf("{\"SS\":[\"%ld:1\"]}", now));
 	jw_end_object(&w);
 	write_condition(&w, "attribute_not_exists(#k)", t->metadata_key, NIL);
-	jw_end_object(&w);
-	*len = out.len;
-	return out.data;
+	return jw_end_body(&w, len);
 }
 
 /*
@@ -1210,9 +1204,7 @@ request_meta_grow(ShardTable *t, const char *base, const DynamicMeta *seen, int 
 	jw_key(&w, ":seen_n");
 	jw_raw(&w, psprintf("{\"N\":\"%d\"}", seen->shards));
 	jw_end_object(&w);
-	jw_end_object(&w);
-	*len = out.len;
-	return out.data;
+	return jw_end_body(&w, len);
 }
 
 /* ---------------------------------------------------------------------
@@ -1228,9 +1220,7 @@ request_describe(const char *table, size_t *len)
 	JsonWriter	w;
 
 	jw_begin_request(&w, &out, table);
-	jw_end_object(&w);
-	*len = out.len;
-	return out.data;
+	return jw_end_body(&w, len);
 }
 
 /*
@@ -1263,7 +1253,5 @@ request_count(ShardTable *t, const char *pk, const DdbJson *start_key, size_t *l
 		jw_key(&w, "ExclusiveStartKey");
 		jw_tree(&w, start_key);
 	}
-	jw_end_object(&w);
-	*len = out.len;
-	return out.data;
+	return jw_end_body(&w, len);
 }
