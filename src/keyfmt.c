@@ -611,3 +611,36 @@ keyfmt_is_single_column(const KeyTemplate *t)
 	return t->nparts == 1 && t->parts[0].kind == KP_COLUMN &&
 		t->parts[0].width == 0;
 }
+
+/*
+ * The number of fields (columns and {shard}) of the template.
+ */
+int
+keyfmt_field_count(const KeyTemplate *t)
+{
+	int			n = 0;
+
+	for (int i = 0; i < t->nparts; i++)
+		if (t->parts[i].kind != KP_LITERAL)
+			n++;
+	return n;
+}
+
+/*
+ * The number of leading column fields whose values are known.
+ */
+int
+keyfmt_known_fields(const KeyTemplate *t, const char *const *values)
+{
+	int			n = 0;
+
+	for (int i = 0; i < t->nparts; i++)
+	{
+		if (t->parts[i].kind == KP_LITERAL)
+			continue;
+		if (t->parts[i].kind == KP_SHARD || values[i] == NULL)
+			break;
+		n++;
+	}
+	return n;
+}

@@ -139,6 +139,17 @@ extern bool keyfmt_decode(const KeyTemplate *t, const char *key, size_t keylen,
 extern char *keyfmt_field_text(const KeyTemplate *t, int part, const char *key,
 							   const KeySpan *span);
 
+/* The number of fields (columns and {shard}) of the template. */
+extern int	keyfmt_field_count(const KeyTemplate *t);
+
+/*
+ * The number of leading fields known: column fields whose values (indexed
+ * by part, as for keyfmt_render) are not NULL, counted up to the first
+ * unknown one or {shard}, whose value is never known here.  As many
+ * fields as keyfmt_render_prefix can render.
+ */
+extern int	keyfmt_known_fields(const KeyTemplate *t, const char *const *values);
+
 /* The column the template starts with, or NULL when it starts otherwise. */
 extern const char *keyfmt_leading_column(const KeyTemplate *t);
 

@@ -356,21 +356,23 @@ key_fixed(ShardTable *t, ShardKey *k, List *conds)
 static int
 sort_order_column(ShardTable *t)
 {
+	const char *lead;
 	ShardColumn *col;
-	KeyPart    *first;
+	int			width;
 
 	if (t->sk.attribute == NULL)
 		return -1;
 	if (t->sk.template == NULL)
 		return t->sk.column;
-	first = &t->sk.template->parts[0];
-	if (first->kind != KP_COLUMN)
+	lead = keyfmt_leading_column(t->sk.template);
+	if (lead == NULL)
 		return -1;
-	col = shard_find_column(t, first->text);
-	if (first->width > 0 &&
+	col = shard_find_column(t, lead);
+	width = t->sk.template->parts[0].width;
+	if (width > 0 &&
 		(col->typid == INT2OID || col->typid == INT4OID || col->typid == INT8OID))
 		return col - t->columns;
-	if (first->width == 0 && (col->typid == TIMESTAMPTZOID || col->typid == TIMESTAMPOID ||
+	if (width == 0 && (col->typid == TIMESTAMPTZOID || col->typid == TIMESTAMPOID ||
 							  col->typid == DATEOID))
 		return col - t->columns;
 	return -1;

@@ -291,32 +291,7 @@ request_key_combinations(ShardScanState *ss)
 static int
 leading_fixed(ShardTable *t, KeyTemplate *tmpl, const char **texts)
 {
-	int			n = 0;
-
-	for (int i = 0; i < tmpl->nparts; i++)
-	{
-		KeyPart    *p = &tmpl->parts[i];
-
-		if (p->kind == KP_LITERAL)
-			continue;
-		if (p->kind == KP_SHARD ||
-			texts[shard_find_column(t, p->text) - t->columns] == NULL)
-			break;
-		n++;
-	}
-	return n;
-}
-
-/* The number of fields of a template. */
-static int
-field_count(KeyTemplate *tmpl)
-{
-	int			n = 0;
-
-	for (int i = 0; i < tmpl->nparts; i++)
-		if (tmpl->parts[i].kind != KP_LITERAL)
-			n++;
-	return n;
+	return keyfmt_known_fields(tmpl, route_template_values(t, tmpl, texts));
 }
 
 /*
@@ -329,7 +304,7 @@ request_full_sort_key(ShardScanState *ss, const char **texts)
 	ShardTable *t = ss->t;
 	char		err[SFDW_ERRLEN];
 
-	if (t->sk.template && leading_fixed(t, t->sk.template, texts) < field_count(t->sk.template))
+	if (t->sk.template && leading_fixed(t, t->sk.template, texts) < keyfmt_field_count(t->sk.template))
 		return NULL;
 	return route_sort_key(t, texts, err, sizeof(err));
 }
