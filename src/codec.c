@@ -666,35 +666,7 @@ misfit(ShardColumn *col, const char *type)
 static const char *
 json_number_text(const char *text)
 {
-	const char *p = text;
-
-	if (*p == '-')
-		p++;
-	if (*p == '0')
-		p++;
-	else if (*p >= '1' && *p <= '9')
-		while (*p >= '0' && *p <= '9')
-			p++;
-	else
-		p = NULL;
-	if (p != NULL && *p == '.')
-	{
-		if (*++p < '0' || *p > '9')
-			p = NULL;
-		while (p != NULL && *p >= '0' && *p <= '9')
-			p++;
-	}
-	if (p != NULL && (*p == 'e' || *p == 'E'))
-	{
-		p++;
-		if (*p == '+' || *p == '-')
-			p++;
-		if (*p < '0' || *p > '9')
-			p = NULL;
-		while (p != NULL && *p >= '0' && *p <= '9')
-			p++;
-	}
-	if (p != NULL && *p == '\0')
+	if (json_number_length(text, strlen(text)) == strlen(text))
 		return text;
 	return DatumGetCString(DirectFunctionCall1(numeric_out,
 											   DirectFunctionCall3(numeric_in,

@@ -208,63 +208,71 @@ walk_string(Walk *wk, bool is_name)
 	return walk_mismatch(wk);
 }
 
-/* Does the byte at i exist and is it a decimal digit? */
+/* True when byte k of s (len bytes long) is a digit. */
 static bool
-digit_at(const Walk *wk, size_t i)
+digit_at(const char *s, size_t len, size_t k)
 {
-	return i < wk->len && wk->text[i] >= '0' && wk->text[i] <= '9';
+	return k < len && s[k] >= '0' && s[k] <= '9';
+}
+
+/* See ddbjson.h. */
+size_t
+json_number_length(const char *s, size_t len)
+{
+	size_t		i = 0;
+
+	if (i < len && s[i] == '-')
+		i++;
+	if (i < len && s[i] == '0')
+		i++;
+	else if (digit_at(s, len, i))
+	{
+		while (digit_at(s, len, i))
+			i++;
+	}
+	else
+		return 0;
+	if (i < len && s[i] == '.')
+	{
+		if (!digit_at(s, len, i + 1))
+			return 0;
+		i++;
+		while (digit_at(s, len, i))
+			i++;
+	}
+	if (i < len && (s[i] == 'e' || s[i] == 'E'))
+	{
+		i++;
+		if (i < len && (s[i] == '+' || s[i] == '-'))
+			i++;
+		if (!digit_at(s, len, i))
+			return 0;
+		while (digit_at(s, len, i))
+			i++;
+	}
+	return i;
 }
 
 /*
- * Take the number at the position, keeping its source text.
- *
- * The text must follow RFC 8259:
- * -?(0|[1-9][0-9]*)(\.[0-9]+)?([eE][+-]?[0-9]+)?
+ * Take the number at the position, keeping its source text: an RFC 8259
+ * number (json_number_length) not run on into more number characters.
  */
 static bool
 walk_number(Walk *wk, DdbJson *out)
 {
 	const char *t = wk->text;
-	size_t		i = wk->pos;
+	size_t		n;
 
-	if (i < wk->len && memchr("\"{[tfn", t[i], 6) != NULL)
+	if (wk->pos < wk->len && memchr("\"{[tfn", t[wk->pos], 6) != NULL)
 		return walk_mismatch(wk);
-	if (i < wk->len && t[i] == '-')
-		i++;
-	if (i < wk->len && t[i] == '0')
-		i++;
-	else if (digit_at(wk, i))
-	{
-		while (digit_at(wk, i))
-			i++;
-	}
-	else
+	n = json_number_length(t + wk->pos, wk->len - wk->pos);
+	if (n == 0 || (wk->pos + n < wk->len &&
+				   memchr("0123456789.eE+-", t[wk->pos + n], 15) != NULL))
 		return walk_fail(wk, "invalid number");
-	if (i < wk->len && t[i] == '.')
-	{
-		i++;
-		if (!digit_at(wk, i))
-			return walk_fail(wk, "invalid number");
-		while (digit_at(wk, i))
-			i++;
-	}
-	if (i < wk->len && (t[i] == 'e' || t[i] == 'E'))
-	{
-		i++;
-		if (i < wk->len && (t[i] == '+' || t[i] == '-'))
-			i++;
-		if (!digit_at(wk, i))
-			return walk_fail(wk, "invalid number");
-		while (digit_at(wk, i))
-			i++;
-	}
-	if (i < wk->len && memchr("0123456789.eE+-", t[i], 15) != NULL)
-		return walk_fail(wk, "invalid number");
-
 	out->kind = DJ_NUMBER;
-	out->len = i - wk->pos;
-	out->str = sfdw_strndup(t + wk->pos, out->len);
-	wk->pos = i;
+	out->len = n;
+	out->str = sfdw_strndup(t + wk->pos, n);
+	wk->pos += n;
 	return true;
 }
 

@@ -209,6 +209,13 @@ extern char *jw_end_request(JsonWriter *w, size_t *len);
  */
 extern char *jw_end_body(JsonWriter *w, size_t *len);
 
+/*
+ * The length of the JSON number (RFC 8259:
+ * -?(0|[1-9][0-9]*)(\.[0-9]+)?([eE][+-]?[0-9]+)?) that s starts with, of at
+ * most len bytes; 0 when s does not start with one.
+ */
+extern size_t json_number_length(const char *s, size_t len);
+
 /* Append str as a quoted, escaped JSON string (used by jw_string). */
 extern void json_escape(Buf *out, const char *str, size_t len);
 
