@@ -1,11 +1,12 @@
 /*-------------------------------------------------------------------------
  *
  * describe.c
- *		Learning a foreign table's key attributes from DynamoDB.
+ *		Declaring a foreign table: its key attributes learnt from DynamoDB
+ *		when they are not given, then its options checked.
  *
  * A foreign table declared without partition_key gets its key attribute
  * names from DescribeTable once, when it is declared: the extension's
- * event trigger calls shard_learn_keys at the end of CREATE and ALTER
+ * event trigger calls shard_fdw_check_table at the end of CREATE and ALTER
  * FOREIGN TABLE, and the names found are recorded as the table's
  * partition_key and sort_key options.  Everything after that (planning,
  * EXPLAIN, every read and write) reads the catalogs only.
@@ -18,6 +19,8 @@
 #include "miscadmin.h"
 #include "utils/builtins.h"
 #include "utils/lsyscache.h"
+
+PG_FUNCTION_INFO_V1(shard_fdw_check_table);
 
 /*
  * The HASH and RANGE attributes of a KeySchema array, into *pk and *sk
@@ -107,8 +110,8 @@ learn_keys_context(void *arg)
  * DynamoDB.  A sort_key the table already has is kept.  Runs an ALTER
  * FOREIGN TABLE, whose own event trigger then checks the table whole.
  */
-void
-shard_learn_keys(Oid relid)
+static void
+learn_keys(Oid relid)
 {
 	ForeignTable *ft = GetForeignTable(relid);
 	const char *table = shard_option_value(ft->options, "table");
@@ -138,4 +141,25 @@ shard_learn_keys(Oid relid)
 		elog(ERROR, "shard_fdw: could not record the keys of foreign table \"%s\"",
 			 get_rel_name(relid));
 	SPI_finish();
+}
+
+/*
+ * shard_fdw_check_table(regclass): record the key attributes of a foreign
+ * table declared without them (learn_keys), then load its options,
+ * which checks what the validator cannot see (the columns that templates,
+ * shard_by and column options refer to).  The extension's event trigger
+ * calls it at the end of CREATE and ALTER FOREIGN TABLE, so that a bad
+ * table is rejected when it is declared, not when it is first read.
+ */
+Datum
+shard_fdw_check_table(PG_FUNCTION_ARGS)
+{
+	Oid			relid = PG_GETARG_OID(0);
+
+	if (shard_is_foreign_table(relid))
+	{
+		learn_keys(relid);
+		(void) shard_get_table(relid);
+	}
+	PG_RETURN_VOID();
 }

@@ -132,7 +132,6 @@ static const char *const ddb_type_names[] = {
 };
 
 PG_FUNCTION_INFO_V1(shard_fdw_validator);
-PG_FUNCTION_INFO_V1(shard_fdw_check_table);
 PG_FUNCTION_INFO_V1(shard_fdw_check_alter);
 
 /* The name of the object kind an option context stands for. */
@@ -1012,8 +1011,8 @@ shard_get_table(Oid relid)
 }
 
 /* True when relid is a foreign table of a shard_fdw server. */
-static bool
-is_shard_table(Oid relid)
+bool
+shard_is_foreign_table(Oid relid)
 {
 	HeapTuple	tp;
 	Oid			serverid;
@@ -1123,7 +1122,7 @@ shard_fdw_check_alter(PG_FUNCTION_ARGS)
 	else
 		PG_RETURN_VOID();
 	relid = RangeVarGetRelid(relation, NoLock, true);
-	if (!OidIsValid(relid) || !is_shard_table(relid))
+	if (!OidIsValid(relid) || !shard_is_foreign_table(relid))
 		PG_RETURN_VOID();
 
 	if (IsA(stmt, RenameStmt))
@@ -1141,27 +1140,6 @@ shard_fdw_check_alter(PG_FUNCTION_ARGS)
 		if (t == NULL)
 			t = shard_get_table(relid);
 		check_column_type(t, cmd->name, castNode(ColumnDef, cmd->def)->typeName);
-	}
-	PG_RETURN_VOID();
-}
-
-/*
- * shard_fdw_check_table(regclass): record the key attributes of a foreign
- * table declared without them (shard_learn_keys), then load its options,
- * which checks what the validator cannot see (the columns that templates,
- * shard_by and column options refer to).  The extension's event trigger
- * calls it at the end of CREATE and ALTER FOREIGN TABLE, so that a bad
- * table is rejected when it is declared, not when it is first read.
- */
-Datum
-shard_fdw_check_table(PG_FUNCTION_ARGS)
-{
-	Oid			relid = PG_GETARG_OID(0);
-
-	if (is_shard_table(relid))
-	{
-		shard_learn_keys(relid);
-		(void) shard_get_table(relid);
 	}
 	PG_RETURN_VOID();
 }

@@ -154,6 +154,7 @@ extern ShardServer *shard_get_server(Oid serverid);
 extern ShardCredentials *shard_get_credentials(Oid serverid, Oid userid);
 extern ShardTable *shard_get_table(Oid relid);
 extern const char *shard_option_value(List *options, const char *name);
+extern bool shard_is_foreign_table(Oid relid);
 extern ShardColumn *shard_find_column(ShardTable *t, const char *name);
 extern int	shard_column_index(ShardTable *t, AttrNumber attnum);
 extern const char *ddb_type_name(DdbType type);
@@ -185,12 +186,6 @@ typedef struct DdbConn
 extern DdbConn *shard_get_connection(Oid serverid, Oid userid);
 extern void shard_connection_init(void);
 
-/* ---------------------------------------------------------------------
- * in describe.c
- * ---------------------------------------------------------------------
- */
-
-extern void shard_learn_keys(Oid relid);
 
 /* ---------------------------------------------------------------------
  * in transport.c
