@@ -201,6 +201,16 @@ SELECT shard_fdw_request('ddb', 'UpdateTable', '{
     "KeySchema": [{"AttributeName": "artist", "KeyType": "HASH"}],
     "Projection": {"ProjectionType": "ALL"}}}]
 }') #>> '{TableDescription,TableName}' AS updated;
+-- the index is filled in the background: wait until it is ACTIVE
+DO $$
+BEGIN
+  FOR i IN 1..200 LOOP
+    EXIT WHEN shard_fdw_request('ddb', 'DescribeTable', '{"TableName": "Music"}')
+              #>> '{Table,GlobalSecondaryIndexes,0,IndexStatus}' = 'ACTIVE';
+    PERFORM pg_sleep(0.05);
+  END LOOP;
+END
+$$;
 CREATE FOREIGN TABLE albums_by_artist (artist text, title text)
   SERVER ddb OPTIONS (table 'Music', index 'byArtist');
 EXPLAIN (COSTS OFF) SELECT title FROM albums_by_artist WHERE artist = 'Someone';

@@ -231,6 +231,8 @@ typedef struct DdbRequest
 	bool		idempotent;		/* false for conditional writes */
 	int			max_retries;	/* the server's, unless the caller lowers it */
 	int			max_throttle_retries;	/* of throttled attempts; likewise */
+	int			timeout_ms;		/* the server's request_timeout_ms: no
+								 * attempt starts later after the first */
 
 	DdbStatus	status;
 	DdbJson    *response;		/* parsed body once DDB_OK */
@@ -266,8 +268,8 @@ extern DdbRequest *ddb_request_create(DdbGroup *group, const char *action,
 									  const char *body, size_t len);
 extern void ddb_request_free(DdbRequest *req);
 extern void ddb_submit(DdbRequest *req);
-extern DdbRequest *ddb_request_again(DdbRequest *req, const char *action,
-									 const char *body, size_t len, bool progressed);
+extern void ddb_submit_after(DdbRequest *req, long delay_us);
+extern void ddb_count_retry(DdbRequest *req);
 extern DdbRequest *ddb_wait_any(DdbGroup *group);
 extern void ddb_wait_for(DdbRequest *req);
 extern DdbRequest *ddb_run(DdbGroup *group, const char *action,
@@ -304,6 +306,24 @@ extern DynamicMeta dynamic_grow(ShardTable *t, DdbGroup *group, const char *base
 extern const DdbJson *dynamic_meta_item(ShardTable *t, DdbGroup *group,
 										const char *base);
 extern const DynamicStats *dynamic_backend_stats(void);
+
+/* ---------------------------------------------------------------------
+ * in retry.c
+ * ---------------------------------------------------------------------
+ */
+
+/* The retry budget of a connection (AWS SDKs' standard mode). */
+typedef struct RetryBudget
+{
+	int			tokens;
+} RetryBudget;
+
+extern void retry_budget_init(RetryBudget *budget);
+extern void retry_budget_refill(RetryBudget *budget);
+extern bool retry_is_throttle(const char *type);
+extern bool retry_schedule(DdbRequest *req, RetryBudget *budget, bool timeout);
+extern DdbRequest *ddb_request_again(DdbRequest *req, const char *action,
+									 const char *body, size_t len, bool progressed);
 
 /* ---------------------------------------------------------------------
  * in route.c

@@ -3,8 +3,9 @@
  * transport.c
  *		DynamoDB requests over HTTP: libcurl's multi interface keeps many
  *		requests in flight inside one backend, each attempt signed afresh
- *		with SigV4, answers checked (x-amz-crc32, JSON), errors classified,
- *		and retries scheduled with exponential backoff and full jitter.
+ *		with SigV4, answers checked (x-amz-crc32, JSON) and errors
+ *		classified; a failed attempt that another may mend is queued again
+ *		when retry.c's policy allows it.
  *
  * Requests belong to a group (one scan or one modify), which bounds how
  * many of them run at once and collects their counters.  Groups and their
@@ -19,7 +20,6 @@
 #include "shard_fdw.h"
 
 #include <curl/curl.h>
-#include <math.h>
 #include <zlib.h>
 
 #include "access/xact.h"
@@ -30,15 +30,6 @@
 
 #define DDB_TARGET_PREFIX "DynamoDB_20120810."
 #define DDB_CONTENT_TYPE "application/x-amz-json-1.0"
-
-/* Backoff: delay = random[0,1) * min(BASE * 2^attempt, CAP). */
-#define RETRY_BASE_MS 25.0
-#define RETRY_CAP_MS 5000.0
-
-/* The retry budget of a connection, as in the AWS SDKs' standard mode. */
-#define RETRY_BUDGET 500
-#define RETRY_COST 5
-#define RETRY_TIMEOUT_COST 10
 
 /* The longest a wait sleeps before checking for interrupts. */
 #define POLL_MS 20
@@ -52,7 +43,7 @@ struct DdbTransport
 	dlist_head	queue;			/* queued requests of every group */
 	dlist_head	attempts;		/* attempts in flight */
 	dlist_head	groups;
-	int			budget;
+	RetryBudget budget;
 	char		key_day[9];		/* the YYYYMMDD signing_key is for */
 	unsigned char signing_key[SIGV4_KEY_LEN];
 };
@@ -127,7 +118,7 @@ transport_create(DdbConn *conn)
 	t->conn = conn;
 	t->host = pnstrdup(hoststart, hostend - hoststart);
 	t->url = psprintf("%.*s/", (int) (hostend - endpoint), endpoint);
-	t->budget = RETRY_BUDGET;
+	retry_budget_init(&t->budget);
 	dlist_init(&t->queue);
 	dlist_init(&t->attempts);
 	dlist_init(&t->groups);
@@ -331,6 +322,7 @@ ddb_request_create(DdbGroup *group, const char *action,
 	req->idempotent = true;
 	req->max_retries = group->conn->server->max_retries;
 	req->max_throttle_retries = req->max_retries;
+	req->timeout_ms = (int) Min(group->conn->server->request_timeout_ms, INT_MAX);
 	req->status = DDB_QUEUED;
 	return req;
 }
@@ -344,8 +336,8 @@ ddb_request_free(DdbRequest *req)
 }
 
 /* Queue the request to start no sooner than delay_us from now. */
-static void
-submit_after(DdbRequest *req, long delay_us)
+void
+ddb_submit_after(DdbRequest *req, long delay_us)
 {
 	req->status = DDB_QUEUED;
 	req->retry_at = delay_us > 0 ? GetCurrentTimestamp() + delay_us : 0;
@@ -353,68 +345,19 @@ submit_after(DdbRequest *req, long delay_us)
 	dlist_push_tail(&req->group->conn->transport->queue, &req->node);
 }
 
-/*
- * The delay before attempt number n (1-based) of a retry: full jitter over
- * an exponentially growing, capped window.
- */
-static long
-backoff_us(int attempt)
-{
-	double		window = Min(RETRY_CAP_MS, RETRY_BASE_MS * pow(2.0, attempt));
-
-	return (long) (pg_prng_double(&pg_global_prng_state) * window * 1000.0);
-}
-
 /* Queue the request; it starts as soon as its group has a free slot. */
 void
 ddb_submit(DdbRequest *req)
 {
-	submit_after(req, 0);
+	ddb_submit_after(req, 0);
 }
 
-/*
- * A request that carries on finished request req with a new body for
- * action (req's own, or GetItem for the one key a BatchGetItem left): what
- * DynamoDB left unprocessed by it (UnprocessedItems, UnprocessedKeys), or
- * a write it throttled to the end sent again (into a grown key space).
- * It is a retry of req under the same policy as every retry: it starts
- * after the backoff of req's next attempt, its attempts count on from
- * req's against max_retries, and req's deadline (request_timeout_ms from
- * its first attempt) holds; throttles are counted afresh.  When req made
- * progress (DynamoDB processed part of it), the new request starts a
- * fresh allowance instead, since a batch that moves on every attempt
- * finishes.  It inherits owner, idempotent and maybe_applied, and is
- * queued.  Returns NULL, queuing nothing, when the policy allows no
- * further attempt: the caller reports what is left undone.  req stays the
- * caller's to free.
- */
-DdbRequest *
-ddb_request_again(DdbRequest *req, const char *action, const char *body, size_t len,
-				  bool progressed)
+/* Count a retry of req, in its group's counters and the backend's. */
+void
+ddb_count_retry(DdbRequest *req)
 {
-	DdbTransport *t = req->group->conn->transport;
-	DdbRequest *next;
-
-	if (!progressed &&
-		(req->attempts > req->max_retries ||
-		 TimestampDifferenceExceeds(req->first_attempt_at, GetCurrentTimestamp(),
-									(int) Min(t->conn->server->request_timeout_ms, INT_MAX))))
-		return NULL;
-	next = ddb_request_create(req->group, action, body, len);
-	next->owner = req->owner;
-	next->idempotent = req->idempotent;
-	next->max_retries = req->max_retries;
-	next->max_throttle_retries = req->max_throttle_retries;
-	next->maybe_applied = req->maybe_applied;
-	if (!progressed)
-	{
-		next->attempts = req->attempts;
-		next->first_attempt_at = req->first_attempt_at;
-	}
 	req->group->stats.retries++;
 	backend_stats.retries++;
-	submit_after(next, backoff_us(Max(next->attempts, 1)));
-	return next;
 }
 
 /* ---------------------------------------------------------------------
@@ -700,20 +643,6 @@ poll_timeout(DdbTransport *t)
  */
 
 /*
- * True for the errors DynamoDB answers when it throttles a request (the
- * table's, an index's, a key's or the account's throughput was exceeded):
- * retried without spending the retry budget, and counted as throttles.
- */
-static bool
-is_throttle(const char *type)
-{
-	return strcmp(type, "ProvisionedThroughputExceededException") == 0 ||
-		strcmp(type, "ThrottlingException") == 0 ||
-		strcmp(type, "RequestLimitExceeded") == 0 ||
-		strcmp(type, "LimitExceededException") == 0;
-}
-
-/*
  * Record an error on req, the type without its "namespace#" prefix.  A
  * signature error repeats the canonical request, session token included:
  * the token is blanked out, since messages reach logs.
@@ -854,7 +783,7 @@ judge_answer(DdbRequest *req, DdbAttempt *a, long status)
 	set_error(req, ddbjson_get_string(body, "__type") ? ddbjson_get_string(body, "__type") : "HttpError",
 			  ddbjson_get_string(body, "message") ? ddbjson_get_string(body, "message") :
 			  ddbjson_get_string(body, "Message"));
-	if (is_throttle(req->error_type))
+	if (retry_is_throttle(req->error_type))
 	{
 		req->key_throttled |= has_key_range_reason(body);
 		req->throttle_reasons |= throttling_reasons(body) != NULL;
@@ -953,35 +882,17 @@ attempt_done(DdbTransport *t, DdbAttempt *a, CURLcode code)
 	if (!retry)
 	{
 		if (req->response != NULL)
-			t->budget = Min(RETRY_BUDGET, t->budget + 1);
+			retry_budget_refill(&t->budget);
 		finish(req, req->response ? DDB_OK : DDB_FAILED);
 		return;
 	}
-	if (req->error_type && is_throttle(req->error_type))
-		req->throttled++;
-	if (req->attempts > req->max_retries ||
-		req->throttled > req->max_throttle_retries ||
-		TimestampDifferenceExceeds(req->first_attempt_at, GetCurrentTimestamp(),
-								   (int) Min(t->conn->server->request_timeout_ms, INT_MAX)))
+	if (!retry_schedule(req, &t->budget, timeout))
 	{
 		finish(req, DDB_FAILED);
 		return;
 	}
-	if (req->error_type && !is_throttle(req->error_type))
-	{
-		int			cost = timeout ? RETRY_TIMEOUT_COST : RETRY_COST;
-
-		if (t->budget < cost)
-		{
-			finish(req, DDB_FAILED);
-			return;
-		}
-		t->budget -= cost;
-	}
-	req->group->stats.retries++;
-	backend_stats.retries++;
+	ddb_count_retry(req);
 	req->status = DDB_QUEUED;
-	req->retry_at = GetCurrentTimestamp() + backoff_us(req->attempts);
 	dlist_push_tail(&t->queue, &req->node);
 }
 
