@@ -76,7 +76,6 @@ EXPLAIN (COSTS OFF) DELETE FROM scores WHERE game = 'g';
 SELECT requests - :before AS requests_sent FROM shard_fdw_stats();
 
 DROP FOREIGN TABLE scores, by_score, no_sort, given;
-SELECT shard_fdw_request('ddb', 'DeleteTable', '{"TableName": "declare_tab"}')
-  #>> '{TableDescription,TableName}' AS deleted;
+SELECT ddb_delete_table('declare_tab') AS deleted;
 DROP SERVER ddb CASCADE;
 DROP FUNCTION table_options;

@@ -3,18 +3,8 @@
 -- shard the key ever had.
 \ir sql/include/server.sql
 \ir sql/include/explain_analyze.sql
-SELECT shard_fdw_request('ddb', 'CreateTable', '{
-  "TableName": "audit_log", "BillingMode": "PAY_PER_REQUEST",
-  "KeySchema": [{"AttributeName": "pk", "KeyType": "HASH"},
-                {"AttributeName": "ts", "KeyType": "RANGE"}],
-  "AttributeDefinitions": [{"AttributeName": "pk", "AttributeType": "S"},
-                           {"AttributeName": "ts", "AttributeType": "N"}]
-}') #>> '{TableDescription,TableStatus}' AS status;
-SELECT shard_fdw_request('ddb', 'CreateTable', '{
-  "TableName": "audit_shards", "BillingMode": "PAY_PER_REQUEST",
-  "KeySchema": [{"AttributeName": "file_path", "KeyType": "HASH"}],
-  "AttributeDefinitions": [{"AttributeName": "file_path", "AttributeType": "S"}]
-}') #>> '{TableDescription,TableStatus}' AS status;
+SELECT ddb_create_table('audit_log', 'pk', 'ts:N') AS status;
+SELECT ddb_create_table('audit_shards', 'file_path') AS status;
 CREATE FOREIGN TABLE audit (file_path text, ts bigint, who text)
   SERVER ddb OPTIONS (table 'audit_log',
     partition_key 'pk', partition_key_format '{file_path}_{shard}', sort_key 'ts',
@@ -62,8 +52,6 @@ SELECT count(*) FROM audit WHERE file_path = '/never/written';
 SELECT count(*) FROM shard_fdw_metadata('audit', '{"file_path": "/never/written"}');
 
 DROP FOREIGN TABLE audit;
-SELECT shard_fdw_request('ddb', 'DeleteTable', '{"TableName": "audit_log"}')
-  #>> '{TableDescription,TableName}' AS deleted;
-SELECT shard_fdw_request('ddb', 'DeleteTable', '{"TableName": "audit_shards"}')
-  #>> '{TableDescription,TableName}' AS deleted;
+SELECT ddb_delete_table('audit_log') AS deleted;
+SELECT ddb_delete_table('audit_shards') AS deleted;
 DROP SERVER ddb CASCADE;

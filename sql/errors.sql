@@ -2,11 +2,7 @@
 -- retried when they may pass, reported clearly when they do not.
 \ir sql/include/server.sql
 ALTER SERVER ddb OPTIONS (ADD max_retries '3');
-SELECT shard_fdw_request('ddb', 'CreateTable', '{
-  "TableName": "errors_tab", "BillingMode": "PAY_PER_REQUEST",
-  "KeySchema": [{"AttributeName": "k", "KeyType": "HASH"}],
-  "AttributeDefinitions": [{"AttributeName": "k", "AttributeType": "S"}]
-}') #>> '{TableDescription,TableStatus}' AS status;
+SELECT ddb_create_table('errors_tab', 'k') AS status;
 CREATE FOREIGN TABLE kv (k text, v int)
   SERVER ddb OPTIONS (table 'errors_tab', partition_key 'k');
 INSERT INTO kv SELECT 'k' || i, i FROM generate_series(1, 5) i;
@@ -125,7 +121,6 @@ RESET ROLE;
 
 DROP FOREIGN TABLE kv, missing;
 DROP FUNCTION new_retries(), reset_mark(), retries();
-SELECT shard_fdw_request('ddb', 'DeleteTable', '{"TableName": "errors_tab"}')
-  #>> '{TableDescription,TableName}' AS deleted;
+SELECT ddb_delete_table('errors_tab') AS deleted;
 DROP SERVER ddb CASCADE;
 DROP ROLE regress_shard_user;

@@ -2,13 +2,7 @@
 -- violations, ON CONFLICT DO NOTHING, upserts, COPY, key templates, and bad
 -- rows refused before anything is sent.
 \ir sql/include/server.sql
-SELECT shard_fdw_request('ddb', 'CreateTable', '{
-  "TableName": "users_tab", "BillingMode": "PAY_PER_REQUEST",
-  "KeySchema": [{"AttributeName": "pk", "KeyType": "HASH"},
-                {"AttributeName": "sk", "KeyType": "RANGE"}],
-  "AttributeDefinitions": [{"AttributeName": "pk", "AttributeType": "S"},
-                           {"AttributeName": "sk", "AttributeType": "S"}]
-}') #>> '{TableDescription,TableStatus}' AS status;
+SELECT ddb_create_table('users_tab', 'pk', 'sk') AS status;
 
 -- keys built from templates; every column is also its own attribute
 CREATE FOREIGN TABLE users (
@@ -118,6 +112,5 @@ SELECT substring(line from '\d+')::int > 6 AS sent_again
 SELECT count(*), count(DISTINCT sk) FROM notes WHERE pk = 'hot';
 
 DROP FOREIGN TABLE users, notes, notes_once;
-SELECT shard_fdw_request('ddb', 'DeleteTable', '{"TableName": "users_tab"}')
-  #>> '{TableDescription,TableName}' AS deleted;
+SELECT ddb_delete_table('users_tab') AS deleted;
 DROP SERVER ddb CASCADE;

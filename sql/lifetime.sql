@@ -3,13 +3,7 @@
 -- savepoints that roll back, in PL/pgSQL exception blocks, WITH HOLD, and
 -- scans restarted inside a savepoint, over every kind of read.
 \ir sql/include/server.sql
-SELECT shard_fdw_request('ddb', 'CreateTable', '{
-  "TableName": "lifetime_tab", "BillingMode": "PAY_PER_REQUEST",
-  "KeySchema": [{"AttributeName": "pk", "KeyType": "HASH"},
-                {"AttributeName": "sk", "KeyType": "RANGE"}],
-  "AttributeDefinitions": [{"AttributeName": "pk", "AttributeType": "S"},
-                           {"AttributeName": "sk", "AttributeType": "S"}]
-}') #>> '{TableDescription,TableStatus}' AS status;
+SELECT ddb_create_table('lifetime_tab', 'pk', 'sk') AS status;
 
 CREATE FOREIGN TABLE feed (topic text NOT NULL, seq int NOT NULL, body text)
   SERVER ddb OPTIONS (table 'lifetime_tab',
@@ -125,11 +119,7 @@ COMMIT;
 CREATE VIEW request_groups AS
   SELECT count(*) AS groups FROM pg_backend_memory_contexts
    WHERE name = 'shard_fdw requests';
-SELECT shard_fdw_request('ddb', 'CreateTable', '{
-  "TableName": "lifetime_shards", "BillingMode": "PAY_PER_REQUEST",
-  "KeySchema": [{"AttributeName": "file_path", "KeyType": "HASH"}],
-  "AttributeDefinitions": [{"AttributeName": "file_path", "AttributeType": "S"}]
-}') #>> '{TableDescription,TableStatus}' AS status;
+SELECT ddb_create_table('lifetime_shards', 'file_path') AS status;
 CREATE FOREIGN TABLE files (file_path text, ts bigint)
   SERVER ddb OPTIONS (table 'lifetime_tab',
     partition_key 'pk', partition_key_format '{file_path}_{shard}',
@@ -183,8 +173,6 @@ $$;
 DROP VIEW request_groups;
 DROP FUNCTION move_in(refcursor, bigint);
 DROP FOREIGN TABLE feed, files, feed_numbers;
-SELECT shard_fdw_request('ddb', 'DeleteTable', '{"TableName": "lifetime_tab"}')
-  #>> '{TableDescription,TableName}' AS deleted;
-SELECT shard_fdw_request('ddb', 'DeleteTable', '{"TableName": "lifetime_shards"}')
-  #>> '{TableDescription,TableName}' AS deleted;
+SELECT ddb_delete_table('lifetime_tab') AS deleted;
+SELECT ddb_delete_table('lifetime_shards') AS deleted;
 DROP SERVER ddb CASCADE;

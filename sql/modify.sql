@@ -1,13 +1,7 @@
 -- UPDATE and DELETE: items found by their stored key, an UpdateItem when
 -- the key stays, a TransactWriteItems (Delete + Put) when it moves.
 \ir sql/include/server.sql
-SELECT shard_fdw_request('ddb', 'CreateTable', '{
-  "TableName": "modify_tab", "BillingMode": "PAY_PER_REQUEST",
-  "KeySchema": [{"AttributeName": "pk", "KeyType": "HASH"},
-                {"AttributeName": "sk", "KeyType": "RANGE"}],
-  "AttributeDefinitions": [{"AttributeName": "pk", "AttributeType": "S"},
-                           {"AttributeName": "sk", "AttributeType": "S"}]
-}') #>> '{TableDescription,TableStatus}' AS status;
+SELECT ddb_create_table('modify_tab', 'pk', 'sk') AS status;
 CREATE FOREIGN TABLE board (game_id text, player_id text, score bigint, note text)
   SERVER ddb OPTIONS (table 'modify_tab',
     partition_key 'pk', partition_key_format '{game_id}#{shard}',
@@ -130,6 +124,5 @@ DELETE FROM ahead WHERE game = 'g';
 \echo deleted :ROW_COUNT
 
 DROP FOREIGN TABLE board, feed, ahead;
-SELECT shard_fdw_request('ddb', 'DeleteTable', '{"TableName": "modify_tab"}')
-  #>> '{TableDescription,TableName}' AS deleted;
+SELECT ddb_delete_table('modify_tab') AS deleted;
 DROP SERVER ddb CASCADE;

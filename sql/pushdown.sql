@@ -3,13 +3,7 @@
 -- checked locally.  "Items Returned" below Rows shows what DynamoDB kept.
 \ir sql/include/server.sql
 \ir sql/include/explain_analyze.sql
-SELECT shard_fdw_request('ddb', 'CreateTable', '{
-  "TableName": "pushdown_tab", "BillingMode": "PAY_PER_REQUEST",
-  "KeySchema": [{"AttributeName": "game", "KeyType": "HASH"},
-                {"AttributeName": "seq", "KeyType": "RANGE"}],
-  "AttributeDefinitions": [{"AttributeName": "game", "AttributeType": "S"},
-                           {"AttributeName": "seq", "AttributeType": "N"}]
-}') #>> '{TableDescription,TableStatus}' AS status;
+SELECT ddb_create_table('pushdown_tab', 'game', 'seq:N') AS status;
 
 CREATE FOREIGN TABLE rows (game text, seq int, points int, big bigint,
                            score numeric, name text, flag boolean)
@@ -103,13 +97,7 @@ SELECT seq FROM rows WHERE game IN ('g1', 'g2') AND big IN (10, 30) ORDER BY seq
 
 -- a value of another type is written otherwise than the column's values:
 -- a timestamp compared with a date key, character(n) without its padding
-SELECT shard_fdw_request('ddb', 'CreateTable', '{
-  "TableName": "pushdown_days", "BillingMode": "PAY_PER_REQUEST",
-  "KeySchema": [{"AttributeName": "k", "KeyType": "HASH"},
-                {"AttributeName": "d", "KeyType": "RANGE"}],
-  "AttributeDefinitions": [{"AttributeName": "k", "AttributeType": "S"},
-                           {"AttributeName": "d", "AttributeType": "S"}]
-}') #>> '{TableDescription,TableStatus}' AS status;
+SELECT ddb_create_table('pushdown_days', 'k', 'd') AS status;
 CREATE FOREIGN TABLE days (k text, d date, n int)
   SERVER ddb OPTIONS (table 'pushdown_days', partition_key 'k', sort_key 'd');
 CREATE FOREIGN TABLE padded (k char(3), d date)
@@ -147,8 +135,7 @@ EXPLAIN (COSTS OFF) SELECT d FROM days WHERE k = 'a' AND d = '2024-01-01 00:00':
 EXPLAIN (COSTS OFF) SELECT d FROM days WHERE d = '2024-01-01' AND n IN (1::int8, 3::int2);
 RESET TimeZone;
 DROP FOREIGN TABLE days, padded;
-SELECT shard_fdw_request('ddb', 'DeleteTable', '{"TableName": "pushdown_days"}')
-  #>> '{TableDescription,TableName}' AS deleted;
+SELECT ddb_delete_table('pushdown_days') AS deleted;
 
 -- every condition above gives what the local table gives
 SELECT count(*) AS differing FROM (
@@ -167,24 +154,16 @@ SELECT seq FROM rows WHERE game = 'g1' AND seq IN (1, 3, 2) ORDER BY seq;
 
 -- a column in both key templates: a Query takes one sort key condition,
 -- so an IN list on it is checked locally
-SELECT shard_fdw_request('ddb', 'CreateTable', '{
-  "TableName": "pushdown_twice", "BillingMode": "PAY_PER_REQUEST",
-  "KeySchema": [{"AttributeName": "pk", "KeyType": "HASH"},
-                {"AttributeName": "sk", "KeyType": "RANGE"}],
-  "AttributeDefinitions": [{"AttributeName": "pk", "AttributeType": "S"},
-                           {"AttributeName": "sk", "AttributeType": "S"}]
-}') #>> '{TableDescription,TableStatus}' AS status;
+SELECT ddb_create_table('pushdown_twice', 'pk', 'sk') AS status;
 CREATE FOREIGN TABLE twice (kind text, seq int)
   SERVER ddb OPTIONS (table 'pushdown_twice', partition_key 'pk',
     partition_key_format 'k_{kind}', sort_key 'sk', sort_key_format '{kind}#{seq}');
 INSERT INTO twice VALUES ('x', 1), ('x', 2), ('y', 3), ('z', 4);
 SELECT kind, seq FROM twice WHERE kind IN ('x', 'y') ORDER BY seq;
 DROP FOREIGN TABLE twice;
-SELECT shard_fdw_request('ddb', 'DeleteTable', '{"TableName": "pushdown_twice"}')
-  #>> '{TableDescription,TableName}' AS deleted;
+SELECT ddb_delete_table('pushdown_twice') AS deleted;
 
 DROP TABLE local_rows;
 DROP FOREIGN TABLE rows;
-SELECT shard_fdw_request('ddb', 'DeleteTable', '{"TableName": "pushdown_tab"}')
-  #>> '{TableDescription,TableName}' AS deleted;
+SELECT ddb_delete_table('pushdown_tab') AS deleted;
 DROP SERVER ddb CASCADE;

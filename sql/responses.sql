@@ -3,18 +3,8 @@
 -- a crash, a guess or a dropped row, and none is retried.
 \ir sql/include/server.sql
 \set VERBOSITY default
-SELECT shard_fdw_request('ddb', 'CreateTable', '{
-  "TableName": "responses_tab", "BillingMode": "PAY_PER_REQUEST",
-  "KeySchema": [{"AttributeName": "id", "KeyType": "HASH"}],
-  "AttributeDefinitions": [{"AttributeName": "id", "AttributeType": "S"}]
-}') #>> '{TableDescription,TableStatus}' AS status;
-SELECT shard_fdw_request('ddb', 'CreateTable', '{
-  "TableName": "responses_sk", "BillingMode": "PAY_PER_REQUEST",
-  "KeySchema": [{"AttributeName": "g", "KeyType": "HASH"},
-                {"AttributeName": "s", "KeyType": "RANGE"}],
-  "AttributeDefinitions": [{"AttributeName": "g", "AttributeType": "S"},
-                           {"AttributeName": "s", "AttributeType": "N"}]
-}') #>> '{TableDescription,TableStatus}' AS status;
+SELECT ddb_create_table('responses_tab', 'id') AS status;
+SELECT ddb_create_table('responses_sk', 'g', 's:N') AS status;
 CREATE FOREIGN TABLE resp (
   id text, t text, b bigint, n numeric, by bytea, bo boolean, j jsonb,
   arr text[], narr int[], barr bytea[], ts timestamptz,

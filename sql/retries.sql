@@ -4,11 +4,7 @@
 -- when the policy allows no more.
 \ir sql/include/server.sql
 ALTER SERVER ddb OPTIONS (ADD max_retries '3');
-SELECT shard_fdw_request('ddb', 'CreateTable', '{
-  "TableName": "retries_tab", "BillingMode": "PAY_PER_REQUEST",
-  "KeySchema": [{"AttributeName": "k", "KeyType": "HASH"}],
-  "AttributeDefinitions": [{"AttributeName": "k", "AttributeType": "S"}]
-}') #>> '{TableDescription,TableStatus}' AS status;
+SELECT ddb_create_table('retries_tab', 'k') AS status;
 CREATE FOREIGN TABLE kv (k text, v int)
   SERVER ddb OPTIONS (table 'retries_tab', partition_key 'k', insert_mode 'upsert');
 INSERT INTO kv SELECT 'k' || i, i FROM generate_series(1, 5) i;
@@ -48,6 +44,5 @@ SELECT retries - :before AS retries FROM shard_fdw_stats();
 SELECT count(*) AS written FROM kv WHERE k LIKE 's%';
 
 DROP FOREIGN TABLE kv;
-SELECT shard_fdw_request('ddb', 'DeleteTable', '{"TableName": "retries_tab"}')
-  #>> '{TableDescription,TableName}' AS deleted;
+SELECT ddb_delete_table('retries_tab') AS deleted;
 DROP SERVER ddb CASCADE;

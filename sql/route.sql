@@ -2,18 +2,8 @@
 -- every strategy.  Each row written is looked up by the key the tool gives
 -- for it; NULL key and shard_by columns are refused naming the option.
 \ir sql/include/server.sql
-SELECT shard_fdw_request('ddb', 'CreateTable', '{
-  "TableName": "route_tab", "BillingMode": "PAY_PER_REQUEST",
-  "KeySchema": [{"AttributeName": "pk", "KeyType": "HASH"},
-                {"AttributeName": "sk", "KeyType": "RANGE"}],
-  "AttributeDefinitions": [{"AttributeName": "pk", "AttributeType": "S"},
-                           {"AttributeName": "sk", "AttributeType": "S"}]
-}') #>> '{TableDescription,TableStatus}' AS status;
-SELECT shard_fdw_request('ddb', 'CreateTable', '{
-  "TableName": "route_meta", "BillingMode": "PAY_PER_REQUEST",
-  "KeySchema": [{"AttributeName": "base", "KeyType": "HASH"}],
-  "AttributeDefinitions": [{"AttributeName": "base", "AttributeType": "S"}]
-}') #>> '{TableDescription,TableStatus}' AS status;
+SELECT ddb_create_table('route_tab', 'pk', 'sk') AS status;
+SELECT ddb_create_table('route_meta', 'base') AS status;
 
 CREATE FOREIGN TABLE calc (game text, player text, score int, region text) SERVER ddb OPTIONS (
   table 'route_tab', partition_key 'pk', partition_key_format 'calc#{game}#{shard}',
@@ -73,8 +63,6 @@ SELECT * FROM shard_fdw_key('ranged', '{"game": "g"}');
 
 DROP FOREIGN TABLE calc, ranged, plain, rand, dyn;
 DROP FUNCTION stored;
-SELECT shard_fdw_request('ddb', 'DeleteTable', '{"TableName": "route_tab"}')
-  #>> '{TableDescription,TableName}' AS deleted;
-SELECT shard_fdw_request('ddb', 'DeleteTable', '{"TableName": "route_meta"}')
-  #>> '{TableDescription,TableName}' AS deleted;
+SELECT ddb_delete_table('route_tab') AS deleted;
+SELECT ddb_delete_table('route_meta') AS deleted;
 DROP SERVER ddb CASCADE;

@@ -2,13 +2,7 @@
 -- partition key is fixed, only the needed attributes asked for, and pages
 -- followed to the end.
 \ir sql/include/server.sql
-SELECT shard_fdw_request('ddb', 'CreateTable', '{
-  "TableName": "scan_tab", "BillingMode": "PAY_PER_REQUEST",
-  "KeySchema": [{"AttributeName": "game", "KeyType": "HASH"},
-                {"AttributeName": "seq", "KeyType": "RANGE"}],
-  "AttributeDefinitions": [{"AttributeName": "game", "AttributeType": "S"},
-                           {"AttributeName": "seq", "AttributeType": "N"}]
-}') #>> '{TableDescription,TableStatus}' AS status;
+SELECT ddb_create_table('scan_tab', 'game', 'seq:N') AS status;
 
 CREATE FOREIGN TABLE events (game text, seq int, player text, points int, pad text)
   SERVER ddb OPTIONS (table 'scan_tab', partition_key 'game', sort_key 'seq');
@@ -66,6 +60,5 @@ COMMIT;
 
 DROP TABLE games, local_events;
 DROP FOREIGN TABLE events;
-SELECT shard_fdw_request('ddb', 'DeleteTable', '{"TableName": "scan_tab"}')
-  #>> '{TableDescription,TableName}' AS deleted;
+SELECT ddb_delete_table('scan_tab') AS deleted;
 DROP SERVER ddb CASCADE;

@@ -2,13 +2,7 @@
 -- and range shards, legacy unsharded items, indexes and joins.
 \ir sql/include/server.sql
 \ir sql/include/explain_analyze.sql
-SELECT shard_fdw_request('ddb', 'CreateTable', '{
-  "TableName": "Leaderboards", "BillingMode": "PAY_PER_REQUEST",
-  "KeySchema": [{"AttributeName": "pk", "KeyType": "HASH"},
-                {"AttributeName": "sk", "KeyType": "RANGE"}],
-  "AttributeDefinitions": [{"AttributeName": "pk", "AttributeType": "S"},
-                           {"AttributeName": "sk", "AttributeType": "S"}]
-}') #>> '{TableDescription,TableStatus}' AS status;
+SELECT ddb_create_table('Leaderboards', 'pk', 'sk') AS status;
 
 CREATE FOREIGN TABLE leaderboard (
   game_id text NOT NULL, player_id text NOT NULL, score bigint NOT NULL,
@@ -146,13 +140,7 @@ SELECT seq FROM feed WHERE topic = 'news' ORDER BY seq DESC LIMIT 3;
 
 -- range shards (seed 003): shards hold title ranges of the NFKD-lowercased
 -- titles, and a title is found in one shard
-SELECT shard_fdw_request('ddb', 'CreateTable', '{
-  "TableName": "Music", "BillingMode": "PAY_PER_REQUEST",
-  "KeySchema": [{"AttributeName": "gsi1pk", "KeyType": "HASH"},
-                {"AttributeName": "title", "KeyType": "RANGE"}],
-  "AttributeDefinitions": [{"AttributeName": "gsi1pk", "AttributeType": "S"},
-                           {"AttributeName": "title", "AttributeType": "S"}]
-}') #>> '{TableDescription,TableStatus}' AS status;
+SELECT ddb_create_table('Music', 'gsi1pk', 'title') AS status;
 CREATE FOREIGN TABLE albums (title text COLLATE "C", artist text)
   SERVER ddb OPTIONS (
   table 'Music', partition_key 'gsi1pk', partition_key_format 'album#{shard}',
@@ -219,8 +207,6 @@ INSERT INTO albums_by_artist VALUES ('x', 'y');
 
 DROP TABLE local_scores, games;
 DROP FOREIGN TABLE leaderboard, feed, albums, albums_raw, albums_by_artist;
-SELECT shard_fdw_request('ddb', 'DeleteTable', '{"TableName": "Leaderboards"}')
-  #>> '{TableDescription,TableName}' AS deleted;
-SELECT shard_fdw_request('ddb', 'DeleteTable', '{"TableName": "Music"}')
-  #>> '{TableDescription,TableName}' AS deleted;
+SELECT ddb_delete_table('Leaderboards') AS deleted;
+SELECT ddb_delete_table('Music') AS deleted;
 DROP SERVER ddb CASCADE;

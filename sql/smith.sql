@@ -2,13 +2,7 @@
 -- a connection closed or rebuilt while a scan of the same statement still
 -- holds it.
 \ir sql/include/server.sql
-SELECT shard_fdw_request('ddb', 'CreateTable', '{
-  "TableName": "smith_scores", "BillingMode": "PAY_PER_REQUEST",
-  "KeySchema": [{"AttributeName": "pk", "KeyType": "HASH"},
-                {"AttributeName": "sk", "KeyType": "RANGE"}],
-  "AttributeDefinitions": [{"AttributeName": "pk", "AttributeType": "S"},
-                           {"AttributeName": "sk", "AttributeType": "S"}]
-}') #>> '{TableDescription,TableStatus}' AS status;
+SELECT ddb_create_table('smith_scores', 'pk', 'sk') AS status;
 CREATE FOREIGN TABLE scores (
   game_id text NOT NULL, player_id text NOT NULL, score bigint NOT NULL
 ) SERVER ddb OPTIONS (
@@ -62,6 +56,5 @@ SELECT item ->> 'player_id' AS player_id, item -> 'score' AS score
 
 DROP FUNCTION retune_and_count();
 DROP FOREIGN TABLE scores, score_items;
-SELECT shard_fdw_request('ddb', 'DeleteTable', '{"TableName": "smith_scores"}')
-  #>> '{TableDescription,TableName}' AS deleted;
+SELECT ddb_delete_table('smith_scores') AS deleted;
 DROP SERVER ddb CASCADE;

@@ -2,13 +2,7 @@
 -- key's items spread over its shards, how many shards a load needs, and
 -- range boundaries from a sample.
 \ir sql/include/server.sql
-SELECT shard_fdw_request('ddb', 'CreateTable', '{
-  "TableName": "tools_tab", "BillingMode": "PAY_PER_REQUEST",
-  "KeySchema": [{"AttributeName": "pk", "KeyType": "HASH"},
-                {"AttributeName": "sk", "KeyType": "RANGE"}],
-  "AttributeDefinitions": [{"AttributeName": "pk", "AttributeType": "S"},
-                           {"AttributeName": "sk", "AttributeType": "S"}]
-}') #>> '{TableDescription,TableStatus}' AS status;
+SELECT ddb_create_table('tools_tab', 'pk', 'sk') AS status;
 CREATE FOREIGN TABLE board (game_id text, player_id text, score bigint)
   SERVER ddb OPTIONS (table 'tools_tab',
     partition_key 'pk', partition_key_format '{game_id}#{shard}',
@@ -45,6 +39,5 @@ SELECT shard_fdw_range_boundaries(ARRAY['Zebra', 'apple', 'Mango', 'banana',
 SELECT shard_fdw_range_boundaries(ARRAY['b', 'a', 'c', 'd'], 2, false, 1);
 
 DROP FOREIGN TABLE board;
-SELECT shard_fdw_request('ddb', 'DeleteTable', '{"TableName": "tools_tab"}')
-  #>> '{TableDescription,TableName}' AS deleted;
+SELECT ddb_delete_table('tools_tab') AS deleted;
 DROP SERVER ddb CASCADE;

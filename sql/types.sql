@@ -2,13 +2,7 @@
 -- unchanged, and stored as the DynamoDB type the design names.
 \ir sql/include/server.sql
 
-SELECT shard_fdw_request('ddb', 'CreateTable', '{
-  "TableName": "types_tab", "BillingMode": "PAY_PER_REQUEST",
-  "KeySchema": [{"AttributeName": "pk", "KeyType": "HASH"},
-                {"AttributeName": "sk", "KeyType": "RANGE"}],
-  "AttributeDefinitions": [{"AttributeName": "pk", "AttributeType": "S"},
-                           {"AttributeName": "sk", "AttributeType": "N"}]
-}') #>> '{TableDescription,TableStatus}' AS status;
+SELECT ddb_create_table('types_tab', 'pk', 'sk:N') AS status;
 
 CREATE TYPE mood AS ENUM ('sad', 'ok', 'happy');
 -- DynamoDB sets have no order: compare them sorted
@@ -113,6 +107,5 @@ DROP FOREIGN TABLE ft_types, ft_items;
 DROP TABLE local_types;
 DROP TYPE mood;
 DROP FUNCTION sorted(anyarray);
-SELECT shard_fdw_request('ddb', 'DeleteTable', '{"TableName": "types_tab"}')
-  #>> '{TableDescription,TableName}' AS deleted;
+SELECT ddb_delete_table('types_tab') AS deleted;
 DROP SERVER ddb CASCADE;

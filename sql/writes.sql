@@ -3,18 +3,8 @@
 -- is lost, and what EXPLAIN ANALYZE shows of the requests.
 \ir sql/include/server.sql
 \ir sql/include/explain_analyze.sql
-SELECT shard_fdw_request('ddb', 'CreateTable', '{
-  "TableName": "writes_lb", "BillingMode": "PAY_PER_REQUEST",
-  "KeySchema": [{"AttributeName": "pk", "KeyType": "HASH"},
-                {"AttributeName": "sk", "KeyType": "RANGE"}],
-  "AttributeDefinitions": [{"AttributeName": "pk", "AttributeType": "S"},
-                           {"AttributeName": "sk", "AttributeType": "S"}]
-}') #>> '{TableDescription,TableStatus}' AS status;
-SELECT shard_fdw_request('ddb', 'CreateTable', '{
-  "TableName": "writes_small", "BillingMode": "PAY_PER_REQUEST",
-  "KeySchema": [{"AttributeName": "id", "KeyType": "HASH"}],
-  "AttributeDefinitions": [{"AttributeName": "id", "AttributeType": "S"}]
-}') #>> '{TableDescription,TableStatus}' AS status;
+SELECT ddb_create_table('writes_lb', 'pk', 'sk') AS status;
+SELECT ddb_create_table('writes_small', 'id') AS status;
 -- seed 002's leaderboard, as the README's quick start declares it
 CREATE FOREIGN TABLE lb (
   game_id text NOT NULL, player_id text NOT NULL, score bigint NOT NULL, note text
@@ -118,18 +108,8 @@ INSERT INTO small VALUES ('a', 2, NULL), ('z1', 1, NULL);
 SELECT * FROM small WHERE id = 'z1';
 
 -- a dynamically sharded table retries server errors like any other
-SELECT shard_fdw_request('ddb', 'CreateTable', '{
-  "TableName": "writes_dyn", "BillingMode": "PAY_PER_REQUEST",
-  "KeySchema": [{"AttributeName": "pk", "KeyType": "HASH"},
-                {"AttributeName": "id", "KeyType": "RANGE"}],
-  "AttributeDefinitions": [{"AttributeName": "pk", "AttributeType": "S"},
-                           {"AttributeName": "id", "AttributeType": "S"}]
-}') #>> '{TableDescription,TableStatus}' AS status;
-SELECT shard_fdw_request('ddb', 'CreateTable', '{
-  "TableName": "writes_dyn_meta", "BillingMode": "PAY_PER_REQUEST",
-  "KeySchema": [{"AttributeName": "base", "KeyType": "HASH"}],
-  "AttributeDefinitions": [{"AttributeName": "base", "AttributeType": "S"}]
-}') #>> '{TableDescription,TableStatus}' AS status;
+SELECT ddb_create_table('writes_dyn', 'pk', 'id') AS status;
+SELECT ddb_create_table('writes_dyn_meta', 'base') AS status;
 CREATE FOREIGN TABLE dyn (grp text NOT NULL, id text NOT NULL, n integer)
   SERVER ddb OPTIONS (table 'writes_dyn',
     partition_key 'pk', partition_key_format '{grp}_{shard}', sort_key 'id',
@@ -152,12 +132,8 @@ SELECT explain_analyze($$INSERT INTO small_upsert SELECT 'e' || i, i FROM genera
 \! curl -s -o /dev/null -X POST "$SHARD_FDW_PROXY/reset"
 
 DROP FOREIGN TABLE lb, small, small_upsert, dyn;
-SELECT shard_fdw_request('ddb', 'DeleteTable', '{"TableName": "writes_lb"}')
-  #>> '{TableDescription,TableName}' AS deleted;
-SELECT shard_fdw_request('ddb', 'DeleteTable', '{"TableName": "writes_small"}')
-  #>> '{TableDescription,TableName}' AS deleted;
-SELECT shard_fdw_request('ddb', 'DeleteTable', '{"TableName": "writes_dyn"}')
-  #>> '{TableDescription,TableName}' AS deleted;
-SELECT shard_fdw_request('ddb', 'DeleteTable', '{"TableName": "writes_dyn_meta"}')
-  #>> '{TableDescription,TableName}' AS deleted;
+SELECT ddb_delete_table('writes_lb') AS deleted;
+SELECT ddb_delete_table('writes_small') AS deleted;
+SELECT ddb_delete_table('writes_dyn') AS deleted;
+SELECT ddb_delete_table('writes_dyn_meta') AS deleted;
 DROP SERVER ddb CASCADE;
