@@ -206,12 +206,7 @@ def write_for(seconds):
                 chunks.append(chunk)
             first += CHUNK
 
-    threads = [threading.Thread(target=write, args=(n,))
-               for n in range(1, SESSIONS + 1)]
-    for thread in threads:
-        thread.start()
-    for thread in threads:
-        thread.join()
+    bed.run_together(write, [(n,) for n in range(1, SESSIONS + 1)])
     elapsed = time.monotonic() - started
     for session in sessions:
         session.close()

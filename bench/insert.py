@@ -95,19 +95,11 @@ REFERENCE = VARIANTS[-1]
 # -------------------------------------------------------------------- data
 
 
-def fnv1a_32(data):
-    """32-bit FNV-1a, as the extension's shard_hash 'fnv1a_32'."""
-    h = 0x811C9DC5
-    for byte in data:
-        h = ((h ^ byte) * 0x01000193) & 0xFFFFFFFF
-    return h
-
-
 def item(i):
     """Row i's item as seed 002 stores it, columns as attributes."""
     game, player = f"game_{i % 2}", f"player{i}"
     score = i * 7919 % 1000000007
-    shard = fnv1a_32(player.encode("utf-8")) % SHARDS
+    shard = bed.fnv1a_32(player.encode("utf-8")) % SHARDS
     achieved = EPOCH + datetime.timedelta(seconds=i)
     return {"pk": f"{game}#{shard}", "sk": f"{score:020d}#{player}",
             "game_id": game, "player_id": player, "score": score,

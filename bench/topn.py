@@ -56,16 +56,8 @@ def say(message):
 # ------------------------------------------------------------------ data
 
 
-def fnv1a_32(data):
-    """32-bit FNV-1a, as the extension's shard_hash 'fnv1a_32'."""
-    h = 0x811C9DC5
-    for byte in data:
-        h = ((h ^ byte) * 0x01000193) & 0xFFFFFFFF
-    return h
-
-
 def shard_of(player_id, shards):
-    return fnv1a_32(player_id.encode("utf-8")) % shards
+    return bed.fnv1a_32(player_id.encode("utf-8")) % shards
 
 
 def table_name(shards):

@@ -7,13 +7,19 @@ SHARD_FDW_ACCESS_KEY, SHARD_FDW_SECRET_KEY, SHARD_FDW_REGION) and runs every
 test/scripts/test_*.py with Debian's /usr/bin/python3.  This module reads
 that environment and offers:
 
-* psql(), query(): run SQL through psql;
+* psql(), query(): run SQL through psql; in_database(): a psql() of one
+  database that fails on any error; server_sql(): the SQL declaring server
+  ddb and its user mapping;
+* Session: one psql kept open, statement by statement, so that they share
+  a backend;
 * proxy control: add_fault(), clear_faults(), configure(), stats(),
   reset_proxy();
 * ddb(), unique_name(), create_table(): boto3 against the proxy or DynamoDB
   Local, signed with the test credentials, SDK retries off;
 * new_table(), drop_scratch(): the tables and database a script makes, and
   their removal;
+* fnv1a_32(): the hash of shard_hash 'fnv1a_32', for the seeds' own
+  formulas; run_together(): a function run on several threads at once;
 * Runner: registers test functions, runs them in order and ends with the
   line "N passed, N failed"; the exit status is non-zero on any failure.
 """
@@ -21,8 +27,11 @@ that environment and offers:
 import itertools
 import json
 import os
+import queue
+import re
 import subprocess
 import sys
+import threading
 import time
 import traceback
 import urllib.error
@@ -67,6 +76,101 @@ def query(sql, database=None):
 
 
 # ------------------------------------------------------------------- proxy
+
+
+def in_database(database):
+    """A function running SQL in database with psql that fails, with psql's
+    message and the start of the SQL, on any error."""
+    def run(text):
+        result = psql(text, check=False, database=database)
+        assert result.returncode == 0, f"{result.stderr.strip()}\nin: {text.strip()[:300]}"
+        return result
+    return run
+
+
+def server_sql(direct=False):
+    """CREATE SERVER ddb (on the proxy, or on DynamoDB Local itself when
+    direct) and its user mapping with the test credentials."""
+    endpoint = env("SHARD_FDW_DIRECT_ENDPOINT" if direct else "SHARD_FDW_ENDPOINT")
+    return f"""CREATE SERVER ddb FOREIGN DATA WRAPPER shard_fdw
+                 OPTIONS (endpoint '{endpoint}');
+               CREATE USER MAPPING FOR CURRENT_USER SERVER ddb
+                 OPTIONS (access_key_id '{env("SHARD_FDW_ACCESS_KEY")}',
+                          secret_access_key '{env("SHARD_FDW_SECRET_KEY")}');"""
+
+
+class SessionLost(Exception):
+    """psql ended: the backend is gone.  Holds the lines read."""
+
+
+class SessionHung(Exception):
+    """No answer within the session's patience.  Holds the lines read."""
+
+
+class Session:
+    """One psql process kept open, so that statements share a backend.
+    Each statement's output lines (stderr included, errors without psql's
+    "psql:<stdin>:N: " prefix) come back up to a marker; the seconds it
+    took are in .seconds, the statements run in .count."""
+
+    _markers = itertools.count(1)
+
+    def __init__(self, database, patience_s=None, field_separator=None):
+        command = ["psql", "-X", "-q", "-A", "-t", "-d", database]
+        if field_separator:
+            command += ["-F", field_separator]
+        self.process = subprocess.Popen(
+            command, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+            stderr=subprocess.STDOUT, text=True, bufsize=1,
+            encoding="utf-8", errors="replace")
+        self.patience_s = patience_s
+        self.seconds = 0.0
+        self.count = 0
+        self.lines = queue.Queue()
+        threading.Thread(target=self._read, daemon=True).start()
+
+    def _read(self):
+        """Copy psql's output lines into the queue; None at the end."""
+        for line in self.process.stdout:
+            self.lines.put(line.rstrip("\n"))
+        self.lines.put(None)
+
+    def run(self, statement):
+        """The output lines of one statement."""
+        marker = f"@@done {next(self._markers)}"
+        started = time.monotonic()
+        try:
+            self.process.stdin.write(f"{statement};\n\\echo {marker}\n")
+            self.process.stdin.flush()
+        except BrokenPipeError:
+            raise SessionLost([]) from None
+        self.count += 1
+        lines = []
+        while True:
+            try:
+                line = self.lines.get(timeout=None if self.patience_s is None else
+                                      max(0.0, started + self.patience_s - time.monotonic()))
+            except queue.Empty:
+                raise SessionHung(lines) from None
+            if line is None:
+                raise SessionLost(lines)
+            if line == marker:
+                self.seconds = time.monotonic() - started
+                return lines
+            lines.append(re.sub(r"^psql:<stdin>:\d+: ", "", line))
+
+    def backend_pid(self):
+        """The pid of the session's backend."""
+        return int(self.run("SELECT pg_backend_pid()")[0])
+
+    def close(self):
+        """End psql (killed if it does not end)."""
+        try:
+            self.process.stdin.close()
+            self.process.wait(timeout=5)
+        except (BrokenPipeError, subprocess.TimeoutExpired):
+            self.process.kill()
+            self.process.wait()
 
 
 def proxy(method, path, body=None):
@@ -164,6 +268,25 @@ def drop_scratch(client, tables, database=None):
 
 
 # ------------------------------------------------------------------ runner
+
+
+def fnv1a_32(data):
+    """32-bit FNV-1a of bytes, as the extension's shard_hash 'fnv1a_32' and
+    seed 002's leaderboard compute it."""
+    h = 0x811C9DC5
+    for byte in data:
+        h = ((h ^ byte) * 0x01000193) & 0xFFFFFFFF
+    return h
+
+
+def run_together(function, argument_lists):
+    """Run function once per argument tuple, all on threads of their own at
+    the same time, and wait for every one."""
+    threads = [threading.Thread(target=function, args=args) for args in argument_lists]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
 
 
 class Runner:

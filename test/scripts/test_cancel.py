@@ -12,8 +12,6 @@ statement after statement must not raise its resident floor.  Ends with
 "N passed, N failed".
 """
 
-import itertools
-import subprocess
 import threading
 import time
 
@@ -38,43 +36,14 @@ leaderboard = []
 # ---------------------------------------------------------------- helpers
 
 
-class Session:
-    """One psql process kept open, so that statements share a backend."""
-
-    _markers = itertools.count(1)
-
-    def __init__(self):
-        self.process = subprocess.Popen(
-            ["psql", "-X", "-q", "-A", "-t", "-F", bed.FIELD_SEPARATOR,
-             "-d", DATABASE],
-            stdin=subprocess.PIPE, stdout=subprocess.PIPE,
-            stderr=subprocess.STDOUT, text=True, bufsize=1)
-        self.pid = int(self.run("SELECT pg_backend_pid()")[0][0])
-
-    def run(self, sql):
-        """Run one statement; returns (its output lines, errors included,
-        and the seconds it took)."""
-        marker = f"@@done {next(self._markers)}"
-        started = time.monotonic()
-        self.process.stdin.write(f"{sql};\n\\echo {marker}\n")
-        self.process.stdin.flush()
-        lines = []
-        for line in self.process.stdout:
-            if line.rstrip("\n") == marker:
-                return lines, time.monotonic() - started
-            lines.append(line.rstrip("\n"))
-        raise AssertionError(f"psql ended during {sql!r}: {lines}")
-
-    def close(self):
-        self.process.stdin.close()
-        self.process.wait(timeout=10)
+def open_session():
+    """A psql session of this script's database, its backend's pid in .pid."""
+    opened = bed.Session(DATABASE, field_separator=bed.FIELD_SEPARATOR)
+    opened.pid = opened.backend_pid()
+    return opened
 
 
-def sql(text):
-    """Run SQL in this script's database; an error carries psql's message."""
-    result = bed.psql(text, check=False, database=DATABASE)
-    assert result.returncode == 0, f"{result.stderr.strip()}\nin: {text.strip()[:300]}"
-    return result
+sql = bed.in_database(DATABASE)
 
 
 def status_kib(pid, field):
@@ -174,13 +143,13 @@ def tear_down():
 @runner.test
 def requests_to_ten_shards_are_in_flight_together():
     wait_for_idle_proxy()
-    session = Session()
+    session = open_session()
     try:
         session.run("SELECT count(*) FROM kv")          # connections warmed up
         bed.reset_proxy()
         bed.configure(latency_ms=FANOUT_MS)
-        lines, seconds = session.run("SELECT count(*), sum(score) FROM lb "
-                                     "WHERE game_id = 'g1'")
+        lines = session.run("SELECT count(*), sum(score) FROM lb WHERE game_id = 'g1'")
+        seconds = session.seconds
         high_water = bed.stats()["in_flight_max"]
     finally:
         bed.configure(latency_ms=0)
@@ -195,14 +164,16 @@ def requests_to_ten_shards_are_in_flight_together():
 
 @runner.test
 def statement_timeout_ends_a_keyed_query_promptly():
-    session = Session()
+    session = open_session()
     try:
         session.run("SET statement_timeout = '200ms'")
         bed.configure(latency_ms=SLOW_MS)
-        lines, seconds = session.run("SELECT v FROM kv WHERE k = 'k1'")
+        lines = session.run("SELECT v FROM kv WHERE k = 'k1'")
+        seconds = session.seconds
         bed.configure(latency_ms=0)
         session.run("RESET statement_timeout")
-        after, after_seconds = session.run("SELECT k, v FROM kv WHERE k = 'k2'")
+        after = session.run("SELECT k, v FROM kv WHERE k = 'k2'")
+        after_seconds = session.seconds
     finally:
         bed.configure(latency_ms=0)
         session.close()
@@ -215,11 +186,11 @@ def statement_timeout_ends_a_keyed_query_promptly():
 
 @runner.test
 def cancel_ends_a_slow_scan_promptly():
-    session = Session()
+    session = open_session()
     outcome = {}
 
     def scan():
-        outcome["lines"], _ = session.run("SELECT count(*) FROM lb")
+        outcome["lines"] = session.run("SELECT count(*) FROM lb")
         outcome["ended"] = time.monotonic()
 
     try:
@@ -232,7 +203,8 @@ def cancel_ends_a_slow_scan_promptly():
         worker.join(timeout=SLOW_MS / 1000 + 10)
         assert not worker.is_alive(), "the scan did not end"
         bed.configure(latency_ms=0)
-        after, after_seconds = session.run("SELECT count(*), min(player_id) FROM lb")
+        after = session.run("SELECT count(*), min(player_id) FROM lb")
+        after_seconds = session.seconds
     finally:
         bed.configure(latency_ms=0)
         session.close()
@@ -254,17 +226,18 @@ def a_million_row_scan_does_not_grow_the_backend():
     highest over the first half.  Anything kept per row or per page (a
     palloc in the query's context, a json-c object, a curl handle) would
     climb steadily.  JIT is off: the LLVM pages it maps are not ours."""
-    session = Session()
+    session = open_session()
     samples = []
     outcome = {}
 
     def scan():
-        outcome["lines"], outcome["seconds"] = session.run(rescanning_scan(RESCANS))
+        outcome["lines"] = session.run(rescanning_scan(RESCANS))
+        outcome["seconds"] = session.seconds
 
     try:
         session.run("SET jit = off")
         session.run("SET enable_material = off")
-        plan, _ = session.run("EXPLAIN (COSTS OFF) " + rescanning_scan(RESCANS))
+        plan = session.run("EXPLAIN (COSTS OFF) " + rescanning_scan(RESCANS))
         assert not any("Materialize" in line for line in plan), plan
         assert rescanned(plan), plan
         worker = threading.Thread(target=scan)
@@ -293,11 +266,11 @@ def repeated_scans_do_not_grow_the_backend():
     FLOOR_SLACK_KIB above the floor of the ten after the warm-up (freed
     memory comes and goes; a leak raises the floor statement after
     statement)."""
-    session = Session()
+    session = open_session()
     resident = []
     try:
         for _ in range(STATEMENTS):
-            lines, _ = session.run(rescanning_scan(1))
+            lines = session.run(rescanning_scan(1))
             assert lines == [scan_totals(1)], lines
             resident.append(status_kib(session.pid, "RssAnon"))
     finally:

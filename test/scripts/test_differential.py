@@ -464,11 +464,7 @@ def set_up():
     data.extend(make_rows())
     bed.psql(f"CREATE DATABASE {DATABASE}")
     sql(f"""CREATE EXTENSION shard_fdw;
-            CREATE SERVER ddb FOREIGN DATA WRAPPER shard_fdw
-              OPTIONS (endpoint '{bed.env("SHARD_FDW_DIRECT_ENDPOINT")}');
-            CREATE USER MAPPING FOR CURRENT_USER SERVER ddb
-              OPTIONS (access_key_id '{bed.env("SHARD_FDW_ACCESS_KEY")}',
-                       secret_access_key '{bed.env("SHARD_FDW_SECRET_KEY")}');""")
+            {bed.server_sql(direct=True)}""")
     load()
     QUERIES.extend(make_queries())
 

@@ -24,7 +24,6 @@ Run by test/check.sh; ends with "N passed, N failed".
 """
 
 import collections
-import threading
 import time
 
 import bed
@@ -96,12 +95,7 @@ def run_sessions(table):
                         database=DATABASE)
         results[number] = (done, time.monotonic() - started)
 
-    threads = [threading.Thread(target=session, args=(n,))
-               for n in range(1, SESSIONS + 1)]
-    for thread in threads:
-        thread.start()
-    for thread in threads:
-        thread.join()
+    bed.run_together(session, [(n,) for n in range(1, SESSIONS + 1)])
     return results
 
 

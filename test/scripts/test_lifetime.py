@@ -20,8 +20,6 @@ Talks to DynamoDB Local directly.  Ends with "N passed, N failed".
 import itertools
 import os
 import random
-import re
-import subprocess
 
 import bed
 
@@ -45,48 +43,20 @@ QUERIES = [
 ]
 client = None
 dynamodb_tables = []
-statements_run = 0
+sessions = []
 
 
-class Session:
-    """One psql process kept open, so that statements share a backend."""
-
-    _markers = itertools.count(1)
-
-    def __init__(self):
-        self.process = subprocess.Popen(
-            ["psql", "-X", "-q", "-A", "-t", "-d", DATABASE],
-            stdin=subprocess.PIPE, stdout=subprocess.PIPE,
-            stderr=subprocess.STDOUT, text=True, bufsize=1)
-        # the local twin reads in order through its index, row by row as
-        # a merge does, so that an error comes at the same row
-        self.run("SET enable_seqscan = off; SET enable_sort = off")
-
-    def run(self, sql):
-        """The output lines of one statement, errors included, without
-        psql's line numbers."""
-        global statements_run
-        marker = f"@@done {next(self._markers)}"
-        self.process.stdin.write(f"{sql};\n\\echo {marker}\n")
-        self.process.stdin.flush()
-        statements_run += 1
-        lines = []
-        for line in self.process.stdout:
-            if line.rstrip("\n") == marker:
-                return lines
-            lines.append(re.sub(r"^psql:<stdin>:\d+: ", "", line.rstrip("\n")))
-        raise AssertionError(f"the backend died during {sql!r}: {lines}")
-
-    def close(self):
-        self.process.stdin.close()
-        self.process.wait(timeout=10)
+def open_session():
+    """A psql session of this script's database.  The local twin reads in
+    order through its index, row by row as a merge does, so that an error
+    comes at the same row."""
+    session = bed.Session(DATABASE)
+    session.run("SET enable_seqscan = off; SET enable_sort = off")
+    sessions.append(session)
+    return session
 
 
-def sql(text):
-    """Run SQL in this script's database; an error carries psql's message."""
-    result = bed.psql(text, check=False, database=DATABASE)
-    assert result.returncode == 0, f"{result.stderr.strip()}\nin: {text.strip()[:300]}"
-    return result
+sql = bed.in_database(DATABASE)
 
 
 def set_up():
@@ -97,11 +67,7 @@ def set_up():
     table = bed.new_table(client, dynamodb_tables, "lifetime", "pk", "sk")
     bed.psql(f"CREATE DATABASE {DATABASE}")
     sql(f"""CREATE EXTENSION shard_fdw;
-            CREATE SERVER ddb FOREIGN DATA WRAPPER shard_fdw
-              OPTIONS (endpoint '{bed.env("SHARD_FDW_DIRECT_ENDPOINT")}');
-            CREATE USER MAPPING FOR CURRENT_USER SERVER ddb
-              OPTIONS (access_key_id '{bed.env("SHARD_FDW_ACCESS_KEY")}',
-                       secret_access_key '{bed.env("SHARD_FDW_SECRET_KEY")}');
+            {bed.server_sql(direct=True)}
             CREATE FOREIGN TABLE feed (topic text NOT NULL, seq int NOT NULL, body text)
               SERVER ddb OPTIONS (table '{table}',
                 partition_key 'pk', partition_key_format '{{topic}}#{{shard}}',
@@ -131,8 +97,8 @@ class Driver:
 
     def __init__(self, rng):
         self.rng = rng
-        self.foreign = Session()
-        self.local = Session()
+        self.foreign = open_session()
+        self.local = open_session()
         self.cursors = {}       # name: whether its query has an order
         self.savepoints = []
         self.names = itertools.count(1)
@@ -219,7 +185,7 @@ def cursors_match_their_twins():
         driver = Driver(random.Random(rng.random()))
         driver.run(STATEMENTS)
         mismatches += driver.mismatches
-    print(f"{statements_run} statements in {SESSIONS} sessions, "
+    print(f"{sum(s.count for s in sessions)} statements in {SESSIONS} sessions, "
           f"{len(mismatches)} differences")
     for statement, foreign, local in mismatches[:5]:
         print(f"  {statement}\n    foreign: {foreign}\n    local:   {local}")

@@ -41,12 +41,9 @@ import decimal
 import itertools
 import json
 import os
-import queue
 import random
 import re
-import subprocess
 import sys
-import threading
 import time
 
 import bed
@@ -253,76 +250,23 @@ class ServerLog:
 # ---------------------------------------------------------------- session
 
 
-class SessionLost(Exception):
-    """psql ended: the backend is gone."""
-
-
-class SessionHung(Exception):
-    """No answer within PATIENCE_S."""
-
-
-class Session:
-    """One psql process kept open; each statement's output (stderr
-    included, so errors come with their SQLSTATE) up to a marker."""
-
-    _markers = itertools.count(1)
-
-    def __init__(self):
-        deadline = time.monotonic() + 60
-        while True:
-            self.process = subprocess.Popen(
-                ["psql", "-X", "-q", "-A", "-t", "-d", DATABASE],
-                stdin=subprocess.PIPE, stdout=subprocess.PIPE,
-                stderr=subprocess.STDOUT, text=True, bufsize=1,
-                encoding="utf-8", errors="replace")
-            self.lines = queue.Queue()
-            threading.Thread(target=self.read, daemon=True).start()
-            try:
-                self.run("\\set VERBOSITY verbose\n"
-                         f"SET statement_timeout = {TIMEOUT_MS}")
-                self.pid = int(self.run("SELECT pg_backend_pid()")[0])
-                return
-            except (SessionLost, ValueError):   # the server is restarting
-                self.close()
-                if time.monotonic() > deadline:
-                    raise
-                time.sleep(0.5)
-
-    def read(self):
-        """Copy psql's output lines into the queue; None at the end."""
-        for line in self.process.stdout:
-            self.lines.put(line.rstrip("\n"))
-        self.lines.put(None)
-
-    def run(self, statement):
-        """The output lines of one statement."""
-        marker = f"@@done {next(self._markers)}"
+def open_session():
+    """A psql session of this script's database, with verbose errors (so
+    that they come with their SQLSTATE) and the statement_timeout; its
+    backend's pid in .pid.  Waits while the server restarts."""
+    deadline = time.monotonic() + 60
+    while True:
+        session = bed.Session(DATABASE, patience_s=PATIENCE_S)
         try:
-            self.process.stdin.write(f"{statement};\n\\echo {marker}\n")
-            self.process.stdin.flush()
-        except BrokenPipeError:
-            raise SessionLost([]) from None
-        lines = []
-        deadline = time.monotonic() + PATIENCE_S
-        while True:
-            try:
-                line = self.lines.get(timeout=max(0.0, deadline - time.monotonic()))
-            except queue.Empty:
-                raise SessionHung(lines) from None
-            if line is None:
-                raise SessionLost(lines)
-            if line == marker:
-                return lines
-            lines.append(line)
-
-    def close(self):
-        """End psql (killed if it does not end)."""
-        try:
-            self.process.stdin.close()
-            self.process.wait(timeout=5)
-        except (BrokenPipeError, subprocess.TimeoutExpired):
-            self.process.kill()
-            self.process.wait()
+            session.run("\\set VERBOSITY verbose\n"
+                        f"SET statement_timeout = {TIMEOUT_MS}")
+            session.pid = session.backend_pid()
+            return session
+        except (bed.SessionLost, ValueError):   # the server is restarting
+            session.close()
+            if time.monotonic() > deadline:
+                raise
+            time.sleep(0.5)
 
 
 # ------------------------------------------------------------------ setup
@@ -478,7 +422,7 @@ def sharded_query(kind):
 def make_pool():
     """The queries and their answers without faults (one statement each)."""
     seen = set()
-    session = Session()
+    session = open_session()
     try:
         while len(pool) < 160:
             kind = rng.choice(["plain", "plain", "calc", "rand"])
@@ -623,9 +567,9 @@ def run_mutated(session, query):
     try:
         lines = session.run(query.wrapped())
         outcome = None
-    except SessionLost as lost:
+    except bed.SessionLost as lost:
         lines, outcome = lost.args[0], "crash"
-    except SessionHung as hung:
+    except bed.SessionHung as hung:
         lines, outcome = hung.args[0], "hang"
     bed.clear_faults()
     entries = bed.proxy("DELETE", "/mutations")["mutations"]
@@ -653,7 +597,7 @@ def mutated_responses_give_the_right_answer_or_a_clean_error():
     outcomes = collections.defaultdict(collections.Counter)   # class -> outcome
     mutated = collections.Counter()                           # name -> applied
     failures = []
-    session = Session()
+    session = open_session()
     started = time.monotonic()
     try:
         for _ in range(STATEMENTS):
@@ -663,7 +607,7 @@ def mutated_responses_give_the_right_answer_or_a_clean_error():
                 if outcome == "hang":
                     bed.psql(f"SELECT pg_terminate_backend({session.pid})", check=False)
                 session.close()
-                session = Session()
+                session = open_session()
             applied = [e for e in entries if e["applied"]]
             mutated.update(e["mutation"] for e in applied)
             for cls in {e["class"] for e in applied} or {"(none applied)"}:

@@ -188,17 +188,9 @@ def iso_utc(moment):
 # --------------------------------------------------- the seeds' formulas
 
 
-def fnv1a_32(data):
-    """32-bit FNV-1a over bytes."""
-    h = 0x811C9DC5
-    for byte in data:
-        h = ((h ^ byte) * 0x01000193) & 0xFFFFFFFF
-    return h
-
-
 def seed002_pk(game_id, player_id):
     """seed 002: pk = game_id#hash(player_id) % 10, with FNV-1a."""
-    return f"{game_id}#{fnv1a_32(player_id.encode('utf-8')) % 10}"
+    return f"{game_id}#{bed.fnv1a_32(player_id.encode('utf-8')) % 10}"
 
 
 def seed002_sk(score, player_id):
@@ -264,11 +256,7 @@ def set_up():
     bed.psql(f"CREATE DATABASE {DATABASE}")
     sql(f"""
         CREATE EXTENSION shard_fdw;
-        CREATE SERVER ddb FOREIGN DATA WRAPPER shard_fdw
-          OPTIONS (endpoint '{bed.env("SHARD_FDW_DIRECT_ENDPOINT")}');
-        CREATE USER MAPPING FOR CURRENT_USER SERVER ddb
-          OPTIONS (access_key_id '{bed.env("SHARD_FDW_ACCESS_KEY")}',
-                   secret_access_key '{bed.env("SHARD_FDW_SECRET_KEY")}');
+        {bed.server_sql(direct=True)}
         CREATE TYPE mood AS ENUM ('sad', 'ok', 'happy');""")
 
 

@@ -376,11 +376,7 @@ def set_up():
     client = bed.ddb(direct=True)
     bed.psql(f"CREATE DATABASE {DATABASE}")
     sql(f"""CREATE EXTENSION shard_fdw;
-            CREATE SERVER ddb FOREIGN DATA WRAPPER shard_fdw
-              OPTIONS (endpoint '{bed.env("SHARD_FDW_ENDPOINT")}');
-            CREATE USER MAPPING FOR CURRENT_USER SERVER ddb
-              OPTIONS (access_key_id '{bed.env("SHARD_FDW_ACCESS_KEY")}',
-                       secret_access_key '{bed.env("SHARD_FDW_SECRET_KEY")}');""")
+            {bed.server_sql(direct=False)}""")
 
 
 def tear_down():
