@@ -66,10 +66,9 @@ static bool walk_value(Walk *wk, struct json_object *jo, DdbJson *out);
 static struct json_object *parsing = NULL;
 
 /*
- * Release the storage of a tree that ddbjson_parse gives up on.
- *
- * The tree may be partly built: nodes not yet reached are still zeroed.
- * The node itself is not freed.
+ * Release the storage below a node: of a tree that ddbjson_parse gives up
+ * on, or of one ddbjson_free frees.  The tree may be partly built: nodes
+ * not yet reached are still zeroed.  The node itself is not freed.
  */
 static void
 release_tree(DdbJson *v)
@@ -540,6 +539,16 @@ ddbjson_parse_ex(const char *text, size_t len, char *err, size_t errlen,
 	}
 	ddbjson_release_abandoned();
 	return root;
+}
+
+/* See ddbjson.h. */
+void
+ddbjson_free(DdbJson *root)
+{
+	if (root == NULL)
+		return;
+	release_tree(root);
+	sfdw_free(root);
 }
 
 /* See ddbjson.h. */

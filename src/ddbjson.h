@@ -61,6 +61,13 @@ extern DdbJson *ddbjson_parse(const char *text, size_t len,
 							  char *err, size_t errlen);
 
 /*
+ * Free a tree from ddbjson_parse, for hosts whose allocator does not free
+ * it with a memory context (the unit tests, the fuzz targets); NULL is
+ * allowed.
+ */
+extern void ddbjson_free(DdbJson *root);
+
+/*
  * Release what a parse cut short left behind: the copy from json-c's tree
  * allocates with sfdw_alloc, and a host allocator that jumps out of the
  * call on failure (palloc's out-of-memory error) leaves json-c's tree

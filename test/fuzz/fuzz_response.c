@@ -18,28 +18,6 @@
 
 #include "ddbjson.h"
 
-/* Free a tree from ddbjson_parse_ex. */
-static void
-free_contents(DdbJson *v)
-{
-	for (int i = 0; i < v->n; i++)
-	{
-		if (v->keys != NULL)
-			sfdw_free(v->keys[i]);
-		free_contents(&v->elems[i]);
-	}
-	sfdw_free(v->str);
-	sfdw_free(v->keys);
-	sfdw_free(v->elems);
-}
-
-static void
-free_tree(DdbJson *v)
-{
-	free_contents(v);
-	sfdw_free(v);
-}
-
 /* Abort unless every AttributeValue of a checked tree has its shape. */
 static void
 assert_av(const DdbJson *av)
@@ -99,13 +77,13 @@ LLVMFuzzerTestOneInput(const unsigned char *data, size_t size)
 		again = ddbjson_parse_ex(out.data, out.len, err, sizeof(err), &too_deep);
 		if (again == NULL || !ddbjson_check_response(again, &chk))
 			abort();
-		free_tree(again);
+		ddbjson_free(again);
 		sfdw_free(out.data);
 	}
 	else if (memchr(chk.reason, '\0', sizeof(chk.reason)) == NULL ||
 			 memchr(chk.where, '\0', sizeof(chk.where)) == NULL ||
 			 memchr(chk.attribute, '\0', sizeof(chk.attribute)) == NULL)
 		abort();
-	free_tree(body);
+	ddbjson_free(body);
 	return 0;
 }

@@ -9,43 +9,20 @@
 #include "unit.h"
 
 /* An AttributeValue {"type": "text"} parsed from JSON. */
+/* Two values and the sign their comparison must have. */
+typedef struct Comparison
+{
+	const char *a;
+	const char *b;
+	int			want;
+} Comparison;
+
 static DdbJson *
 av(const char *json)
 {
 	char		err[128];
 
 	return ddbjson_parse(json, strlen(json), err, sizeof(err));
-}
-
-/* Free a tree from av(). */
-static void
-av_free(DdbJson *j)
-{
-	if (j == NULL)
-		return;
-	for (int i = 0; i < j->n; i++)
-	{
-		if (j->keys)
-			sfdw_free(j->keys[i]);
-		if (j->elems[i].kind == DJ_OBJECT || j->elems[i].kind == DJ_ARRAY)
-		{
-			DdbJson    *inner = &j->elems[i];
-
-			for (int k = 0; k < inner->n; k++)
-			{
-				if (inner->keys)
-					sfdw_free(inner->keys[k]);
-				sfdw_free(inner->elems[k].str);
-			}
-			sfdw_free(inner->keys);
-			sfdw_free(inner->elems);
-		}
-		sfdw_free(j->elems[i].str);
-	}
-	sfdw_free(j->keys);
-	sfdw_free(j->elems);
-	sfdw_free(j->str);
-	sfdw_free(j);
 }
 
 /* The sign of x. */
@@ -67,8 +44,8 @@ check_order(const char *a, const char *b, int want)
 	unit_check(got == want && back == -want, __FILE__, __LINE__, a);
 	if (got != want || back != -want)
 		printf("     %s vs %s: got %d / %d, want %d\n", a, b, got, back, want);
-	av_free(ja);
-	av_free(jb);
+	ddbjson_free(ja);
+	ddbjson_free(jb);
 }
 
 /* Check number comparison, both ways round. */
@@ -87,37 +64,50 @@ void
 suite_avorder(void)
 {
 	/* numbers compare numerically, whatever their notation */
-	check_number("1", "2", -1);
-	check_number("10", "9", 1);
-	check_number("-10", "-9", -1);
-	check_number("-1", "1", -1);
-	check_number("0", "-0.0", 0);
-	check_number("0", "0.0001", -1);
-	check_number("0", "-0.0001", 1);
-	check_number("1.5", "1.50", 0);
-	check_number("1.05", "1.5", -1);
-	check_number("100", "1E+2", 0);
-	check_number("1e2", "99.999", 1);
-	check_number("0.001", "1E-3", 0);
-	check_number("0.00999", "0.01", -1);
-	check_number("12345678901234567890123456789012345678",
-				 "12345678901234567890123456789012345679", -1);
-	check_number("9.9999999999999999999999999999999999999E+125", "1E+125", 1);
-	check_number("1E-130", "0", 1);
-	check_number("-1E-130", "0", -1);
-	check_number("00012", "12", 0);
-	check_number("123.456", "123.4560001", -1);
-	check_number("-123.456", "-123.4560001", 1);
+	{
+		static const Comparison cases[] = {
+			{"1", "2", -1},
+			{"10", "9", 1},
+			{"-10", "-9", -1},
+			{"-1", "1", -1},
+			{"0", "-0.0", 0},
+			{"0", "0.0001", -1},
+			{"0", "-0.0001", 1},
+			{"1.5", "1.50", 0},
+			{"1.05", "1.5", -1},
+			{"100", "1E+2", 0},
+			{"1e2", "99.999", 1},
+			{"0.001", "1E-3", 0},
+			{"0.00999", "0.01", -1},
+			{"12345678901234567890123456789012345678", "12345678901234567890123456789012345679", -1},
+			{"9.9999999999999999999999999999999999999E+125", "1E+125", 1},
+			{"1E-130", "0", 1},
+			{"-1E-130", "0", -1},
+			{"00012", "12", 0},
+			{"123.456", "123.4560001", -1},
+			{"-123.456", "-123.4560001", 1},
+		};
+
+		for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++)
+			check_number(cases[i].a, cases[i].b, cases[i].want);
+	}
 	CHECK(avorder_number_cmp("abc", "1") == 0);
 	CHECK(avorder_number_cmp("1.2.3", "1") == 0);
 
 	/* strings by UTF-8 bytes, not by collation */
-	check_order("{\"S\": \"B\"}", "{\"S\": \"a\"}", -1);
-	check_order("{\"S\": \"a\"}", "{\"S\": \"ab\"}", -1);
-	check_order("{\"S\": \"z\"}", "{\"S\": \"\\u00e9\"}", -1);
-	check_order("{\"S\": \"\\u00e9\"}", "{\"S\": \"\\ud83d\\ude00\"}", -1);
-	check_order("{\"S\": \"same\"}", "{\"S\": \"same\"}", 0);
-	check_order("{\"S\": \"00000000000000000042#p\"}", "{\"S\": \"00000000000000000100#a\"}", -1);
+	{
+		static const Comparison cases[] = {
+			{"{\"S\": \"B\"}", "{\"S\": \"a\"}", -1},
+			{"{\"S\": \"a\"}", "{\"S\": \"ab\"}", -1},
+			{"{\"S\": \"z\"}", "{\"S\": \"\\u00e9\"}", -1},
+			{"{\"S\": \"\\u00e9\"}", "{\"S\": \"\\ud83d\\ude00\"}", -1},
+			{"{\"S\": \"same\"}", "{\"S\": \"same\"}", 0},
+			{"{\"S\": \"00000000000000000042#p\"}", "{\"S\": \"00000000000000000100#a\"}", -1},
+		};
+
+		for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++)
+			check_order(cases[i].a, cases[i].b, cases[i].want);
+	}
 
 	/* numbers numerically */
 	check_order("{\"N\": \"9\"}", "{\"N\": \"10\"}", -1);
@@ -135,6 +125,6 @@ suite_avorder(void)
 
 		CHECK(avorder_compare(NULL, s) < 0);
 		CHECK(avorder_compare(s, NULL) > 0);
-		av_free(s);
+		ddbjson_free(s);
 	}
 }

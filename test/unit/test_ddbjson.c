@@ -40,31 +40,24 @@ static const char error_body[] =
 "\"ThrottlingReasons\":[{\"reason\":\"TableWriteKeyRangeThroughputExceeded\","
 "\"resource\":\"arn:aws:dynamodb:us-east-1:123456789012:table/orders\"}]}";
 
-/* Free the contents of a parsed node, but not the node itself. */
+/* Write the AttributeValue {"type": "text"}. */
 static void
-free_contents(DdbJson *v)
+write_av(JsonWriter *w, const char *type, const char *text)
 {
-	int			i;
-
-	for (i = 0; i < v->n; i++)
-	{
-		if (v->keys != NULL)
-			sfdw_free(v->keys[i]);
-		free_contents(&v->elems[i]);
-	}
-	sfdw_free(v->str);
-	sfdw_free(v->keys);
-	sfdw_free(v->elems);
+	jw_begin_object(w);
+	jw_key(w, type);
+	jw_cstring(w, text);
+	jw_end_object(w);
 }
 
-/* Free a tree returned by ddbjson_parse (NULL is allowed). */
+/* Write the AttributeValue {"type": json}, json written as it is. */
 static void
-free_tree(DdbJson *root)
+write_av_raw(JsonWriter *w, const char *type, const char *json)
 {
-	if (root == NULL)
-		return;
-	free_contents(root);
-	sfdw_free(root);
+	jw_begin_object(w);
+	jw_key(w, type);
+	jw_raw(w, json);
+	jw_end_object(w);
 }
 
 /* The text of a string or number node, or NULL for no node. */
@@ -112,7 +105,7 @@ rejects_len(const char *text, size_t len, const char *want)
 
 	if (v != NULL)
 	{
-		free_tree(v);
+		ddbjson_free(v);
 		printf("     accepted: %s\n", text);
 		return 0;
 	}
@@ -153,7 +146,7 @@ writes_back(const char *text, const char *expected)
 	if (!ok)
 		printf("     got:  %s\n     want: %s\n", back, expected);
 	sfdw_free(back);
-	free_tree(v);
+	ddbjson_free(v);
 	return ok;
 }
 
@@ -174,7 +167,7 @@ test_kinds(void)
 	CHECK(v != NULL && v->kind == DJ_ARRAY && v->n == 7);
 	if (v == NULL || v->n != 7)
 	{
-		free_tree(v);
+		ddbjson_free(v);
 		return;
 	}
 	CHECK(v->keys == NULL);
@@ -187,24 +180,24 @@ test_kinds(void)
 	CHECK_STR(v->elems[4].str, "s");
 	CHECK(v->elems[5].kind == DJ_ARRAY && v->elems[5].n == 0);
 	CHECK(v->elems[6].kind == DJ_OBJECT && v->elems[6].n == 0);
-	free_tree(v);
+	ddbjson_free(v);
 
 	/* Scalars at the top level, the number one ending with the input. */
 	v = parse("null", err, sizeof(err));
 	CHECK(v != NULL && v->kind == DJ_NULL);
-	free_tree(v);
+	ddbjson_free(v);
 	v = parse("false", err, sizeof(err));
 	CHECK(v != NULL && v->kind == DJ_BOOL && !v->boolean);
-	free_tree(v);
+	ddbjson_free(v);
 	v = parse("\"top\"", err, sizeof(err));
 	CHECK(v != NULL && v->kind == DJ_STRING && strcmp(v->str, "top") == 0);
-	free_tree(v);
+	ddbjson_free(v);
 	v = parse("-12", err, sizeof(err));
 	CHECK(v != NULL && v->kind == DJ_NUMBER && strcmp(v->str, "-12") == 0);
-	free_tree(v);
+	ddbjson_free(v);
 	v = parse("\t4.5e1\r\n", err, sizeof(err));
 	CHECK(v != NULL && v->kind == DJ_NUMBER && strcmp(v->str, "4.5e1") == 0);
-	free_tree(v);
+	ddbjson_free(v);
 }
 
 static void
@@ -223,7 +216,7 @@ test_nesting(void)
 	CHECK(b != NULL && b->kind == DJ_ARRAY && b->n == 2);
 	if (b == NULL || b->n != 2)
 	{
-		free_tree(v);
+		ddbjson_free(v);
 		return;
 	}
 	CHECK_STR(b->elems[0].str, "1");
@@ -232,7 +225,7 @@ test_nesting(void)
 	CHECK(c != NULL && c->elems[0].n == 0 && c->elems[1].n == 1);
 	CHECK(c != NULL && c->elems[1].elems[0].kind == DJ_BOOL);
 	CHECK(ddbjson_get(v, "d") != NULL && ddbjson_get(v, "d")->n == 0);
-	free_tree(v);
+	ddbjson_free(v);
 }
 
 /* Fill text with levels nested arrays around inner; returns text. */
@@ -260,10 +253,10 @@ test_depth(void)
 	 */
 	v = parse(nested(text, DDBJSON_MAX_DEPTH, ""), err, sizeof(err));
 	CHECK(v != NULL);
-	free_tree(v);
+	ddbjson_free(v);
 	v = parse(nested(text, DDBJSON_MAX_DEPTH - 1, "1"), err, sizeof(err));
 	CHECK(v != NULL);
-	free_tree(v);
+	ddbjson_free(v);
 	CHECK(rejects(nested(text, DDBJSON_MAX_DEPTH, "1"), "nesting too deep at byte 128"));
 	CHECK(rejects(nested(text, DDBJSON_MAX_DEPTH + 1, ""), "nesting too deep at byte 128"));
 	CHECK(rejects(nested(text, DDBJSON_MAX_DEPTH - 1, "{\"a\":1}"),
@@ -296,7 +289,7 @@ test_member_order(void)
 		CHECK_STR(v->keys[2], "m");
 		CHECK_STR(v->elems[1].str, "2");
 	}
-	free_tree(v);
+	ddbjson_free(v);
 
 	/* Enough members to make json-c grow its hash table. */
 	buf_init(&text);
@@ -314,7 +307,7 @@ test_member_order(void)
 			in_order = 0;
 	}
 	CHECK(in_order);
-	free_tree(v);
+	ddbjson_free(v);
 	sfdw_free(text.data);
 }
 
@@ -330,7 +323,7 @@ test_strings(void)
 	CHECK(v != NULL && v->n == 6);
 	if (v == NULL || v->n != 6)
 	{
-		free_tree(v);
+		ddbjson_free(v);
 		return;
 	}
 	CHECK_STR(v->elems[0].str, "a\nb\"c\\d/e\tf\r\b\f");
@@ -344,12 +337,12 @@ test_strings(void)
 	CHECK_STR(v->elems[4].str, "caf\xc3\xa9 \xf0\x9f\x98\x80");
 	CHECK(v->elems[5].kind == DJ_STRING && v->elems[5].len == 0);
 	CHECK_STR(v->elems[5].str, "");
-	free_tree(v);
+	ddbjson_free(v);
 
 	/* Member names are unescaped too. */
 	v = parse("{\"a\\u00e9\\\"\":1}", err, sizeof(err));
 	CHECK(v != NULL && strcmp(v->keys[0], "a\xc3\xa9\"") == 0);
-	free_tree(v);
+	ddbjson_free(v);
 }
 
 static void
@@ -386,7 +379,7 @@ test_numbers(void)
 		}
 	}
 	CHECK(kept);
-	free_tree(v);
+	ddbjson_free(v);
 	sfdw_free(text.data);
 
 	v = parse("{\"big\":12345678901234567890123456789012345678,\"e\":1E+2,"
@@ -398,7 +391,7 @@ test_numbers(void)
 	CHECK(ddbjson_get_number(v, "neg") == -0.5);
 	CHECK(ddbjson_get_number(v, "s") == 0);
 	CHECK(ddbjson_get_number(v, "missing") == 0);
-	free_tree(v);
+	ddbjson_free(v);
 }
 
 static void
@@ -418,7 +411,7 @@ test_lookups(void)
 	CHECK(ddbjson_get(NULL, "s") == NULL);
 	CHECK(ddbjson_get_string(NULL, "s") == NULL);
 	CHECK(ddbjson_get_number(NULL, "n") == 0);
-	free_tree(v);
+	ddbjson_free(v);
 }
 
 static void
@@ -478,7 +471,7 @@ test_query_response(void)
 	CHECK_STR(text_of(ddbjson_get(cap, "CapacityUnits")), "0.5");
 	CHECK(ddbjson_get_number(cap, "CapacityUnits") == 0.5);
 	CHECK_STR(ddbjson_get_string(cap, "TableName"), "orders");
-	free_tree(v);
+	ddbjson_free(v);
 
 	/* The same body laid out with whitespace parses to the same tree. */
 	CHECK(writes_back("{ \"Count\" : 2 ,\n\t\"Items\" : [ ] ,\r\n"
@@ -507,7 +500,7 @@ test_error_body(void)
 			  "TableWriteKeyRangeThroughputExceeded");
 	CHECK_STR(ddbjson_get_string(&reasons->elems[0], "resource"),
 			  "arn:aws:dynamodb:us-east-1:123456789012:table/orders");
-	free_tree(v);
+	ddbjson_free(v);
 }
 
 static void
@@ -534,7 +527,7 @@ test_large_body(void)
 	if (items != NULL && items->n == 20000)
 		CHECK_STR(ddbjson_get_string(ddbjson_get(&items->elems[12345], "pk"),
 									 "S"), "item#12345");
-	free_tree(v);
+	ddbjson_free(v);
 	sfdw_free(text.data);
 }
 
@@ -703,16 +696,10 @@ test_writer(void)
 	jw_begin_object(&w);
 
 	jw_key(&w, "pk");
-	jw_begin_object(&w);
-	jw_key(&w, "S");
-	jw_cstring(&w, "cust#1");
-	jw_end_object(&w);
+	write_av(&w, "S", "cust#1");
 
 	jw_key(&w, "total");
-	jw_begin_object(&w);
-	jw_key(&w, "N");
-	jw_cstring(&w, "129.95");
-	jw_end_object(&w);
+	write_av(&w, "N", "129.95");
 
 	jw_key(&w, "blob");
 	jw_begin_object(&w);
@@ -723,31 +710,19 @@ test_writer(void)
 	jw_end_object(&w);
 
 	jw_key(&w, "paid");
-	jw_begin_object(&w);
-	jw_key(&w, "BOOL");
-	jw_bool(&w, true);
-	jw_end_object(&w);
+	write_av_raw(&w, "BOOL", "true");
 
 	jw_key(&w, "note");
-	jw_begin_object(&w);
-	jw_key(&w, "NULL");
-	jw_bool(&w, true);
-	jw_end_object(&w);
+	write_av_raw(&w, "NULL", "true");
 
 	jw_key(&w, "addr");
 	jw_begin_object(&w);
 	jw_key(&w, "M");
 	jw_begin_object(&w);
 	jw_key(&w, "city");
-	jw_begin_object(&w);
-	jw_key(&w, "S");
-	jw_cstring(&w, "Z\xc3\xbcrich");
-	jw_end_object(&w);
+	write_av(&w, "S", "Z\xc3\xbcrich");
 	jw_key(&w, "zip");
-	jw_begin_object(&w);
-	jw_key(&w, "N");
-	jw_cstring(&w, "8001");
-	jw_end_object(&w);
+	write_av(&w, "N", "8001");
 	jw_end_object(&w);
 	jw_end_object(&w);
 
@@ -759,10 +734,7 @@ test_writer(void)
 	jw_key(&w, "S");
 	jw_string(&w, "a\"b\0c", 5);
 	jw_end_object(&w);
-	jw_begin_object(&w);
-	jw_key(&w, "N");
-	jw_cstring(&w, "-1E+2");
-	jw_end_object(&w);
+	write_av(&w, "N", "-1E+2");
 	jw_end_array(&w);
 	jw_end_object(&w);
 
@@ -952,7 +924,7 @@ item_valid(const char *text)
 	ok = ddbjson_check_item(v, &chk);
 	if (!ok)
 		printf("     input: %s\n     %s: %s\n", text, chk.attribute, chk.reason);
-	free_tree(v);
+	ddbjson_free(v);
 	return ok;
 }
 
@@ -977,7 +949,7 @@ item_rejects(const char *text, const char *attribute, const char *reason)
 	if (ddbjson_check_item(v, &chk))
 	{
 		printf("     accepted: %s\n", text);
-		free_tree(v);
+		ddbjson_free(v);
 		return 0;
 	}
 	ok = chk.item == v && strcmp(chk.attribute, attribute) == 0 &&
@@ -985,7 +957,7 @@ item_rejects(const char *text, const char *attribute, const char *reason)
 	if (!ok)
 		printf("     input: %s\n     got:  %s: %s\n     want: %s: %s\n",
 			   text, chk.attribute, chk.reason, attribute, reason);
-	free_tree(v);
+	ddbjson_free(v);
 	return ok;
 }
 
@@ -1011,7 +983,7 @@ response_rejects(const char *text, const char *where, const char *attribute,
 	if (ddbjson_check_response(v, &chk))
 	{
 		printf("     accepted: %s\n", text);
-		free_tree(v);
+		ddbjson_free(v);
 		return 0;
 	}
 	ok = strcmp(chk.where, where) == 0 && strcmp(chk.attribute, attribute) == 0 &&
@@ -1019,7 +991,7 @@ response_rejects(const char *text, const char *where, const char *attribute,
 	if (!ok)
 		printf("     input: %s\n     got:  %s %s: %s\n     want: %s %s: %s\n",
 			   text, chk.where, chk.attribute, chk.reason, where, attribute, reason);
-	free_tree(v);
+	ddbjson_free(v);
 	return ok;
 }
 
@@ -1049,7 +1021,7 @@ test_check_av(void)
 	/* Every type, as DynamoDB sends it. */
 	v = parse(query_body, err, sizeof(err));
 	CHECK(v != NULL && ddbjson_check_response(v, &chk));
-	free_tree(v);
+	ddbjson_free(v);
 	CHECK(item_valid("{}"));
 	CHECK(item_valid("{\"s\":{\"S\":\"\"},\"e\":{\"S\":\"\xc3\xa9\xe2\x82\xac\xf0\x9f\x98\x80\"},"
 					 "\"n\":{\"N\":\"-1.5E+3\"},\"z\":{\"N\":\"0\"},\"b\":{\"B\":\"\"},"
@@ -1172,7 +1144,7 @@ test_check_response(void)
 	buf_puts(&text, "}}}]}}");
 	v = parse(text.data, err, sizeof(err));
 	CHECK(v != NULL && ddbjson_check_response(v, &chk));
-	free_tree(v);
+	ddbjson_free(v);
 	sfdw_free(text.data);
 }
 
