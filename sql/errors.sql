@@ -7,13 +7,7 @@ CREATE FOREIGN TABLE kv (k text, v int)
   SERVER ddb OPTIONS (table 'errors_tab', partition_key 'k');
 INSERT INTO kv SELECT 'k' || i, i FROM generate_series(1, 5) i;
 
-CREATE FUNCTION retries() RETURNS bigint LANGUAGE sql
-  AS $$ SELECT retries FROM shard_fdw_stats() $$;
-CREATE TEMP TABLE mark AS SELECT retries() AS before;
-CREATE FUNCTION new_retries() RETURNS bigint LANGUAGE sql
-  AS $$ SELECT retries() - before FROM mark $$;
-CREATE FUNCTION reset_mark() RETURNS void LANGUAGE sql
-  AS $$ UPDATE mark SET before = retries() $$;
+\ir sql/include/retries.sql
 
 -- faults that pass: each is retried and the query succeeds
 \! curl -s -o /dev/null -X POST "$SHARD_FDW_PROXY/faults" -d '{"kind": "status", "status": 500, "action": "GetItem", "count": 2}'

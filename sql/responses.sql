@@ -19,13 +19,7 @@ INSERT INTO resp (id, t, b, n, by, bo, j, arr, narr, barr, ts)
   FROM generate_series(1, 10) i;
 INSERT INTO resp_sk SELECT 'g', i, 'v' || i FROM generate_series(1, 30) i;
 
-CREATE FUNCTION retries() RETURNS bigint LANGUAGE sql
-  AS $$ SELECT retries FROM shard_fdw_stats() $$;
-CREATE TEMP TABLE mark AS SELECT retries() AS before;
-CREATE FUNCTION new_retries() RETURNS bigint LANGUAGE sql
-  AS $$ SELECT retries() - before FROM mark $$;
-CREATE FUNCTION reset_mark() RETURNS void LANGUAGE sql
-  AS $$ UPDATE mark SET before = retries() $$;
+\ir sql/include/retries.sql
 
 SELECT count(*), count(t), sum(b), sum(n), count(j), count(item) FROM resp;
 
