@@ -934,13 +934,14 @@ read_value(const DdbJson *av, ShardColumn *col, const DdbJson *item,
 }
 
 /*
- * The value of column col from an item's AttributeValue av (NULL when the
- * item lacks the attribute).  Errors name the column, the attribute and
- * the item's key.
+ * The value of column col from an item's AttributeValue av, or, when av is
+ * NULL and text is not, from text decoded out of a key template field;
+ * under an error context naming the column, the attribute and the item's
+ * key.
  */
-Datum
-codec_read_value(const DdbJson *av, ShardColumn *col, const DdbJson *item,
-				 ShardTable *t, bool *isnull)
+static Datum
+read_in_context(const DdbJson *av, const char *text, ShardColumn *col,
+				const DdbJson *item, ShardTable *t, bool *isnull)
 {
 	ReadContext rc = {col, item, t};
 	ErrorContextCallback cb;
@@ -950,9 +951,29 @@ codec_read_value(const DdbJson *av, ShardColumn *col, const DdbJson *item,
 	cb.arg = &rc;
 	cb.previous = error_context_stack;
 	error_context_stack = &cb;
-	result = read_value(av, col, item, isnull);
+	*isnull = false;
+	if (text == NULL)
+		result = read_value(av, col, item, isnull);
+	else if (col->typid == BYTEAOID)
+		result = bytea_from_base64(col, text, strlen(text));
+	else if (is_number_type(col->typid))
+		result = number_from_text(col, col->typid, col->typmod, text);
+	else
+		result = datum_from_text(col->typid, col->typmod, text);
 	error_context_stack = cb.previous;
 	return result;
+}
+
+/*
+ * The value of column col from an item's AttributeValue av (NULL when the
+ * item lacks the attribute).  Errors name the column, the attribute and
+ * the item's key.
+ */
+Datum
+codec_read_value(const DdbJson *av, ShardColumn *col, const DdbJson *item,
+				 ShardTable *t, bool *isnull)
+{
+	return read_in_context(av, NULL, col, item, t, isnull);
 }
 
 /*
@@ -963,22 +984,9 @@ Datum
 codec_text_to_datum(const char *text, ShardColumn *col, const DdbJson *item,
 					ShardTable *t)
 {
-	ReadContext rc = {col, item, t};
-	ErrorContextCallback cb;
-	Datum		result;
+	bool		isnull;
 
-	cb.callback = read_error_context;
-	cb.arg = &rc;
-	cb.previous = error_context_stack;
-	error_context_stack = &cb;
-	if (col->typid == BYTEAOID)
-		result = bytea_from_base64(col, text, strlen(text));
-	else if (is_number_type(col->typid))
-		result = number_from_text(col, col->typid, col->typmod, text);
-	else
-		result = datum_from_text(col->typid, col->typmod, text);
-	error_context_stack = cb.previous;
-	return result;
+	return read_in_context(NULL, text, col, item, t, &isnull);
 }
 
 /*
