@@ -34,7 +34,7 @@ PG_CFLAGS += -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-
 SHLIB_LINK += -fsanitize=address,undefined
 endif
 
-EXTRA_CLEAN = test/unit/unit_tests $(FUZZ_TARGETS) test/fuzz/found
+EXTRA_CLEAN = test/unit/unit_tests test/unit/suites.h $(FUZZ_TARGETS) test/fuzz/found
 
 PG_CONFIG ?= pg_config
 PGXS := $(shell $(PG_CONFIG) --pgxs)
@@ -44,10 +44,15 @@ include $(PGXS)
 $(OBJS): $(wildcard src/*.h)
 
 UNIT_SRCS = $(wildcard test/unit/*.c)
+UNIT_SUITES = $(patsubst test/unit/test_%.c,%,$(wildcard test/unit/test_*.c))
 UNIT_CFLAGS = -std=gnu11 -g -O1 $(WARNINGS) -fsanitize=address,undefined \
 	-fno-omit-frame-pointer -fno-sanitize-recover=undefined -Isrc -Itest/unit
 
-test/unit/unit_tests: $(PURE_SRCS) $(UNIT_SRCS) $(wildcard src/*.h) test/unit/unit.h
+# Every test/unit/test_NAME.c defines suite_NAME: the list main.c runs.
+test/unit/suites.h: $(wildcard test/unit/test_*.c)
+	@for s in $(UNIT_SUITES); do echo "UNIT_SUITE($$s)"; done > $@
+
+test/unit/unit_tests: $(PURE_SRCS) $(UNIT_SRCS) $(wildcard src/*.h) test/unit/unit.h test/unit/suites.h
 	$(CC) $(UNIT_CFLAGS) -o $@ $(PURE_SRCS) $(UNIT_SRCS) -lssl -lcrypto -ljson-c
 
 .PHONY: unit

@@ -603,16 +603,6 @@ keyfmt_leading_column(const KeyTemplate *t)
 }
 
 /*
- * Whether the key is one column's text and nothing else.
- */
-bool
-keyfmt_is_single_column(const KeyTemplate *t)
-{
-	return t->nparts == 1 && t->parts[0].kind == KP_COLUMN &&
-		t->parts[0].width == 0;
-}
-
-/*
  * The number of fields (columns and {shard}) of the template.
  */
 int

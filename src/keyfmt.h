@@ -153,10 +153,4 @@ extern int	keyfmt_known_fields(const KeyTemplate *t, const char *const *values);
 /* The column the template starts with, or NULL when it starts otherwise. */
 extern const char *keyfmt_leading_column(const KeyTemplate *t);
 
-/*
- * True when the template is one column with nothing else and no zero
- * padding, so that the key is the column's text itself.
- */
-extern bool keyfmt_is_single_column(const KeyTemplate *t);
-
 #endif							/* SHARD_FDW_KEYFMT_H */

@@ -46,7 +46,8 @@ LLVMFuzzerTestOneInput(const unsigned char *data, size_t size)
 	buf_init(&out);
 	(void) keyfmt_render_prefix(t, NULL, 0, &out, err, sizeof(err));
 	(void) keyfmt_leading_column(t);
-	(void) keyfmt_is_single_column(t);
+	(void) keyfmt_known_fields(t, (const char *const *) values);
+	(void) keyfmt_field_count(t);
 
 	spans = sfdw_alloc(sizeof(KeySpan) * t->nparts);
 	again = sfdw_alloc(sizeof(KeySpan) * t->nparts);

@@ -7,6 +7,7 @@
  *
  *-------------------------------------------------------------------------
  */
+#include <setjmp.h>
 #include <stdlib.h>
 
 #include "pure.h"
@@ -14,8 +15,68 @@
 
 int			unit_passed = 0;
 int			unit_failed = 0;
+const char *unit_testdata_dir = NULL;
 
-/* The plain-C modules allocate through these; the extension uses palloc. */
+/*
+ * The plain-C modules allocate through these; the extension uses palloc.
+ * Between unit_alloc_start and unit_alloc_end, every allocation is also
+ * recorded, so that unit_alloc_end frees what is left as a memory context
+ * would, and after budget allocations the next one jumps to the jmp_buf
+ * instead of returning, as palloc's out-of-memory ERROR does.
+ */
+#define UNIT_ALLOC_MAX 4096
+
+static jmp_buf *alloc_jump = NULL;
+static long alloc_budget = -1;
+static void *recorded[UNIT_ALLOC_MAX];
+static int	nrecorded = 0;
+
+/* Forget ptr among the recorded allocations, if it is one. */
+static void
+forget(void *ptr)
+{
+	for (int i = 0; ptr != NULL && i < nrecorded; i++)
+		if (recorded[i] == ptr)
+			recorded[i] = NULL;
+}
+
+/* Record ptr when recording; jump first when the budget is spent. */
+static void *
+record(void *ptr)
+{
+	if (alloc_jump == NULL)
+		return ptr;
+	if (alloc_budget-- == 0)
+	{
+		free(ptr);
+		longjmp(*alloc_jump, 1);
+	}
+	if (nrecorded == UNIT_ALLOC_MAX)
+	{
+		fprintf(stderr, "more than %d allocations recorded\n", UNIT_ALLOC_MAX);
+		exit(2);
+	}
+	recorded[nrecorded++] = ptr;
+	return ptr;
+}
+
+void
+unit_alloc_start(jmp_buf *jump, long budget)
+{
+	alloc_jump = jump;
+	alloc_budget = budget;
+	nrecorded = 0;
+}
+
+void
+unit_alloc_end(void)
+{
+	alloc_jump = NULL;
+	for (int i = 0; i < nrecorded; i++)
+		free(recorded[i]);
+	nrecorded = 0;
+}
+
 void *
 sfdw_alloc(size_t size)
 {
@@ -26,25 +87,28 @@ sfdw_alloc(size_t size)
 		fprintf(stderr, "out of memory\n");
 		exit(2);
 	}
-	return p;
+	return record(p);
 }
 
 void *
 sfdw_realloc(void *ptr, size_t size)
 {
-	void	   *p = realloc(ptr, size ? size : 1);
+	void	   *p;
 
+	forget(ptr);
+	p = realloc(ptr, size ? size : 1);
 	if (p == NULL)
 	{
 		fprintf(stderr, "out of memory\n");
 		exit(2);
 	}
-	return p;
+	return record(p);
 }
 
 void
 sfdw_free(void *ptr)
 {
+	forget(ptr);
 	free(ptr);
 }
 
@@ -80,11 +144,10 @@ main(int argc, char **argv)
 		fprintf(stderr, "usage: %s SIGV4_TESTDATA_DIR\n", argv[0]);
 		return 2;
 	}
-	suite_sigv4(argv[1]);
-	suite_ddbjson();
-	suite_keyfmt();
-	suite_shardhash();
-	suite_avorder();
+	unit_testdata_dir = argv[1];
+#define UNIT_SUITE(name) suite_##name();
+#include "suites.h"
+#undef UNIT_SUITE
 	printf("%d passed, %d failed\n", unit_passed, unit_failed);
 	return unit_failed == 0 ? 0 : 1;
 }

@@ -1230,6 +1230,76 @@ test_lone_surrogate(void)
 #undef LONE
 }
 
+/* The JSON number grammar shared by the parser and the codec. */
+static void
+test_json_number_length(void)
+{
+	static const struct
+	{
+		const char *text;
+		size_t		len;		/* 0: the whole text */
+		size_t		want;
+	}			cases[] = {
+		{"0", 0, 1},
+		{"-0", 0, 2},
+		{"01", 0, 1},
+		{"123", 0, 3},
+		{"-12.50", 0, 6},
+		{"1.5e+3x", 0, 6},
+		{"1E-130", 0, 6},
+		{"12345", 3, 3},
+		{"1.5", 2, 0},
+		{"1.", 0, 0},
+		{".5", 0, 0},
+		{"-", 0, 0},
+		{"+1", 0, 0},
+		{"1e", 0, 0},
+		{"1e+", 0, 0},
+		{"NaN", 0, 0},
+		{"", 0, 0},
+	};
+
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++)
+	{
+		size_t		len = cases[i].len ? cases[i].len : strlen(cases[i].text);
+
+		CHECK(json_number_length(cases[i].text, len) == cases[i].want);
+	}
+}
+
+/*
+ * A parse cut short by the allocator jumping out (palloc's out-of-memory
+ * ERROR), at every allocation in turn: json-c's tree is released by
+ * ddbjson_release_abandoned, or LeakSanitizer reports it when the tests
+ * end.  What sfdw_alloc gave out is freed as a memory context would be.
+ */
+static void
+test_parse_cut_short(void)
+{
+	const char *text = "{\"Items\":[{\"a\":{\"S\":\"x\"},\"n\":{\"N\":\"1.5\"}},"
+		"{\"b\":{\"L\":[{\"BOOL\":true},{\"NULL\":true}]}}],\"Count\":2}";
+	volatile int jumps = 0;
+	volatile bool completed = false;
+
+	for (volatile long budget = 0; budget < 200 && !completed; budget++)
+	{
+		jmp_buf		jump;
+		char		err[SFDW_ERRLEN];
+
+		unit_alloc_start(&jump, budget);
+		if (setjmp(jump) == 0)
+			completed = ddbjson_parse(text, strlen(text), err, sizeof(err)) != NULL;
+		else
+		{
+			jumps++;
+			ddbjson_release_abandoned();
+		}
+		unit_alloc_end();
+	}
+	CHECK(jumps > 5);
+	CHECK(completed);
+}
+
 void
 suite_ddbjson(void)
 {
@@ -1257,4 +1327,6 @@ suite_ddbjson(void)
 	test_check_av();
 	test_check_response();
 	test_lone_surrogate();
+	test_json_number_length();
+	test_parse_cut_short();
 }

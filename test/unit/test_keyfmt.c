@@ -528,7 +528,11 @@ test_round_trip(void)
 	keyfmt_free(t);
 }
 
-/* What the planner asks about a template's shape. */
+/*
+ * What the planner and the key conditions ask about a template's shape:
+ * its leading column, its fields, and how many leading fields are known
+ * for some values (indexed by part; "-" marks a value not known).
+ */
 static void
 test_shape(void)
 {
@@ -536,32 +540,42 @@ test_shape(void)
 	{
 		const char *text;
 		const char *leading;
-		bool		single;
+		int			fields;
+		const char *values[5];
+		int			known;
 	}			cases[] = {
-		{"{score:020}#{player_id}", "score", false},
-		{"{game_id}#{shard}", "game_id", false},
-		{"album#{shard}", NULL, false},
-		{"{shard}#{g}", NULL, false},
-		{"{sk}", "sk", true},
-		{"{sk:010}", "sk", false},
-		{"{sk}#", "sk", false},
-		{"{{{sk}", NULL, false},
+		{"{score:020}#{player_id}", "score", 2, {"42", NULL, "p"}, 2},
+		{"{score:020}#{player_id}", "score", 2, {"42", NULL, "-"}, 1},
+		{"{score:020}#{player_id}", "score", 2, {"-", NULL, "p"}, 0},
+		{"{game_id}#{shard}", "game_id", 2, {"g", NULL, "-"}, 1},
+		{"{g}#{shard}#{x}", "g", 3, {"g", NULL, "-", NULL, "x"}, 1},
+		{"album#{shard}", NULL, 1, {NULL, "-"}, 0},
+		{"{shard}#{g}", NULL, 2, {"-", NULL, "g"}, 0},
+		{"{sk}", "sk", 1, {"s"}, 1},
+		{"{sk:010}", "sk", 1, {"-"}, 0},
+		{"{sk}#", "sk", 1, {"s", NULL}, 1},
+		{"{{{sk}", NULL, 1, {NULL, "s"}, 1},
+		{"plain", NULL, 0, {NULL}, 0},
 	};
-	size_t		i;
 
-	for (i = 0; i < sizeof(cases) / sizeof(cases[0]); i++)
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++)
 	{
 		KeyTemplate *t = parse_ok(cases[i].text);
+		const char *values[5];
 		const char *lead;
 
 		if (t == NULL)
 			continue;
+		for (int part = 0; part < 5; part++)
+			values[part] = cases[i].values[part] && strcmp(cases[i].values[part], "-") == 0 ?
+				NULL : cases[i].values[part];
 		lead = keyfmt_leading_column(t);
 		if (cases[i].leading == NULL)
 			CHECK(lead == NULL);
 		else
 			CHECK_STR(lead, cases[i].leading);
-		CHECK(keyfmt_is_single_column(t) == cases[i].single);
+		CHECK(keyfmt_field_count(t) == cases[i].fields);
+		CHECK(keyfmt_known_fields(t, values) == cases[i].known);
 		keyfmt_free(t);
 	}
 }

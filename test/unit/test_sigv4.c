@@ -737,12 +737,12 @@ test_helpers(void)
 
 /*
  * suite_sigv4
- *		Every SigV4 test; testdata_dir holds the AWS suite.
+ *		Every SigV4 test; the AWS suite is in unit_testdata_dir.
  */
 void
-suite_sigv4(const char *testdata_dir)
+suite_sigv4(void)
 {
-	test_aws_suite(testdata_dir);
+	test_aws_suite(unit_testdata_dir);
 	test_canonical_forms();
 	test_malformed_input();
 	test_dynamodb_session_token();
