@@ -5,10 +5,9 @@
  *		trees, request bodies written byte for byte, and the base64 that
  *		carries B values.
  *
- * json-c's tokener, in strict mode, parses the text.  Its tree is then
- * copied into DdbJson nodes while a cursor walks the source text in step
- * with it, one value at a time.  The walk exists for what json-c cannot
- * give us:
+ * json-c's tokener parses the text.  Its tree is then copied into DdbJson
+ * nodes while a cursor walks the source text in step with it, one value at
+ * a time.  The walk exists for what json-c cannot give us:
  *
  *	- A number's text as written.  json-c keeps the text of numbers that
  *	  have a fraction or an exponent, but stores integers as int64/uint64:
@@ -16,10 +15,15 @@
  *	  numbers have up to 38 digits) is silently clamped.  The walk takes
  *	  every number's text, integer or not, straight from the source.
  *
- *	- Rejecting what strict mode still accepts: numbers outside RFC 8259's
- *	  grammar ("1.", "01", "-.5", NaN, Infinity), single-quoted member
- *	  names, raw control characters inside strings, and member names that
- *	  contain \u0000 (json-c cuts names at the first NUL).
+ *	- RFC 8259 to the letter.  json-c's lenient mode accepts more (trailing
+ *	  commas, comments, single quotes, "True", NaN, hexadecimal and other
+ *	  numbers outside the grammar, text after the value), and its strict
+ *	  mode cannot be used: from json-c 0.17 on it refuses every byte above
+ *	  0x7F in a string, so all of UTF-8.  The walk steps over exactly
+ *	  RFC 8259's syntax and refuses the rest where json-c's tree and the
+ *	  source part ways, as well as raw control characters inside strings
+ *	  and member names that contain \u0000 (json-c cuts names at the first
+ *	  NUL).
  *
  *	- Rejecting duplicate member names.  json-c keeps one member per name,
  *	  so its tree and the source no longer line up and the walk notices.
@@ -101,19 +105,14 @@ walk_fail(Walk *wk, const char *what)
 }
 
 /*
- * Report that the source no longer matches json-c's tree.
- *
- * The source has already been accepted by json-c, so the two differ only
- * where an object repeats a member name (json-c kept a single member for
- * it) or where json-c ran out of memory, which it reports as a successful
- * parse of null.  Where the walk notices may be past the repeated name.
+ * Report that the source no longer matches json-c's tree: json-c's lenient
+ * parse took something RFC 8259 does not allow (see the banner), or ran
+ * out of memory, which it reports as a successful parse of null.
  */
 static bool
 walk_mismatch(Walk *wk)
 {
-	sfdw_set_error(wk->err, wk->errlen,
-			  "duplicate object member name near byte %zu", wk->pos);
-	return false;
+	return walk_fail(wk, "unexpected character");
 }
 
 /* Step over JSON whitespace. */
@@ -341,7 +340,20 @@ walk_object(Walk *wk, struct json_object *jo, DdbJson *out)
 		json_object_iter_next(&it);
 	}
 	if (!walk_expect(wk, '}'))
+	{
+		size_t		at = wk->pos;
+
+		/* more members than json-c kept: a name came twice */
+		if (walk_expect(wk, ',') && (walk_skip_ws(wk), wk->pos < wk->len) &&
+			wk->text[wk->pos] == '"')
+		{
+			sfdw_set_error(wk->err, wk->errlen,
+						   "duplicate object member name near byte %zu", at);
+			return false;
+		}
+		wk->pos = at;
 		return walk_mismatch(wk);
+	}
 	return true;
 }
 
@@ -487,7 +499,6 @@ ddbjson_parse_ex(const char *text, size_t len, char *err, size_t errlen,
 		sfdw_set_error(err, errlen, "out of memory");
 		return NULL;
 	}
-	json_tokener_set_flags(tok, JSON_TOKENER_STRICT);
 
 	/*
 	 * json_tokener_parse_ex returns NULL whenever it reports an error, so on
@@ -530,7 +541,8 @@ ddbjson_parse_ex(const char *text, size_t len, char *err, size_t errlen,
 	wk.errlen = errlen;
 	parsing = jo;
 	root = sfdw_alloc(sizeof(DdbJson));
-	if (!walk_value(&wk, jo, root))
+	if (!walk_value(&wk, jo, root) ||
+		(walk_skip_ws(&wk), wk.pos < len && !walk_mismatch(&wk)))
 	{
 		ddbjson_release_abandoned();
 		release_tree(root);
