@@ -2,7 +2,8 @@
  *
  * compat.h
  *		Every difference between the PostgreSQL versions shard_fdw builds
- *		against (13 to 17; 15 is the one tested) lives here.
+ *		against (13 to 18; 15, 17 and 18 are tested, test/versions.sh) lives
+ *		here.
  *
  *-------------------------------------------------------------------------
  */

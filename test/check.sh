@@ -6,7 +6,9 @@
 # scripted tests (test/scripts/test_*.py) and sqlsmith (test/sqlsmith.sh),
 # repeats the regression tests and a shorter sqlsmith run with the
 # extension built under AddressSanitizer and UndefinedBehaviorSanitizer,
-# and reinstalls the normal build. A stage fails when its server log shows
+# reinstalls the normal build, and runs the regression tests on the other
+# PostgreSQL versions Debian ships (test/versions.sh; CHECK_VERSIONS, by
+# default "17 18", empty to skip). A stage fails when its server log shows
 # a backend killed by a signal. Stops at the first failing stage; the last
 # line is "check: N passed, N failed".
 set -euo pipefail
@@ -14,7 +16,7 @@ cd "$(dirname "$0")/.."
 # shellcheck source=test/lib.sh
 . test/lib.sh
 
-STAGE_TOTAL=11
+STAGE_TOTAL=12
 STAGE_NO=0
 STAGE=""
 PASSED=0
@@ -223,6 +225,30 @@ reinstall_normal_build() {
     SANITIZED_INSTALL=0
 }
 
+# other_versions: the regression suite on each version of CHECK_VERSIONS
+# (default "17 18"), built and run in a chroot of the Debian suite that
+# ships it (test/versions.sh, as root); its logs are kept in log/.
+other_versions() {
+    local versions version log status=0 as_root=()
+    read -ra versions <<<"${CHECK_VERSIONS-17 18}"
+    if [ "${#versions[@]}" -eq 0 ]; then
+        echo "skipped: CHECK_VERSIONS is empty"
+        return 0
+    fi
+    if ! is_root; then
+        sudo -n true 2>/dev/null ||
+            die "the chroots need root (or passwordless sudo); CHECK_VERSIONS= skips this stage"
+        as_root=(sudo)
+    fi
+    "${as_root[@]}" env SHARD_FDW_LOG_DIR="$RUN_DIR/versions" \
+        bash test/versions.sh "${versions[@]}" || status=$?
+    for version in "${versions[@]}"; do
+        log="$RUN_DIR/versions/versions-$version-installcheck.log"
+        [ -f "$log" ] && add_regress_counts "$log" || add_counts 0 1
+    done
+    [ "$status" -eq 0 ] || die "the regression tests failed on PostgreSQL ${versions[*]} (see above)"
+}
+
 # report STATUS: the EXIT_HOOK: restore the normal build if a failure left
 # the sanitizer build installed, then print the summary line.
 report() {
@@ -281,3 +307,6 @@ sanitized_installcheck
 
 stage "reinstall the normal build"
 reinstall_normal_build
+
+stage "regression tests on PostgreSQL ${CHECK_VERSIONS-17 18}"
+other_versions

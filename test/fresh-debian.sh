@@ -14,15 +14,14 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 REPO_ROOT="$(pwd)"
 
-SUITE=bookworm
-ROOTFS_TARBALL="$REPO_ROOT/.cache/debian-$SUITE-minbase.tar.gz"
+# shellcheck source=test/chroot.sh
+. "$REPO_ROOT/test/chroot.sh"
+use_suite bookworm
+
 LOG_DIR="$REPO_ROOT/log"
 SRC_IN_CHROOT=/mnt/shard_fdw-src
 CLONE_IN_CHROOT=/root/shard_fdw
-CHROOT_PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin
 
-ROOT=""            # the chroot directory, once made
-MOUNTS=()          # mount points under ROOT, in the order they were mounted
 WITH_WORKTREE=0
 SETUP_ONLY=0
 KEEP=0
@@ -51,93 +50,12 @@ parse_args() {
     done
 }
 
-# apt_uri PATTERN: the first URI in this machine's apt sources whose path
-# ends with PATTERN (e.g. /debian), or nothing.
-apt_uri() {
-    cat /etc/apt/sources.list /etc/apt/sources.list.d/*.list \
-        /etc/apt/sources.list.d/*.sources 2>/dev/null |
-        grep -E '^[[:space:]]*(deb|URIs:)' | grep -oE 'https?://[^][ ]+' |
-        sed 's|/*$||' | grep -E "$1\$" | head -n 1 || true
-}
-
-# mirror: the Debian mirror to bootstrap from.
-mirror() {
-    local uri="${MIRROR:-$(apt_uri /debian)}"
-    echo "${uri:-http://deb.debian.org/debian}"
-}
-
-# security_mirror: the Debian security mirror.
-security_mirror() {
-    local uri
-    uri="$(apt_uri /debian-security)"
-    echo "${uri:-http://deb.debian.org/debian-security}"
-}
-
-# make_rootfs: a fresh minbase root filesystem in ROOT, from the cached
-# tarball when there is one.
-make_rootfs() {
-    ROOT="$(realpath "$(mktemp -d /var/tmp/shard_fdw-fresh.XXXXXX)")"
-    chmod 755 "$ROOT"
-    if [ -f "$ROOTFS_TARBALL" ]; then
-        say "unpacking the cached $SUITE root filesystem into $ROOT"
-        tar -xzpf "$ROOTFS_TARBALL" --numeric-owner -C "$ROOT"
-        return 0
-    fi
-    command -v debootstrap >/dev/null || apt-get install -y debootstrap
-    say "debootstrap --variant=minbase $SUITE from $(mirror) into $ROOT"
-    debootstrap --variant=minbase "$SUITE" "$ROOT" "$(mirror)" >"$ROOT.debootstrap.log" 2>&1 ||
-        { tail -n 20 "$ROOT.debootstrap.log" >&2; die "debootstrap failed"; }
-    rm -f "$ROOT.debootstrap.log"
-    mkdir -p "$(dirname "$ROOTFS_TARBALL")"
-    tar -czf "$ROOTFS_TARBALL.tmp" --numeric-owner -C "$ROOT" .
-    mv "$ROOTFS_TARBALL.tmp" "$ROOTFS_TARBALL"
-    say "cached the root filesystem in ${ROOTFS_TARBALL#"$REPO_ROOT"/}"
-}
-
-# configure_rootfs: apt sources, name resolution, this machine's local CA
-# certificates (a network that inspects HTTPS needs them; the
-# ca-certificates package adds them to the chroot's trust store when it is
-# installed), and no service starts from package scripts (no init here).
-configure_rootfs() {
-    cat >"$ROOT/etc/apt/sources.list" <<EOF
-deb $(mirror) $SUITE main
-deb $(mirror) $SUITE-updates main
-deb $(security_mirror) $SUITE-security main
-EOF
-    cp /etc/resolv.conf "$ROOT/etc/resolv.conf"
-    if compgen -G "/usr/local/share/ca-certificates/*.crt" >/dev/null; then
-        mkdir -p "$ROOT/usr/local/share/ca-certificates"
-        cp /usr/local/share/ca-certificates/*.crt "$ROOT/usr/local/share/ca-certificates/"
-    fi
-    printf '#!/bin/sh\nexit 101\n' >"$ROOT/usr/sbin/policy-rc.d"
-    chmod 755 "$ROOT/usr/sbin/policy-rc.d"
-}
-
-# mount_at TARGET MOUNT-ARGS...: mount under ROOT and remember it.
-mount_at() {
-    local target="$ROOT$1"
-    shift
-    mkdir -p "$target"
-    mount "$@" "$target"
-    MOUNTS+=("$target")
-}
-
-# mount_all: /proc, /sys, /dev, /dev/pts, a private /dev/shm, and this
-# repository read-only.
+# mount_all: the system's mounts (mount_system) and this repository
+# read-only.
 mount_all() {
-    mount_at /proc -t proc proc
-    mount_at /sys --bind /sys
-    mount_at /dev --bind /dev
-    mount_at /dev/pts --bind /dev/pts
-    mount_at /dev/shm -t tmpfs -o mode=1777 tmpfs
+    mount_system
     mount_at "$SRC_IN_CHROOT" --bind "$REPO_ROOT"
     mount -o remount,bind,ro "$ROOT$SRC_IN_CHROOT"
-}
-
-# in_chroot CMD...: run a command in the chroot with a clean environment.
-in_chroot() {
-    chroot "$ROOT" /usr/bin/env -i HOME=/root PATH="$CHROOT_PATH" LANG=C.UTF-8 \
-        TERM="${TERM:-dumb}" DEBIAN_FRONTEND=noninteractive "$@"
 }
 
 # install_git: git, and nothing else, from Debian's packages.
@@ -180,51 +98,18 @@ run_command() {
     return "$status"
 }
 
-# chroot_pids: processes whose root directory is the chroot.
-chroot_pids() {
-    local proc
-    for proc in /proc/[0-9]*; do
-        if [ "$(readlink "$proc/root" 2>/dev/null)" = "$ROOT" ]; then
-            echo "${proc#/proc/}"
-        fi
-    done
-}
-
-# stop_chroot_processes: end what still runs inside the chroot, by pid.
-stop_chroot_processes() {
-    local pids
-    mapfile -t pids < <(chroot_pids)
-    [ "${#pids[@]}" -gt 0 ] || return 0
-    kill -TERM "${pids[@]}" 2>/dev/null
-    sleep 2
-    mapfile -t pids < <(chroot_pids)
-    [ "${#pids[@]}" -eq 0 ] || kill -KILL "${pids[@]}" 2>/dev/null
-}
-
-# unmount_all: unmount in reverse order; lazily if busy.
-unmount_all() {
-    local i
-    for ((i = ${#MOUNTS[@]} - 1; i >= 0; i--)); do
-        umount "${MOUNTS[i]}" 2>/dev/null || umount -l "${MOUNTS[i]}"
-    done
-    MOUNTS=()
-}
-
 # cleanup: stop, unmount, and remove the chroot unless --keep or
 # something is still mounted under it.
 cleanup() {
     local status=$?
     trap - EXIT INT TERM
     set +e
-    [ -n "$ROOT" ] || exit "$status"
-    stop_chroot_processes
-    unmount_all
-    if grep -q " ${ROOT}[/ ]" /proc/self/mountinfo; then
-        echo "warning: something is still mounted under $ROOT; left it in place" >&2
-    elif [ "$KEEP" -eq 1 ]; then
+    if [ "$KEEP" -eq 1 ] && [ -n "$ROOT" ]; then
+        stop_chroot_processes
+        unmount_all
         say "kept the chroot in $ROOT"
     else
-        rm -rf --one-file-system "$ROOT"
+        remove_chroot
     fi
     exit "$status"
 }

@@ -16,7 +16,7 @@ REPO_ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 PG_BIN="${PG_BIN:-/usr/lib/postgresql/15/bin}"   # another tree for another version or a private copy
 PYTHON=/usr/bin/python3
 CACHE_DIR="$REPO_ROOT/.cache"
-LOG_DIR="$REPO_ROOT/log"
+LOG_DIR="${SHARD_FDW_LOG_DIR:-$REPO_ROOT/log}"   # where the services' logs are kept
 export PATH="$PG_BIN:$PATH"     # pg_config, psql and pg_regress of PostgreSQL 15
 
 # DynamoDB Local comes from this npm package (its emulator/ folder).
@@ -288,6 +288,25 @@ as_pg_user() {
     fi
 }
 
+# write_pg_conf FILE PORT SOCKET-DIR: the test cluster's settings: on
+# 127.0.0.1:PORT, its socket in SOCKET-DIR, durability off, UTC, messages
+# in English.
+write_pg_conf() {
+    cat >>"$1" <<EOF
+listen_addresses = '127.0.0.1'
+port = $2
+unix_socket_directories = '$3'
+fsync = off
+synchronous_commit = off
+full_page_writes = off
+max_connections = 40
+timezone = 'UTC'
+log_timezone = 'UTC'
+lc_messages = 'C'
+log_line_prefix = '%m [%p] %q%u@%d '
+EOF
+}
+
 # start_postgres: create a throwaway cluster in RUN_DIR and start it on
 # 127.0.0.1 and a free port, with its socket in RUN_DIR.
 start_postgres() {
@@ -300,19 +319,7 @@ start_postgres() {
         --encoding=UTF8 --locale=C.UTF-8 --no-sync >"$RUN_DIR/initdb.log" 2>&1 ||
         { cat "$RUN_DIR/initdb.log" >&2; die "initdb failed"; }
     port="$(free_port)"
-    cat >>"$PG_DATA/postgresql.conf" <<EOF
-listen_addresses = '127.0.0.1'
-port = $port
-unix_socket_directories = '$pgdir'
-fsync = off
-synchronous_commit = off
-full_page_writes = off
-max_connections = 40
-timezone = 'UTC'
-log_timezone = 'UTC'
-lc_messages = 'C'
-log_line_prefix = '%m [%p] %q%u@%d '
-EOF
+    write_pg_conf "$PG_DATA/postgresql.conf" "$port" "$pgdir"
     export PGHOST=127.0.0.1 PGPORT="$port" PGUSER=postgres PGDATABASE=postgres
     pg_start
 }
