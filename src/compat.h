@@ -16,6 +16,24 @@
 #error "shard_fdw needs PostgreSQL 13 or later"
 #endif
 
+/*
+ * PostgreSQL 18 replaced pg_attribute_noreturn(), written after a
+ * declaration, by pg_noreturn, written before it; GCC and clang take the
+ * older attribute there too.
+ */
+#if PG_VERSION_NUM < 180000
+#define pg_noreturn pg_attribute_noreturn()
+#endif
+
+/*
+ * PostgreSQL 18 moved ExplainState and the ExplainProperty functions out of
+ * commands/explain.h into headers of their own.
+ */
+#if PG_VERSION_NUM >= 180000
+#include "commands/explain_format.h"
+#include "commands/explain_state.h"
+#endif
+
 /* PostgreSQL 14 added batch inserts to the FDW API. */
 #if PG_VERSION_NUM >= 140000
 #define SHARD_HAVE_BATCH_INSERT 1
@@ -52,8 +70,17 @@
 	pg_foreign_server_aclcheck((serverid), (roleid), (mode))
 #endif
 
-/* PostgreSQL 17 added fdw_restrictinfo to create_foreignscan_path. */
-#if PG_VERSION_NUM >= 170000
+/*
+ * PostgreSQL 17 added fdw_restrictinfo to create_foreignscan_path, and 18
+ * disabled_nodes.
+ */
+#if PG_VERSION_NUM >= 180000
+#define shard_create_foreignscan_path(root, rel, target, rows, startup, total, \
+									  pathkeys, outer, outer_plan, private) \
+	create_foreignscan_path((root), (rel), (target), (rows), 0, (startup), \
+							(total), (pathkeys), (outer), (outer_plan), \
+							NIL, (private))
+#elif PG_VERSION_NUM >= 170000
 #define shard_create_foreignscan_path(root, rel, target, rows, startup, total, \
 									  pathkeys, outer, outer_plan, private) \
 	create_foreignscan_path((root), (rel), (target), (rows), (startup), \
@@ -65,6 +92,26 @@
 	create_foreignscan_path((root), (rel), (target), (rows), (startup), \
 							(total), (pathkeys), (outer), (outer_plan), \
 							(private))
+#endif
+
+/*
+ * Whether a path key sorts ascending: PostgreSQL 18 gives its direction as
+ * a CompareType instead of a btree strategy number.
+ */
+#if PG_VERSION_NUM >= 180000
+#define shard_pathkey_ascending(pk) ((pk)->pk_cmptype == COMPARE_LT)
+#else
+#include "access/stratnum.h"
+#define shard_pathkey_ascending(pk) ((pk)->pk_strategy == BTLessStrategyNumber)
+#endif
+
+/*
+ * PostgreSQL 18 no longer names the OID of the "POSIX" collation, which
+ * its catalog still pins at 951.
+ */
+#include "catalog/pg_collation.h"
+#ifndef POSIX_COLLATION_OID
+#define POSIX_COLLATION_OID 951
 #endif
 
 /*

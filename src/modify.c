@@ -411,7 +411,7 @@ send_put(ModifyState *ms, const char *item, void *owner)
 }
 
 /* Raise the unique violation of a row whose key an item already has. */
-static pg_attribute_noreturn() void
+pg_noreturn static void
 duplicate_error(ModifyState *ms, const DdbJson *item)
 {
 	ereport(ERROR,
@@ -462,7 +462,7 @@ put_outcome(ModifyState *ms, DdbRequest *req)
 }
 
 /* Report why a PutItem was refused. */
-static pg_attribute_noreturn() void
+pg_noreturn static void
 put_refused(ModifyState *ms, DdbRequest *req)
 {
 	if (strcmp(req->error_type, "ConditionalCheckFailedException") == 0)

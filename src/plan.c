@@ -900,8 +900,8 @@ shard_get_plan(PlannerInfo *root, RelOptInfo *baserel, Oid foreigntableid,
 	List	   *fdw_private;
 
 	if (best_path->path.pathkeys != NIL)
-		order = linitial_node(PathKey, best_path->path.pathkeys)->pk_strategy ==
-			BTLessStrategyNumber ? 1 : -1;
+		order = shard_pathkey_ascending(linitial_node(PathKey, best_path->path.pathkeys)) ?
+			1 : -1;
 	if (op == SCAN_OP_GET && order != 0)
 		op = SCAN_OP_QUERY;
 

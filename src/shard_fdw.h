@@ -276,7 +276,7 @@ extern DdbRequest *ddb_run(DdbGroup *group, const char *action,
 						   const char *body, size_t len, bool idempotent);
 extern DdbJson *ddb_call(DdbGroup *group, const char *action,
 						 const char *body, size_t len);
-extern void ddb_report_error(DdbRequest *req) pg_attribute_noreturn();
+pg_noreturn extern void ddb_report_error(DdbRequest *req);
 extern const DdbStats *ddb_backend_stats(void);
 
 /* ---------------------------------------------------------------------

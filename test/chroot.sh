@@ -69,7 +69,8 @@ make_rootfs() {
     say "cached the root filesystem in ${ROOTFS_TARBALL#"$REPO_ROOT"/}"
 }
 
-# configure_rootfs: apt sources, name resolution, this machine's local CA
+# configure_rootfs: apt sources (Release files taken past their Valid-Until
+# date), name resolution, this machine's local CA
 # certificates (a network that inspects HTTPS needs them; the
 # ca-certificates package adds them to the chroot's trust store when it is
 # installed), and no service starts from package scripts (no init here).
@@ -81,6 +82,9 @@ deb $(mirror) $SUITE-updates main
 deb $(security_mirror) $SUITE-security main
 EOF
     fi
+    # a mirror that serves a snapshot may hold Release files past their
+    # Valid-Until date (the testing suite's expire within days)
+    echo 'Acquire::Check-Valid-Until "false";' >"$ROOT/etc/apt/apt.conf.d/99shard-fdw-snapshot"
     cp /etc/resolv.conf "$ROOT/etc/resolv.conf"
     if compgen -G "/usr/local/share/ca-certificates/*.crt" >/dev/null; then
         mkdir -p "$ROOT/usr/local/share/ca-certificates"
