@@ -1,6 +1,7 @@
 -- DynamoDB errors and transport faults (injected by the test proxy):
 -- retried when they may pass, reported clearly when they do not.
 \ir sql/include/server.sql
+\ir sql/include/explain_analyze.sql
 ALTER SERVER ddb OPTIONS (ADD max_retries '3');
 SELECT ddb_create_table('errors_tab', 'k') AS status;
 CREATE FOREIGN TABLE kv (k text, v int)
@@ -24,9 +25,9 @@ SELECT new_retries(), reset_mark();
 \! curl -s -o /dev/null -X POST "$SHARD_FDW_PROXY/faults" -d '{"kind": "throttle", "error": "ThrottlingException", "action": "GetItem"}'
 SELECT v FROM kv WHERE k = 'k3';
 SELECT new_retries(), reset_mark();
-EXPLAIN (ANALYZE, COSTS OFF, TIMING OFF, SUMMARY OFF) SELECT v FROM kv WHERE k = 'k3';
+SELECT explain_analyze($$SELECT v FROM kv WHERE k = 'k3'$$);
 \! curl -s -o /dev/null -X POST "$SHARD_FDW_PROXY/faults" -d '{"kind": "throttle", "action": "GetItem", "count": 2}'
-EXPLAIN (ANALYZE, COSTS OFF, TIMING OFF, SUMMARY OFF) SELECT v FROM kv WHERE k = 'k3';
+SELECT explain_analyze($$SELECT v FROM kv WHERE k = 'k3'$$);
 SELECT reset_mark();
 
 -- a conditional put whose first attempt was applied but answered with a 500

@@ -2,6 +2,7 @@
 -- partition key is fixed, only the needed attributes asked for, and pages
 -- followed to the end.
 \ir sql/include/server.sql
+\ir sql/include/explain_analyze.sql
 SELECT ddb_create_table('scan_tab', 'game', 'seq:N') AS status;
 
 CREATE FOREIGN TABLE events (game text, seq int, player text, points int, pad text)
@@ -19,8 +20,7 @@ EXPLAIN (VERBOSE, COSTS OFF) SELECT player, points FROM events;
 
 -- a Query of one partition: 800 items of about 2 KB take two pages
 EXPLAIN (VERBOSE, COSTS OFF) SELECT seq, points FROM events WHERE game = 'g1';
-EXPLAIN (ANALYZE, COSTS OFF, TIMING OFF, SUMMARY OFF)
-  SELECT seq, points FROM events WHERE game = 'g1';
+SELECT explain_analyze($$SELECT seq, points FROM events WHERE game = 'g1'$$);
 SELECT count(*), min(seq), max(seq), sum(points) FROM events WHERE game = 'g1';
 SELECT count(*), min(seq), max(seq), sum(points) FROM local_events WHERE game = 'g1';
 

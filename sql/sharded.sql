@@ -28,9 +28,8 @@ SELECT player_id, score FROM leaderboard
  WHERE game_id = 'game_1' ORDER BY score DESC LIMIT 10;
 SELECT player_id, score FROM local_scores
  WHERE game_id = 'game_1' ORDER BY score DESC LIMIT 10;
-EXPLAIN (ANALYZE, COSTS OFF, TIMING OFF, SUMMARY OFF)
-  SELECT player_id, score FROM leaderboard
-   WHERE game_id = 'game_1' ORDER BY score DESC LIMIT 10;
+SELECT explain_analyze($$SELECT player_id, score FROM leaderboard
+   WHERE game_id = 'game_1' ORDER BY score DESC LIMIT 10$$);
 -- with an offset, and ascending
 SELECT player_id, score FROM leaderboard
  WHERE game_id = 'game_0' ORDER BY score LIMIT 5 OFFSET 20;
@@ -75,10 +74,9 @@ SELECT player_id, score FROM leaderboard
 SELECT player_id, score FROM local_scores
  WHERE game_id = 'game_1' AND player_id IN ('player7', 'player9', 'player11')
    AND score IN (55433, 71271, 87109) ORDER BY player_id;
-EXPLAIN (ANALYZE, COSTS OFF, TIMING OFF, SUMMARY OFF)
-  SELECT player_id, score FROM leaderboard
+SELECT explain_analyze($$SELECT player_id, score FROM leaderboard
    WHERE game_id = 'game_1' AND player_id IN ('player7', 'player9', 'player11')
-     AND score IN (55433, 71271, 87109);
+     AND score IN (55433, 71271, 87109)$$);
 SELECT count(*) FROM leaderboard WHERE game_id IN ('game_0', 'game_1', 'nope');
 SELECT count(*) FROM leaderboard WHERE game_id = 'game_1' AND player_id IN ('player7', 'player8');
 SELECT count(*) FROM leaderboard WHERE game_id = ANY (ARRAY[NULL, 'game_1']);
