@@ -296,20 +296,20 @@ test_render(void)
 	check_render("g#{shard:03}", NULL, 1234, "g#1234", NULL);
 
 	/* refused values; the buffer keeps what it had */
-	check_render("{score:020}#{p}", (const char *[]) {"-5", NULL, "p"}, 0, NULL,
-				 "value \"-5\" of field \"score\" is not a non-negative integer");
-	check_render("{score:020}#{p}", (const char *[]) {"1.5", NULL, "p"}, 0, NULL,
-				 "value \"1.5\" of field \"score\" is not a non-negative integer");
-	check_render("{score:020}#{p}", (const char *[]) {"12.", NULL, "p"}, 0, NULL,
-				 "value \"12.\" of field \"score\" is not a non-negative integer");
-	check_render("{score:020}#{p}", (const char *[]) {"1e3", NULL, "p"}, 0, NULL,
-				 "value \"1e3\" of field \"score\" is not a non-negative integer");
-	check_render("{score:020}#{p}", (const char *[]) {" 5", NULL, "p"}, 0, NULL,
-				 "value \" 5\" of field \"score\" is not a non-negative integer");
-	check_render("{score:020}#{p}", (const char *[]) {"+5", NULL, "p"}, 0, NULL,
-				 "value \"+5\" of field \"score\" is not a non-negative integer");
-	check_render("{score:020}#{p}", (const char *[]) {"NaN", NULL, "p"}, 0, NULL,
-				 "value \"NaN\" of field \"score\" is not a non-negative integer");
+	{
+		static const char *const not_integers[] = {"-5", "1.5", "12.", "1e3", " 5", "+5", "NaN"};
+
+		for (size_t i = 0; i < sizeof(not_integers) / sizeof(not_integers[0]); i++)
+		{
+			char		want[128];
+
+			snprintf(want, sizeof(want),
+					 "value \"%s\" of field \"score\" is not a non-negative integer",
+					 not_integers[i]);
+			check_render("{score:020}#{p}", (const char *[]) {not_integers[i], NULL, "p"},
+						 0, NULL, want);
+		}
+	}
 	check_render("{score:020}#{p}", (const char *[]) {"5", NULL, ""}, 0, NULL,
 				 "value of field \"p\" is empty");
 	check_render("{score:020}#{p}", (const char *[]) {"", NULL, "p"}, 0, NULL,
