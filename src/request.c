@@ -852,6 +852,15 @@ write_condition(JsonWriter *w, const char *condition, const char *attribute, Lis
 	jw_end_object(w);
 }
 
+/* End a GetItem body whose Key is written: strongly consistent. */
+static char *
+end_consistent_get(JsonWriter *w, size_t *len)
+{
+	jw_key(w, "ConsistentRead");
+	jw_bool(w, true);
+	return jw_end_body(w, len);
+}
+
 /* See scanstate.h: the key object of a GetItem, as JSON text. */
 char *
 request_item_key_json(ShardTable *t, const char *pk, const char *sk)
@@ -928,9 +937,7 @@ request_get_stored(ShardTable *t, const DdbJson *item, size_t *len)
 	jw_begin_request(&w, &out, t->table);
 	jw_key(&w, "Key");
 	write_key_of_item(&w, t, item);
-	jw_key(&w, "ConsistentRead");
-	jw_bool(&w, true);
-	return jw_end_body(&w, len);
+	return end_consistent_get(&w, len);
 }
 
 /*
@@ -1113,9 +1120,7 @@ request_meta_get(ShardTable *t, const char *base, size_t *len)
 	jw_begin_request(&w, &out, t->metadata_table);
 	jw_key(&w, "Key");
 	write_meta_key(&w, t, base);
-	jw_key(&w, "ConsistentRead");
-	jw_bool(&w, true);
-	return jw_end_body(&w, len);
+	return end_consistent_get(&w, len);
 }
 
 /*

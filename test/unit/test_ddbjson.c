@@ -933,29 +933,44 @@ item_valid(const char *text)
 }
 
 /*
+ * Parse text and run check (ddbjson_check_item or ddbjson_check_response)
+ * on it into *chk: the tree when the text parses and the check refuses it;
+ * else NULL, after printing why.
+ */
+static DdbJson *
+refused_by(const char *text, bool (*check) (const DdbJson *, DdbCheck *), DdbCheck *chk)
+{
+	char		err[256] = "";
+	DdbJson    *v = parse(text, err, sizeof(err));
+
+	if (v == NULL)
+	{
+		printf("     input: %s\n     err:   %s\n", text, err);
+		return NULL;
+	}
+	memset(chk, 0, sizeof(*chk));
+	if (check(v, chk))
+	{
+		printf("     accepted: %s\n", text);
+		ddbjson_free(v);
+		return NULL;
+	}
+	return v;
+}
+
+/*
  * Does the item text parse but fail ddbjson_check_item at attribute with
  * reason, the fault placed in the item itself?
  */
 static int
 item_rejects(const char *text, const char *attribute, const char *reason)
 {
-	char		err[256] = "";
-	DdbJson    *v = parse(text, err, sizeof(err));
 	DdbCheck	chk;
+	DdbJson    *v = refused_by(text, ddbjson_check_item, &chk);
 	int			ok;
 
 	if (v == NULL)
-	{
-		printf("     input: %s\n     err:   %s\n", text, err);
 		return 0;
-	}
-	memset(&chk, 0, sizeof(chk));
-	if (ddbjson_check_item(v, &chk))
-	{
-		printf("     accepted: %s\n", text);
-		ddbjson_free(v);
-		return 0;
-	}
 	ok = chk.item == v && strcmp(chk.attribute, attribute) == 0 &&
 		strcmp(chk.reason, reason) == 0;
 	if (!ok)
@@ -973,23 +988,12 @@ static int
 response_rejects(const char *text, const char *where, const char *attribute,
 				 const char *reason)
 {
-	char		err[256] = "";
-	DdbJson    *v = parse(text, err, sizeof(err));
 	DdbCheck	chk;
+	DdbJson    *v = refused_by(text, ddbjson_check_response, &chk);
 	int			ok;
 
 	if (v == NULL)
-	{
-		printf("     input: %s\n     err:   %s\n", text, err);
 		return 0;
-	}
-	memset(&chk, 0, sizeof(chk));
-	if (ddbjson_check_response(v, &chk))
-	{
-		printf("     accepted: %s\n", text);
-		ddbjson_free(v);
-		return 0;
-	}
 	ok = strcmp(chk.where, where) == 0 && strcmp(chk.attribute, attribute) == 0 &&
 		strcmp(chk.reason, reason) == 0 && (chk.item != NULL) == (attribute[0] != '\0');
 	if (!ok)
