@@ -356,6 +356,13 @@ extern long route_write_shard(ShardTable *t, const char *const *values,
 							  DdbGroup *group, bool create, RouteDynamic *dyn);
 
 /* ---------------------------------------------------------------------
+ * in describe.c
+ * ---------------------------------------------------------------------
+ */
+extern char *describe_key_hint(DdbConn *conn, const char *table, const char *index,
+							   const DdbJson *request);
+
+/* ---------------------------------------------------------------------
  * in codec.c
  * ---------------------------------------------------------------------
  */
