@@ -24,10 +24,10 @@ PG_FUNCTION_INFO_V1(shard_fdw_check_table);
 
 /*
  * The HASH and RANGE attributes of a KeySchema array, into *pk and *sk
- * (left alone when absent).
+ * (left alone when absent), as palloc'd copies.
  */
-static void
-read_key_schema(const DdbJson *schema, const char **pk, const char **sk)
+void
+describe_key_schema(const DdbJson *schema, const char **pk, const char **sk)
 {
 	for (int i = 0; schema && schema->kind == DJ_ARRAY && i < schema->n; i++)
 	{
@@ -108,7 +108,7 @@ describe_keys(Oid serverid, const char *table, const char *index,
 				 errmsg("DynamoDB table \"%s\" has no index \"%s\"", table, index)));
 	*pk = NULL;
 	*sk = NULL;
-	read_key_schema(schema, pk, sk);
+	describe_key_schema(schema, pk, sk);
 	ddb_group_free(group);
 	if (*pk == NULL)
 		ereport(ERROR,
@@ -154,7 +154,7 @@ describe_key_hint(DdbConn *conn, const char *table, const char *index,
 	StringInfoData hint;
 
 	schema = index ? index_key_schema(desc, index) : ddbjson_get(desc, "KeySchema");
-	read_key_schema(schema, &pk, &sk);
+	describe_key_schema(schema, &pk, &sk);
 	ddb_group_free(group);
 	if (pk == NULL)
 		return NULL;
