@@ -64,6 +64,7 @@ typedef struct AttrStats
 	int			seen;			/* items holding it */
 	int			kinds[AV_KINDS];
 	bool		fraction;		/* a number (or set element) not an int64 */
+	bool		not_timestamp;	/* an S that is no ISO-8601 timestamp */
 } AttrStats;
 
 /* One column of a generated table. */
@@ -297,6 +298,8 @@ collect_attrs(ImportTable *t)
 			a->kinds[kind]++;
 			if (kind == AV_N)
 				a->fraction |= !is_int64(av->elems[0].str);
+			if (kind == AV_S)
+				a->not_timestamp |= !infer_is_timestamp(av->elems[0].str);
 			if (kind == AV_NS)
 				for (int e = 0; e < av->elems[0].n; e++)
 					a->fraction |= !is_int64(av->elems[0].elems[e].str);
@@ -317,8 +320,9 @@ find_attr(ImportTable *t, const char *name)
 }
 
 /*
- * The column type for an attribute seen as a: its one type's (numbers
- * bigint when every one is an integer that fits, else numeric; sets
+ * The column type for an attribute seen as a: its one type's (strings
+ * timestamptz when every one is an ISO-8601 timestamp, else text;
+ * numbers bigint when every one is an integer that fits, else numeric; sets
  * arrays; maps and lists jsonb), jsonb when it was seen with several
  * types (NULL aside), text when only as NULL.
  */
@@ -337,7 +341,7 @@ attr_type(const AttrStats *a)
 	switch (kind)
 	{
 		case AV_S:
-			return "text";
+			return a->not_timestamp ? "text" : "timestamptz";
 		case AV_N:
 			return a->fraction ? "numeric" : "bigint";
 		case AV_B:

@@ -159,3 +159,38 @@ infer_hash(const char *const *values, const size_t *lens, const long *shards,
 	}
 	return false;
 }
+
+/* True when the n bytes at s are ASCII digits. */
+static bool
+digits_at(const char *s, int n)
+{
+	for (int i = 0; i < n; i++)
+		if (s[i] < '0' || s[i] > '9')
+			return false;
+	return true;
+}
+
+/* See infer.h. */
+bool
+infer_is_timestamp(const char *text)
+{
+	const char *p = text;
+
+	if (strlen(text) < 20 || !digits_at(p, 4) || p[4] != '-' || !digits_at(p + 5, 2) ||
+		p[7] != '-' || !digits_at(p + 8, 2) || p[10] != 'T' || !digits_at(p + 11, 2) ||
+		p[13] != ':' || !digits_at(p + 14, 2) || p[16] != ':' || !digits_at(p + 17, 2))
+		return false;
+	p += 19;
+	if (*p == '.')
+	{
+		p++;
+		if (!digits_at(p, 1))
+			return false;
+		while (*p >= '0' && *p <= '9')
+			p++;
+	}
+	if (*p == 'Z')
+		return p[1] == '\0';
+	return (*p == '+' || *p == '-') && digits_at(p + 1, 2) && p[3] == ':' &&
+		digits_at(p + 4, 2) && p[6] == '\0';
+}

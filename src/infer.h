@@ -82,4 +82,11 @@ extern bool infer_hash(const char *const *values, const size_t *lens,
 					   const long *shards, int n, int nshards, int base,
 					   ShardHash *out);
 
+/*
+ * Whether text is an ISO-8601 timestamp in UTC or with an offset, as
+ * shard_fdw writes them: YYYY-MM-DDTHH:MM:SS, an optional fraction, then Z
+ * or +HH:MM / -HH:MM.
+ */
+extern bool infer_is_timestamp(const char *text);
+
 #endif							/* SHARD_FDW_INFER_H */

@@ -173,8 +173,10 @@ def leaderboard_is_imported_sharded_and_calculated():
     assert opts == want, opts
     types = column_types(name)
     assert types == {"game_id": "text", "score": "bigint", "player_id": "text",
-                     "achieved": "text"}, types
+                     "achieved": "timestamp with time zone"}, types
     check_top_100(name, "game_id", "score", "player_id", records)
+    got = rows(f"SELECT min(achieved), max(achieved), count(*) FROM imported.{ident(name)}")
+    assert got == [["2024-05-01 10:00:00+00", "2024-05-28 10:00:00+00", str(len(records))]], got
 
 
 @runner.test

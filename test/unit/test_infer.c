@@ -2,8 +2,8 @@
  *
  * test_infer.c
  *		Unit tests of what sampled keys say about a table (src/infer.c):
- *		shard suffixes, zero-padded sort keys, and the hash that places
- *		items.
+ *		shard suffixes, zero-padded sort keys, the hash that places items,
+ *		and timestamps.
  *
  * The shards of the players below were computed once with Debian's
  * /usr/bin/python3: FNV-1a 32 of the UTF-8 bytes % 10 (as the leaderboard
@@ -125,6 +125,23 @@ test_hash(void)
 	CHECK(!infer_hash(players, lens, fnv, INFER_MIN_HASH_ITEMS - 1, 10, 0, &h));
 }
 
+/* ISO-8601 timestamps, and texts that only look like one. */
+static void
+test_timestamp(void)
+{
+	CHECK(infer_is_timestamp("2024-01-02T03:04:05.123456Z"));
+	CHECK(infer_is_timestamp("2024-01-02T03:04:05Z"));
+	CHECK(infer_is_timestamp("2024-01-02T03:04:05.5+02:00"));
+	CHECK(infer_is_timestamp("2024-01-02T03:04:05-07:30"));
+	CHECK(!infer_is_timestamp("2024-01-02 03:04:05Z"));
+	CHECK(!infer_is_timestamp("2024-01-02T03:04:05"));
+	CHECK(!infer_is_timestamp("2024-01-02T03:04:05.Z"));
+	CHECK(!infer_is_timestamp("2024-01-02T03:04:05Zx"));
+	CHECK(!infer_is_timestamp("2024-01-02"));
+	CHECK(!infer_is_timestamp("2024-01-02T03:04:05+0200"));
+	CHECK(!infer_is_timestamp(""));
+}
+
 void
 suite_infer(void)
 {
@@ -132,4 +149,5 @@ suite_infer(void)
 	test_shards();
 	test_sort_key();
 	test_hash();
+	test_timestamp();
 }
