@@ -608,7 +608,8 @@ detect_sort_key(ImportTable *t, List **candidates)
 	}
 	number_col = field_name(t, numbers, psprintf("%s_number", t->sk));
 	text_col = field_name(t, texts, psprintf("%s_text", t->sk));
-	if (strcmp(number_col, text_col) == 0)
+	if (strcmp(number_col, text_col) == 0 ||
+		has_column(t->columns, number_col) || has_column(t->columns, text_col))
 		return false;
 	t->columns = add_column(t->columns, number_col, all_int64 ? "bigint" : "numeric", true);
 	t->columns = add_column(t->columns, text_col, "text", true);
@@ -638,7 +639,18 @@ detect_keys(DdbGroup *group, ImportTable *t, bool detect)
 	List	   *candidates = NIL;
 	ListCell   *lc;
 
-	/* a sharded table has a sort key: each shard holds many items */
+	/*
+	 * A sharded table has a sort key (each shard holds many items).  The
+	 * shards the sample shows are probed, and judged again with what the
+	 * probes found.
+	 */
+	if (keys != NULL && infer_shards(keys, n, &s))
+	{
+		probe_shards(group, t, &s);
+		t->attrs = NIL;
+		collect_attrs(t);
+		keys = key_texts(t, t->pk, &n);
+	}
 	if (keys == NULL || !infer_shards(keys, n, &s))
 	{
 		t->columns = add_column(t->columns, t->pk, key_type(t, t->pk), true);
@@ -650,12 +662,6 @@ detect_keys(DdbGroup *group, ImportTable *t, bool detect)
 		}
 		return;
 	}
-	probe_shards(group, t, &s);
-	t->attrs = NIL;
-	collect_attrs(t);
-	keys = key_texts(t, t->pk, &n);
-	if (keys == NULL || !infer_shards(keys, n, &s))
-		elog(ERROR, "shard_fdw: the shards of \"%s\" changed while it was sampled", t->name);
 
 	bases = palloc(sizeof(char *) * n);
 	shards = palloc(sizeof(long) * n);

@@ -888,10 +888,11 @@ endpoint_proven(DdbTransport *t)
 
 /*
  * After a failed attempt of req on an endpoint that has not yet answered
- * as DynamoDB: record that the endpoint looks wrong, and return false (no
- * retry), when the attempt could not connect or got an answer that is not
- * DynamoDB's.  A timeout is left to the retries: a slow DynamoDB is still
- * DynamoDB.  code is libcurl's result.
+ * as DynamoDB (an answer that is not DynamoDB's, or a transport failure
+ * that would be retried): record that the endpoint looks wrong, and return
+ * false (no retry), when the attempt could not connect or got an answer
+ * that is not DynamoDB's.  A timeout is left to the retries: a slow
+ * DynamoDB is still DynamoDB.  code is libcurl's result.
  */
 static bool
 endpoint_may_retry(DdbRequest *req, DdbAttempt *a, CURLcode code)
@@ -967,7 +968,7 @@ attempt_done(DdbTransport *t, DdbAttempt *a, CURLcode code)
 		retry = judge_transport_error(req, a, code);
 	if (a->from_dynamodb)
 		endpoint_proven(t);
-	else if (!t->proven && req->response == NULL)
+	else if (!t->proven && req->response == NULL && (retry || code == CURLE_OK))
 	{
 		MemoryContext old = MemoryContextSwitchTo(req->cxt);
 
