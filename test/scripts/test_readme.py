@@ -16,8 +16,12 @@ with "N passed, N failed".
 import os
 import re
 import subprocess
+import sys
 
 import bed
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
+from quickstart import blocks  # noqa: E402  (test/quickstart.py)
 
 runner = bed.Runner()
 ROOT = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..")
@@ -26,20 +30,6 @@ QUICK_DB = bed.unique_name("readme_quick")
 TABLE = bed.unique_name("GameScores")
 client = None
 output = []
-
-
-def section():
-    """The text of the README's quick start section."""
-    with open(os.path.join(ROOT, "README.md"), encoding="utf-8") as readme:
-        text = readme.read()
-    start = text.index("## Quick start in psql")
-    end = text.index("\n## ", start + 1)
-    return text[start:end]
-
-
-def blocks(language):
-    """The fenced blocks of one language in the quick start, in order."""
-    return re.findall(rf"```{language}\n(.*?)```", section(), re.S)
 
 
 def run_quick_start():
