@@ -86,7 +86,7 @@ old_junk_name(AttrNumber attnum)
  * AddForeignUpdateTargets: UPDATE and DELETE find an item by its stored
  * key, so the scan hands them the old values of the key columns, and in
  * ctid the shard the item was read from (block number; the legacy
- * unsharded key is LEGACY_SHARD_BLOCK).  A DELETE with RETURNING gets
+ * unsharded key is LEGACY_SHARD_BLOCK) and its layout (offset).  A DELETE with RETURNING gets
  * every column's old value: when the answer of a DeleteItem that was
  * applied is lost, its retry finds nothing to return.
  */
@@ -902,13 +902,15 @@ shard_exec_batch_insert(EState *estate, ResultRelInfo *rinfo,
 
 /*
  * The stored key of the row an UPDATE or DELETE is at: rendered from the
- * old values of the key columns and the shard the scan read it from, which
- * is returned.
+ * old values of the key columns and the shard and layout the scan read it
+ * from; the shard is returned, and *earlier, when not NULL, tells whether
+ * the layout is an earlier one than the newest.
  */
 static BlockNumber
-old_key(ModifyState *ms, TupleTableSlot *planSlot, char **pk, char **sk)
+old_key(ModifyState *ms, TupleTableSlot *planSlot, char **pk, char **sk, bool *earlier)
 {
 	ShardTable *t = ms->t;
+	ShardTable *layout;
 	const char **texts = palloc0(sizeof(char *) * Max(t->ncolumns, 1));
 	bool		isnull;
 	Datum		ctid = ExecGetJunkAttribute(planSlot, ms->ctid_attno, &isnull);
@@ -918,6 +920,8 @@ old_key(ModifyState *ms, TupleTableSlot *planSlot, char **pk, char **sk)
 	if (isnull)
 		elog(ERROR, "shard_fdw: ctid is NULL");
 	block = ItemPointerGetBlockNumberNoCheck((ItemPointer) DatumGetPointer(ctid));
+	/* the offset is the item's layout plus one (scan.c's store_row) */
+	layout = t->layouts[ItemPointerGetOffsetNumberNoCheck((ItemPointer) DatumGetPointer(ctid)) - 1];
 	for (int i = 0; i < t->ncolumns; i++)
 	{
 		Datum		v;
@@ -928,8 +932,10 @@ old_key(ModifyState *ms, TupleTableSlot *planSlot, char **pk, char **sk)
 		if (!isnull)
 			texts[i] = codec_key_text(&t->columns[i], v);
 	}
-	*pk = route_partition_key(t, texts, block, block == LEGACY_SHARD_BLOCK, err, sizeof(err));
+	*pk = route_partition_key(layout, texts, block, block == LEGACY_SHARD_BLOCK, err, sizeof(err));
 	*sk = NULL;
+	if (earlier)
+		*earlier = layout != t;
 	if (*pk == NULL)
 		elog(ERROR, "shard_fdw: cannot rebuild the key of a row read: %s", err);
 	if (t->sk.attribute == NULL)
@@ -958,6 +964,7 @@ shard_exec_update(EState *estate, ResultRelInfo *rinfo, TupleTableSlot *slot,
 	char	   *new_pk;
 	char	   *new_sk;
 	long		shard;
+	bool		earlier;
 	char	   *body;
 	size_t		len;
 	DdbRequest *req;
@@ -965,10 +972,14 @@ shard_exec_update(EState *estate, ResultRelInfo *rinfo, TupleTableSlot *slot,
 
 	push_context(ms, &cb);
 	MemoryContextReset(ms->rowcxt);
-	shard = old_key(ms, planSlot, &old_pk, &old_sk);
-	/* a random or dynamic shard stays; a legacy item moves into a shard */
+	shard = old_key(ms, planSlot, &old_pk, &old_sk, &earlier);
+
+	/*
+	 * a random or dynamic shard stays; a legacy item, or one of an earlier
+	 * layout, moves into the shard the newest layout gives
+	 */
 	if ((ms->t->strategy != SHARD_RANDOM && ms->t->strategy != SHARD_DYNAMIC) ||
-		shard == LEGACY_SHARD_BLOCK)
+		shard == LEGACY_SHARD_BLOCK || earlier)
 		shard = SHARD_BY_STRATEGY;
 	item = item_json(ms, slot, shard, &new_pk, &new_sk);
 	if (strcmp(new_pk, old_pk) == 0 && (old_sk == NULL || strcmp(new_sk, old_sk) == 0))
@@ -1035,7 +1046,7 @@ shard_exec_delete(EState *estate, ResultRelInfo *rinfo, TupleTableSlot *slot,
 
 	push_context(ms, &cb);
 	MemoryContextReset(ms->rowcxt);
-	(void) old_key(ms, planSlot, &pk, &sk);
+	(void) old_key(ms, planSlot, &pk, &sk, NULL);
 	body = request_delete(ms->t, pk, sk, &len);
 	req = ddb_run(ms->group, "DeleteItem", body, len, false);
 	if (req->status != DDB_OK)

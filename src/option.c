@@ -112,6 +112,7 @@ static const ShardOption shard_options[] = {
 	/* 16 BatchWriteItems of 25 in flight */
 	OPT_RANGE("batch_size", ForeignTableRelationId, 1, 10000, "400"),
 	OPT("consistent_read", ForeignTableRelationId, OPT_BOOL, NULL),
+	OPT("layout_history", ForeignTableRelationId, OPT_STRING, NULL),
 	/* column */
 	OPT("attribute", AttributeRelationId, OPT_STRING, NULL),
 	OPT("ddb_type", AttributeRelationId, OPT_DDB_TYPE, NULL),
@@ -948,8 +949,20 @@ parse_shard_by(ShardTable *t, const char *value)
 ShardTable *
 shard_get_table(Oid relid)
 {
+	ShardTable *t = shard_table_from_options(relid, GetForeignTable(relid)->options);
+
+	layout_load(t, GetForeignTable(relid)->options);
+	return t;
+}
+
+/*
+ * Foreign table relid as options o describe it (shard_get_table without
+ * its layout history).
+ */
+ShardTable *
+shard_table_from_options(Oid relid, List *o)
+{
 	ForeignTable *ft = GetForeignTable(relid);
-	List	   *o = ft->options;
 	ShardTable *t = palloc0(sizeof(ShardTable));
 	Relation	rel;
 	const char *pk_attr = shard_option_value(o, "partition_key");
@@ -1007,6 +1020,9 @@ shard_get_table(Oid relid)
 				sk_attr, shard_option_value(o, "sort_key_format"), false);
 	if (t->metadata_key == NULL)
 		t->metadata_key = pstrdup(pk_attr);
+	t->nlayouts = 1;
+	t->layouts = palloc(sizeof(ShardTable *));
+	t->layouts[0] = t;
 	return t;
 }
 
@@ -1135,6 +1151,8 @@ shard_fdw_check_alter(PG_FUNCTION_ARGS)
 	{
 		AlterTableCmd *cmd = lfirst_node(AlterTableCmd, lc);
 
+		if (cmd->subtype == AT_GenericOptions)
+			layout_record(relid, cmd);
 		if (cmd->subtype != AT_AlterColumnType)
 			continue;
 		if (t == NULL)

@@ -831,8 +831,8 @@ shard_limit(PlannerInfo *root, RelOptInfo *baserel, Analysis *a, List *pathkeys)
  * relid (t) reads: it is an INSERT into a foreign table on the same server
  * and DynamoDB table, or an UPDATE of one that may move items to a new key:
  * it assigns a column of the item key or one that chooses a calculated or
- * range shard, or the table has legacy unsharded items (an update moves
- * them into their shard).
+ * range shard, or the table has legacy unsharded items or earlier layouts
+ * (an update moves their items into the newest layout's shard).
  */
 static bool
 query_adds_items(Query *q, Oid relid, ShardTable *t)
@@ -851,7 +851,7 @@ query_adds_items(Query *q, Oid relid, ShardTable *t)
 	target = shard_get_table(rte->relid);
 	if (strcmp(target->table, t->table) != 0)
 		return false;
-	if (q->commandType == CMD_INSERT || target->legacy_unsharded)
+	if (q->commandType == CMD_INSERT || target->legacy_unsharded || target->nlayouts > 1)
 		return true;
 	updated = SHARD_UPDATED_COLS(q, rte);
 	for (int i = 0; i < target->ncolumns; i++)

@@ -19,11 +19,13 @@
 #include "access/htup_details.h"
 #include "catalog/pg_type.h"
 #include "commands/explain.h"
+#include "common/hashfn.h"
 #include "executor/executor.h"
 #include "miscadmin.h"
 #include "nodes/nodeFuncs.h"
 #include "utils/builtins.h"
 #include "utils/lsyscache.h"
+#include "utils/hsearch.h"
 #include "utils/memutils.h"
 
 #include "scanstate.h"
@@ -303,28 +305,6 @@ decode_from_key(ShardTable *t, ShardKey *k, const DdbJson *item, const char *col
 }
 
 /*
- * The shard an item's partition key names: its {shard} field, 0 when the
- * template has none, LEGACY_SHARD_BLOCK for a bare (base) key.
- */
-static BlockNumber
-item_shard(ShardTable *t, const DdbJson *item)
-{
-	const char *key;
-	KeySpan    *spans;
-	long		shard;
-
-	if (t->pk.template == NULL)
-		return 0;
-	key = codec_av_text(ddbjson_get(item, t->pk.attribute));
-	if (key == NULL)
-		return 0;
-	spans = palloc(sizeof(KeySpan) * t->pk.template->nparts);
-	if (!keyfmt_decode(t->pk.template, key, strlen(key), spans, &shard))
-		return LEGACY_SHARD_BLOCK;
-	return shard < 0 ? 0 : (BlockNumber) shard;
-}
-
-/*
  * Refuse an item that lacks key attribute k or holds it as another type:
  * every read asks for the key attributes and DynamoDB always has them, so
  * such an item is a broken answer, never a row to fill with NULLs.
@@ -382,30 +362,53 @@ item_to_values(ShardScanState *ss, const DdbJson *item, TupleTableSlot *slot)
 }
 
 /*
- * Store the values filled in slot as its row, with the item's shard in
- * ctid when UPDATE or DELETE need it.
+ * Store the values filled in slot as its row, with the item's shard and
+ * layout in ctid when UPDATE or DELETE need them: the shard (its {shard}
+ * field, LEGACY_SHARD_BLOCK for a bare base key) as the block number, the
+ * index of its layout plus one as the offset.
  */
 static void
-store_row(ShardScanState *ss, TupleTableSlot *slot, BlockNumber shard)
+store_row(ShardScanState *ss, TupleTableSlot *slot, BlockNumber shard, int layout)
 {
 	if (ss->need_ctid)
 	{
 		HeapTuple	tuple = heap_form_tuple(slot->tts_tupleDescriptor,
 											slot->tts_values, slot->tts_isnull);
 
-		ItemPointerSet(&tuple->t_self, shard, 1);
+		ItemPointerSet(&tuple->t_self, shard, (OffsetNumber) (layout + 1));
 		ExecStoreHeapTuple(tuple, slot, false);
 	}
 	else
 		ExecStoreVirtualTuple(slot);
 }
 
+/*
+ * Where item is stored, as store_row puts it in ctid: its layout, returned,
+ * and its shard in *shard.  Only UPDATE and DELETE need it: 0 otherwise.
+ */
+static int
+item_place(ShardScanState *ss, const DdbJson *item, BlockNumber *shard)
+{
+	long		n;
+	int			layout;
+
+	*shard = 0;
+	if (!ss->need_ctid)
+		return 0;
+	layout = layout_of_item(ss->t, item, &n);
+	*shard = layout < 0 ? LEGACY_SHARD_BLOCK : (BlockNumber) n;
+	return Max(layout, 0);
+}
+
 /* Fill slot from item. */
 static void
 item_to_slot(ShardScanState *ss, const DdbJson *item, TupleTableSlot *slot)
 {
+	BlockNumber shard;
+	int			layout = item_place(ss, item, &shard);
+
 	item_to_values(ss, item, slot);
-	store_row(ss, slot, ss->need_ctid ? item_shard(ss->t, item) : 0);
+	store_row(ss, slot, shard, layout);
 }
 
 /* ---------------------------------------------------------------------
@@ -421,7 +424,7 @@ item_to_slot(ShardScanState *ss, const DdbJson *item, TupleTableSlot *slot)
 static bool
 range_in_key_order(ShardTable *t)
 {
-	return t->strategy == SHARD_RANGE && !t->range_normalize &&
+	return t->strategy == SHARD_RANGE && !t->range_normalize && t->nlayouts == 1 &&
 		t->sk.attribute && t->sk.template == NULL && !t->legacy_unsharded &&
 		list_length(t->shard_by) == 1 && linitial_int(t->shard_by) == t->sk.column;
 }
@@ -444,15 +447,14 @@ range_shard_meets_bounds(ShardScanState *ss, int shard)
 }
 
 /*
- * The partition key values the scan reads: one per shard (and the base
- * key with legacy_unsharded), as a list of Stream templates.  Range shards
- * that cannot hold a sort key within the bounds sent are left out.
+ * The partition key values the scan reads under one layout: one per shard,
+ * appended to *result as Stream templates unless one with the same key is
+ * there.  Range shards that cannot hold a sort key within the bounds sent
+ * are left out.  False when the values make no stored key.
  */
-static List *
-partition_streams(ShardScanState *ss, const char **texts)
+static bool
+layout_streams(ShardScanState *ss, ShardTable *t, const char **texts, List **result)
 {
-	ShardTable *t = ss->t;
-	List	   *result = NIL;
 	ListCell   *lc;
 	char		err[SFDW_ERRLEN];
 	List	   *shards;
@@ -464,7 +466,7 @@ partition_streams(ShardScanState *ss, const char **texts)
 		DynamicMeta meta;
 
 		if (base == NULL)
-			return NIL;
+			return false;
 		/* read afresh: another writer may have grown the key meanwhile */
 		meta = dynamic_meta(t, ss->group, base, true, false);
 		shards = route_read_shards(t, texts, meta.max_shards_ever);
@@ -474,6 +476,8 @@ partition_streams(ShardScanState *ss, const char **texts)
 	foreach(lc, shards)
 	{
 		Stream	   *s = palloc0(sizeof(Stream));
+		ListCell   *lc2;
+		bool		dup = false;
 
 		s->shard = lfirst_int(lc);
 		if (range_in_key_order(t) && !range_shard_meets_bounds(ss, s->shard))
@@ -481,9 +485,30 @@ partition_streams(ShardScanState *ss, const char **texts)
 		s->pk_text = route_partition_key(t, texts, s->shard, false, err, sizeof(err));
 		/* a value no stored key can have; DynamoDB refuses an empty key */
 		if (s->pk_text == NULL || s->pk_text[0] == '\0')
-			return NIL;
-		result = lappend(result, s);
+			return false;
+		foreach(lc2, *result)
+			dup |= strcmp(((Stream *) lfirst(lc2))->pk_text, s->pk_text) == 0;
+		if (!dup)
+			*result = lappend(*result, s);
 	}
+	return true;
+}
+
+/*
+ * The partition key values the scan reads: those of every layout still in
+ * the table's history (the newest first, a key two layouts share once),
+ * and the base key with legacy_unsharded, as a list of Stream templates.
+ */
+static List *
+partition_streams(ShardScanState *ss, const char **texts)
+{
+	ShardTable *t = ss->t;
+	List	   *result = NIL;
+	char		err[SFDW_ERRLEN];
+
+	for (int i = 0; i < t->nlayouts; i++)
+		if (!layout_streams(ss, t->layouts[i], texts, &result))
+			return NIL;
 	if (t->legacy_unsharded && t->strategy != SHARD_NONE)
 	{
 		Stream	   *s = palloc0(sizeof(Stream));
@@ -512,6 +537,7 @@ scan_start(ShardScanState *ss, ExprContext *econtext)
 	ss->value_names = NIL;
 	ss->value_json = NIL;
 	ss->heap = NULL;
+	ss->seen = NULL;
 	ss->sk_lo = NULL;
 	ss->sk_hi = NULL;
 	foreach(lc, ss->expr_states)
@@ -695,6 +721,41 @@ shard_scan_conn(ShardScanState *ss)
 	return ss->conn;
 }
 
+/*
+ * True when the row of item came before in this execution: while items
+ * move between layouts, a read may meet one in both (shard_fdw_reshard
+ * moves it between the read of one shard and of another).  The
+ * identities seen are kept in runcxt.
+ */
+static bool
+seen_before(ShardScanState *ss, const DdbJson *item)
+{
+	char	   *id = layout_item_identity(ss->t, item);
+	uint32		hash = hash_bytes((const unsigned char *) id, strlen(id));
+	SeenRows   *entry;
+	bool		found;
+	ListCell   *lc;
+
+	if (ss->seen == NULL)
+	{
+		HASHCTL		ctl;
+
+		ctl.keysize = sizeof(uint32);
+		ctl.entrysize = sizeof(SeenRows);
+		ctl.hcxt = ss->runcxt;
+		ss->seen = hash_create("shard_fdw rows seen", 1024, &ctl,
+							   HASH_ELEM | HASH_BLOBS | HASH_CONTEXT);
+	}
+	entry = hash_search(ss->seen, &hash, HASH_ENTER, &found);
+	if (!found)
+		entry->ids = NIL;
+	foreach(lc, entry->ids)
+		if (strcmp(lfirst(lc), id) == 0)
+			return true;
+	entry->ids = lappend(entry->ids, id);
+	return false;
+}
+
 /* The scan's next item, in its order, or NULL at the end. */
 static const DdbJson *
 next_item(ShardScanState *ss)
@@ -702,15 +763,18 @@ next_item(ShardScanState *ss)
 	const DdbJson *item;
 	MemoryContext old = MemoryContextSwitchTo(ss->runcxt);
 
-	if (ss->in_order)
-		item = merge_next_in_order(ss);
-	else if (ss->order != 0)
+	do
 	{
-		merge_advance(ss);
-		item = merge_next_ordered(ss);
-	}
-	else
-		item = merge_next_unordered(ss);
+		if (ss->in_order)
+			item = merge_next_in_order(ss);
+		else if (ss->order != 0)
+		{
+			merge_advance(ss);
+			item = merge_next_ordered(ss);
+		}
+		else
+			item = merge_next_unordered(ss);
+	} while (item && ss->t->nlayouts > 1 && seen_before(ss, item));
 	MemoryContextSwitchTo(old);
 	if (item)
 		ss->stats.items++;
@@ -719,7 +783,8 @@ next_item(ShardScanState *ss)
 
 /*
  * read_all: read every item into a tuplestore (on disk past work_mem),
- * each row followed by the shard its item came from.
+ * each row followed by where its item came from (item_place: the layout
+ * in the high 32 bits, the shard in the low).
  */
 static void
 store_all(ShardScanState *ss, TupleTableSlot *slot)
@@ -748,7 +813,12 @@ store_all(ShardScanState *ss, TupleTableSlot *slot)
 		item_to_values(ss, item, slot);
 		memcpy(values, slot->tts_values, sizeof(Datum) * natts);
 		memcpy(nulls, slot->tts_isnull, sizeof(bool) * natts);
-		values[natts] = Int64GetDatum(ss->need_ctid ? item_shard(ss->t, item) : 0);
+		{
+			BlockNumber shard;
+			int			layout = item_place(ss, item, &shard);
+
+			values[natts] = Int64GetDatum(((int64) layout << 32) | shard);
+		}
 		tuplestore_putvalues(ss->stored, store_desc, values, nulls);
 		MemoryContextSwitchTo(old);
 	}
@@ -762,6 +832,7 @@ next_stored(ShardScanState *ss, TupleTableSlot *slot)
 	int			natts = slot->tts_tupleDescriptor->natts;
 	MemoryContext old;
 	bool		found;
+	int64		place;
 
 	if (ss->stored == NULL)
 		store_all(ss, slot);
@@ -777,7 +848,8 @@ next_stored(ShardScanState *ss, TupleTableSlot *slot)
 	memcpy(slot->tts_values, ss->store_slot->tts_values, sizeof(Datum) * natts);
 	memcpy(slot->tts_isnull, ss->store_slot->tts_isnull, sizeof(bool) * natts);
 	old = MemoryContextSwitchTo(ss->rowcxt);
-	store_row(ss, slot, (BlockNumber) DatumGetInt64(ss->store_slot->tts_values[natts]));
+	place = DatumGetInt64(ss->store_slot->tts_values[natts]);
+	store_row(ss, slot, (BlockNumber) (place & 0xFFFFFFFF), (int) (place >> 32));
 	MemoryContextSwitchTo(old);
 	return slot;
 }
@@ -1032,6 +1104,22 @@ shards_text(ShardScanState *ss)
 	return psprintf("%d%s", t->shards, t->legacy_unsharded ? " + unsharded key" : "");
 }
 
+/*
+ * The layouts a read covers, newest first, for EXPLAIN: the table's own
+ * and the earlier ones whose items have not all moved.
+ */
+static char *
+layouts_text(ShardTable *t)
+{
+	StringInfoData buf;
+
+	initStringInfo(&buf);
+	for (int i = 0; i < t->nlayouts; i++)
+		appendStringInfo(&buf, "%s%s%s", i > 0 ? "; " : "", i == 0 ? "newest: " : "",
+						 layout_describe(t->layouts[i]));
+	return buf.data;
+}
+
 /* ExplainForeignScan: what goes to DynamoDB, and with ANALYZE what it cost. */
 void
 shard_explain_scan(ForeignScanState *node, ExplainState *es)
@@ -1056,6 +1144,8 @@ shard_scan_explain(ShardScanState *ss, ExplainState *es)
 	if (ss->op != SCAN_OP_SCAN)
 	{
 		ExplainPropertyText("Shards", shards_text(ss), es);
+		if (t->nlayouts > 1)
+			ExplainPropertyText("Layouts", layouts_text(t), es);
 		if (t->pk.format)
 			ExplainPropertyText("Partition Key",
 								psprintf("%s = %s", t->pk.attribute,

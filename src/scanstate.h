@@ -46,6 +46,13 @@ typedef struct Stream
 	int			lek_period;		/* pages after which it is taken anew */
 } Stream;
 
+/* The identities of rows returned (layout_item_identity) with one hash. */
+typedef struct SeenRows
+{
+	uint32		hash;
+	List	   *ids;
+} SeenRows;
+
 struct ShardScanState
 {
 	ShardTable *t;
@@ -85,6 +92,8 @@ struct ShardScanState
 	char	   *sk_lo;			/* the sort key's bounds sent, or NULL */
 	char	   *sk_hi;
 	bool		started;
+	struct HTAB *seen;			/* with earlier layouts: the rows returned
+								 * (SeenRows by hash of their identity) */
 	Tuplestorestate *stored;	/* read_all: the rows, each with its shard */
 	TupleTableSlot *store_slot; /* ... read back through this slot */
 	MemoryContext runcxt;		/* lives for one execution (until rescan) */

@@ -148,11 +148,18 @@ typedef struct ShardTable
 	bool		consistent_read;
 	int			ncolumns;
 	ShardColumn *columns;		/* non-dropped columns, in attnum order */
+	int			nlayouts;		/* 1 + the earlier layouts still read */
+	struct ShardTable **layouts;	/* [0] the table itself (the newest
+									 * layout), then option layout_history's,
+									 * newest first */
+	const DdbJson *layout_entry;	/* an earlier layout: its element of
+									 * layout_history */
 } ShardTable;
 
 extern ShardServer *shard_get_server(Oid serverid);
 extern ShardCredentials *shard_get_credentials(Oid serverid, Oid userid);
 extern ShardTable *shard_get_table(Oid relid);
+extern ShardTable *shard_table_from_options(Oid relid, List *options);
 extern const char *shard_option_value(List *options, const char *name);
 extern bool shard_is_foreign_table(Oid relid);
 extern ShardColumn *shard_find_column(ShardTable *t, const char *name);
@@ -354,6 +361,17 @@ typedef struct RouteDynamic
 
 extern long route_write_shard(ShardTable *t, const char *const *values,
 							  DdbGroup *group, bool create, RouteDynamic *dyn);
+
+/* ---------------------------------------------------------------------
+ * in layout.c
+ * ---------------------------------------------------------------------
+ */
+extern void layout_load(ShardTable *t, List *options);
+extern void layout_record(Oid relid, AlterTableCmd *cmd);
+extern int	layout_of_item(ShardTable *t, const DdbJson *item, long *shard);
+extern char *layout_describe(ShardTable *layout);
+extern char *layout_history_without(ShardTable *t, const bool *keep);
+extern char *layout_item_identity(ShardTable *t, const DdbJson *item);
 
 /* ---------------------------------------------------------------------
  * in describe.c

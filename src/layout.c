@@ -1,0 +1,371 @@
+/*-------------------------------------------------------------------------
+ *
+ * layout.c
+ *		A foreign table's layout history: the earlier layouts (shard count,
+ *		strategy, hash, base, shard_by, boundaries, partition key template)
+ *		whose items have not yet moved into the newest one.
+ *
+ * The history is the table option layout_history, a JSON array of objects,
+ * newest first, each holding the layout options an earlier layout had set
+ * (e.g. [{"shards": "10", "shard_strategy": "calculated", ...}]).  The
+ * event trigger run at the start of ALTER FOREIGN TABLE adds the layout an
+ * ALTER replaces (layout_record); shard_fdw_reshard removes a layout once
+ * nothing remains in it.  Being an option, it survives pg_dump.
+ *
+ *-------------------------------------------------------------------------
+ */
+#include "shard_fdw.h"
+
+#include "commands/defrem.h"
+#include "nodes/makefuncs.h"
+#include "utils/builtins.h"
+#include "utils/lsyscache.h"
+
+/* The options that make a layout: where a row's item key is. */
+static const char *const layout_options[] = {
+	"shards", "shard_strategy", "shard_by", "shard_hash", "shard_base",
+	"range_boundaries", "range_normalize", "partition_key_format", NULL
+};
+
+/*
+ * Options whose change reads cannot cover: the key attributes, and the
+ * sort key template, which key conditions and ordered merges are built on.
+ */
+static const char *const fixed_options[] = {
+	"partition_key", "sort_key", "sort_key_format", NULL
+};
+
+/* True when name is one of the NULL-terminated names. */
+static bool
+name_in(const char *name, const char *const *names)
+{
+	for (; *names; names++)
+		if (strcmp(name, *names) == 0)
+			return true;
+	return false;
+}
+
+/* True when the two option values (either may be NULL) differ. */
+static bool
+values_differ(const char *a, const char *b)
+{
+	if (a == NULL || b == NULL)
+		return a != b;
+	return strcmp(a, b) != 0;
+}
+
+/* Options with every layout option left out. */
+static List *
+without_layout(List *options)
+{
+	List	   *result = NIL;
+	ListCell   *lc;
+
+	foreach(lc, options)
+	{
+		DefElem    *d = lfirst_node(DefElem, lc);
+
+		if (!name_in(d->defname, layout_options) &&
+			strcmp(d->defname, "layout_history") != 0)
+			result = lappend(result, d);
+	}
+	return result;
+}
+
+/* Errors about option layout_history of t, with the reason. */
+static void
+bad_history(const char *relname, const char *reason)
+{
+	ereport(ERROR,
+			(errcode(ERRCODE_FDW_INVALID_OPTION_NAME),
+			 errmsg("invalid value for option \"layout_history\" of foreign table \"%s\": %s",
+					relname, reason),
+			 errhint("The value is a JSON array of objects whose members are layout options (%s) with string values.",
+					 "shards, shard_strategy, shard_by, shard_hash, shard_base, range_boundaries, range_normalize, partition_key_format")));
+}
+
+/*
+ * Add to t (built from options) the earlier layouts its option
+ * layout_history lists, each a table built from options with the layout
+ * options replaced by the entry's.
+ */
+void
+layout_load(ShardTable *t, List *options)
+{
+	const char *history = shard_option_value(options, "layout_history");
+	char		err[SFDW_ERRLEN];
+	DdbJson    *j;
+	List	   *base;
+
+	if (history == NULL)
+		return;
+	j = ddbjson_parse(history, strlen(history), err, sizeof(err));
+	if (j == NULL)
+		bad_history(t->relname, err);
+	if (j->kind != DJ_ARRAY)
+		bad_history(t->relname, "not a JSON array");
+	base = without_layout(options);
+	t->layouts = repalloc(t->layouts, sizeof(ShardTable *) * (1 + j->n));
+	for (int i = 0; i < j->n; i++)
+	{
+		const DdbJson *entry = &j->elems[i];
+		List	   *o = list_copy(base);
+		ShardTable *layout;
+
+		if (entry->kind != DJ_OBJECT)
+			bad_history(t->relname, "an element is not an object");
+		for (int m = 0; m < entry->n; m++)
+		{
+			if (!name_in(entry->keys[m], layout_options))
+				bad_history(t->relname, psprintf("\"%s\" is not a layout option", entry->keys[m]));
+			if (entry->elems[m].kind != DJ_STRING)
+				bad_history(t->relname, psprintf("the value of \"%s\" is not a string", entry->keys[m]));
+			o = lappend(o, makeDefElem(pstrdup(entry->keys[m]),
+									   (Node *) makeString(pstrdup(entry->elems[m].str)), -1));
+		}
+		layout = shard_table_from_options(t->relid, o);
+		if (layout->strategy == SHARD_DYNAMIC)
+			bad_history(t->relname, "a dynamic layout has its shard history in its metadata table");
+		layout->layout_entry = entry;
+		t->layouts[t->nlayouts++] = layout;
+	}
+}
+
+/*
+ * The options of relid as cmd (ALTER FOREIGN TABLE ... OPTIONS) leaves
+ * them; *history_given tells whether cmd names layout_history itself.
+ */
+static List *
+options_after(List *old, AlterTableCmd *cmd, bool *history_given)
+{
+	List	   *result = list_copy(old);
+	ListCell   *lc;
+
+	*history_given = false;
+	foreach(lc, (List *) cmd->def)
+	{
+		DefElem    *d = lfirst_node(DefElem, lc);
+		ListCell   *lc2;
+
+		if (strcmp(d->defname, "layout_history") == 0)
+			*history_given = true;
+		foreach(lc2, result)
+			if (strcmp(lfirst_node(DefElem, lc2)->defname, d->defname) == 0)
+			{
+				result = foreach_delete_current(result, lc2);
+				break;
+			}
+		if (d->defaction != DEFELEM_DROP)
+			result = lappend(result, d);
+	}
+	return result;
+}
+
+/* The layout options set in options, as a JSON object into w. */
+static void
+write_layout(JsonWriter *w, List *options)
+{
+	jw_begin_object(w);
+	for (const char *const *name = layout_options; *name; name++)
+	{
+		const char *v = shard_option_value(options, *name);
+
+		if (v != NULL)
+		{
+			jw_key(w, *name);
+			jw_cstring(w, v);
+		}
+	}
+	jw_end_object(w);
+}
+
+/*
+ * At the start of ALTER FOREIGN TABLE relid OPTIONS (cmd): refuse a change
+ * reads could not cover, and when cmd changes the layout, add the layout
+ * it replaces in front of layout_history (cmd gets the new value).  A cmd
+ * that sets layout_history itself is left as it is.
+ */
+void
+layout_record(Oid relid, AlterTableCmd *cmd)
+{
+	List	   *old = GetForeignTable(relid)->options;
+	bool		history_given;
+	List	   *new = options_after(old, cmd, &history_given);
+	const char *strategies[2];
+	bool		changed = false;
+	const char *history;
+	Buf			out;
+	JsonWriter	w;
+
+	for (const char *const *name = fixed_options; *name; name++)
+	{
+		const char *was = shard_option_value(old, *name);
+
+		if (was != NULL && values_differ(was, shard_option_value(new, *name)))
+			ereport(ERROR,
+					(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
+					 errmsg("cannot change option \"%s\" of foreign table \"%s\"",
+							*name, get_rel_name(relid)),
+					 errdetail("Reads could not cover both the items stored under \"%s\" and those stored under the new value.",
+							   was),
+					 errhint("Declare another foreign table with the new options and copy the rows with INSERT ... SELECT.")));
+	}
+	strategies[0] = shard_option_value(old, "shard_strategy");
+	strategies[1] = shard_option_value(new, "shard_strategy");
+	for (const char *const *name = layout_options; *name; name++)
+		changed |= values_differ(shard_option_value(old, *name), shard_option_value(new, *name));
+	if (!changed || history_given)
+		return;
+	for (int i = 0; i < 2; i++)
+		if (strategies[i] && strcmp(strategies[i], "dynamic") == 0)
+			ereport(ERROR,
+					(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
+					 errmsg("cannot change the layout of foreign table \"%s\" %s the dynamic strategy",
+							get_rel_name(relid), i == 0 ? "from" : "to"),
+					 errdetail("A dynamic table's shard count grows by itself, and its readers follow the shard history of its metadata table."),
+					 errhint("Declare another foreign table with the new options and copy the rows with INSERT ... SELECT.")));
+
+	buf_init(&out);
+	jw_init(&w, &out);
+	jw_begin_array(&w);
+	write_layout(&w, old);
+	history = shard_option_value(old, "layout_history");
+	if (history != NULL)
+	{
+		char		err[SFDW_ERRLEN];
+		DdbJson    *j = ddbjson_parse(history, strlen(history), err, sizeof(err));
+
+		if (j == NULL || j->kind != DJ_ARRAY)
+			bad_history(get_rel_name(relid), j == NULL ? err : "not a JSON array");
+		for (int i = 0; i < j->n; i++)
+			jw_tree(&w, &j->elems[i]);
+	}
+	jw_end_array(&w);
+	cmd->def = (Node *) lappend((List *) cmd->def,
+								makeDefElemExtended(NULL, "layout_history",
+													(Node *) makeString(out.data),
+													history ? DEFELEM_SET : DEFELEM_ADD, -1));
+}
+
+/*
+ * The layout (index into t->layouts) whose partition key template the
+ * item's partition key matches, with its shard in *shard (0 when the
+ * template has none); -1 when none does (a legacy base key).  Layouts that
+ * share a template render the same keys, so the first that matches is the
+ * item's.
+ */
+int
+layout_of_item(ShardTable *t, const DdbJson *item, long *shard)
+{
+	const char *key;
+
+	*shard = 0;
+	if (t->pk.template == NULL)
+		return 0;
+	key = codec_av_text(ddbjson_get(item, t->pk.attribute));
+	if (key == NULL)
+		return 0;
+	for (int i = 0; i < t->nlayouts; i++)
+	{
+		ShardTable *l = t->layouts[i];
+		KeySpan    *spans = palloc(sizeof(KeySpan) * l->pk.template->nparts);
+
+		if (keyfmt_decode(l->pk.template, key, strlen(key), spans, shard))
+		{
+			if (*shard < 0)
+				*shard = 0;
+			return i;
+		}
+	}
+	return -1;
+}
+
+/* A layout in a few words, for EXPLAIN and notices. */
+char *
+layout_describe(ShardTable *l)
+{
+	static const char *const names[] = {
+		[SHARD_NONE] = "unsharded", [SHARD_RANDOM] = "random",
+		[SHARD_CALCULATED] = "calculated", [SHARD_RANGE] = "range",
+		[SHARD_DYNAMIC] = "dynamic",
+	};
+	StringInfoData buf;
+
+	initStringInfo(&buf);
+	if (l->strategy == SHARD_NONE)
+		appendStringInfoString(&buf, "unsharded");
+	else
+		appendStringInfo(&buf, "%d shards from %d, %s%s%s", l->shards, l->shard_base,
+						 names[l->strategy], l->strategy == SHARD_CALCULATED ? " " : "",
+						 l->strategy == SHARD_CALCULATED ? shardhash_name(l->hash) : "");
+	if (l->pk.format)
+		appendStringInfo(&buf, ", %s", quote_literal_cstr(l->pk.format));
+	return buf.data;
+}
+
+/*
+ * The value of option layout_history that keeps t's earlier layouts for
+ * which keep[i] is true (i indexes t->layouts), or NULL when none is kept.
+ */
+char *
+layout_history_without(ShardTable *t, const bool *keep)
+{
+	Buf			out;
+	JsonWriter	w;
+	bool		any = false;
+
+	buf_init(&out);
+	jw_init(&w, &out);
+	jw_begin_array(&w);
+	for (int i = 1; i < t->nlayouts; i++)
+		if (keep[i])
+		{
+			jw_tree(&w, t->layouts[i]->layout_entry);
+			any = true;
+		}
+	jw_end_array(&w);
+	return any ? out.data : NULL;
+}
+
+/* Append text to buf as one field: its length, a colon, the text. */
+static void
+append_field(StringInfo buf, const char *text)
+{
+	appendStringInfo(buf, "%zu:%s", strlen(text), text);
+}
+
+/*
+ * What identifies item's row whichever layout stores it: the column fields
+ * of its partition key (decoded by the template of its layout, or of the
+ * base key for a legacy item), then its sort key.  Two items with the same
+ * identity are one row stored twice (a move in progress).
+ */
+char *
+layout_item_identity(ShardTable *t, const DdbJson *item)
+{
+	StringInfoData buf;
+	const char *pk = codec_av_text(ddbjson_get(item, t->pk.attribute));
+	const char *sk = t->sk.attribute ? codec_av_text(ddbjson_get(item, t->sk.attribute)) : NULL;
+	long		shard;
+	int			layout = layout_of_item(t, item, &shard);
+	const KeyTemplate *tmpl = NULL;
+
+	initStringInfo(&buf);
+	if (pk != NULL && t->pk.template != NULL)
+		tmpl = layout < 0 ? t->pk.base : t->layouts[layout]->pk.template;
+	if (tmpl == NULL)
+		append_field(&buf, pk ? pk : "");
+	else
+	{
+		KeySpan    *spans = palloc(sizeof(KeySpan) * tmpl->nparts);
+
+		if (!keyfmt_decode(tmpl, pk, strlen(pk), spans, NULL))
+			append_field(&buf, pk);
+		else
+			for (int i = 0; i < tmpl->nparts; i++)
+				if (tmpl->parts[i].kind == KP_COLUMN)
+					append_field(&buf, keyfmt_field_text(tmpl, i, pk, &spans[i]));
+	}
+	append_field(&buf, sk ? sk : "");
+	return buf.data;
+}
