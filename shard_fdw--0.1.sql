@@ -117,3 +117,13 @@ CREATE FUNCTION shard_fdw_metadata(ftable regclass, column_values jsonb,
 RETURNS SETOF record
 AS 'MODULE_PATHNAME'
 LANGUAGE C STRICT;
+
+-- Moves the items of a foreign table's earlier layouts (see option
+-- layout_history) to the keys its newest layout gives: those of the
+-- partition column_values names, or of every item; a run over every item
+-- drops the layouts nothing remains in.
+CREATE FUNCTION shard_fdw_reshard(ftable regclass, column_values jsonb DEFAULT NULL,
+                                  OUT moved bigint, OUT remaining bigint)
+RETURNS record
+AS 'MODULE_PATHNAME'
+LANGUAGE C;

@@ -200,8 +200,11 @@ layout_record(Oid relid, AlterTableCmd *cmd)
 	for (const char *const *name = fixed_options; *name; name++)
 	{
 		const char *was = shard_option_value(old, *name);
+		const char *will = shard_option_value(new, *name);
 
-		if (was != NULL && values_differ(was, shard_option_value(new, *name)))
+		/* a key attribute dropped is learnt again, the same */
+		if (was != NULL && values_differ(was, will) &&
+			(will != NULL || strcmp(*name, "sort_key_format") == 0))
 			ereport(ERROR,
 					(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
 					 errmsg("cannot change option \"%s\" of foreign table \"%s\"",

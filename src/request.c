@@ -1005,6 +1005,23 @@ request_update(ShardTable *t, TupleTableSlot *slot, const char *pk, const char *
 	return jw_end_request(&w, len);
 }
 
+/* Write a fresh ClientRequestToken member (TransactWriteItems). */
+static void
+write_client_token(JsonWriter *w)
+{
+	uint8		token[16];
+	char		token_hex[sizeof(token) * 2 + 1];
+
+	if (!pg_strong_random(token, sizeof(token)))
+		ereport(ERROR,
+				(errcode(ERRCODE_INTERNAL_ERROR),
+				 errmsg("could not generate a ClientRequestToken for TransactWriteItems")));
+	for (int i = 0; i < (int) sizeof(token); i++)
+		sprintf(token_hex + 2 * i, "%02x", token[i]);
+	jw_key(w, "ClientRequestToken");
+	jw_cstring(w, token_hex);
+}
+
 /*
  * The TransactWriteItems body that moves an item to a new key: delete the
  * old one if it still exists, put the new one if its key is free.  A
@@ -1018,20 +1035,11 @@ request_move(ShardTable *t, const char *old_pk, const char *old_sk, const char *
 {
 	Buf			out;
 	JsonWriter	w;
-	uint8		token[16];
-	char		token_hex[sizeof(token) * 2 + 1];
 
-	if (!pg_strong_random(token, sizeof(token)))
-		ereport(ERROR,
-				(errcode(ERRCODE_INTERNAL_ERROR),
-				 errmsg("could not generate a ClientRequestToken for TransactWriteItems")));
-	for (int i = 0; i < (int) sizeof(token); i++)
-		sprintf(token_hex + 2 * i, "%02x", token[i]);
 	buf_init(&out);
 	jw_init(&w, &out);
 	jw_begin_object(&w);
-	jw_key(&w, "ClientRequestToken");
-	jw_cstring(&w, token_hex);
+	write_client_token(&w);
 	jw_key(&w, "TransactItems");
 	jw_begin_array(&w);
 	for (int i = 0; i < 2; i++)
@@ -1304,4 +1312,151 @@ request_count(ShardTable *t, const char *pk, const DdbJson *start_key, size_t *l
 		jw_tree(&w, start_key);
 	}
 	return jw_end_body(&w, len);
+}
+
+/* ---------------------------------------------------------------------
+ * Moving items between layouts (reshard.c)
+ * ---------------------------------------------------------------------
+ */
+
+/*
+ * The body of a strongly consistent read of every item: a Query of
+ * partition key pk, or with pk NULL a Scan of the whole table, from
+ * start_key (NULL: the start).
+ */
+char *
+request_reshard_read(ShardTable *t, const char *pk, const DdbJson *start_key, size_t *len)
+{
+	Buf			out;
+	JsonWriter	w;
+
+	jw_begin_request(&w, &out, t->table);
+	if (pk)
+	{
+		jw_key(&w, "KeyConditionExpression");
+		jw_cstring(&w, "#k = :k");
+		jw_key(&w, "ExpressionAttributeNames");
+		jw_begin_object(&w);
+		jw_key(&w, "#k");
+		jw_cstring(&w, t->pk.attribute);
+		jw_end_object(&w);
+		jw_key(&w, "ExpressionAttributeValues");
+		jw_begin_object(&w);
+		jw_key(&w, ":k");
+		request_write_key_value(&w, &t->pk, pk);
+		jw_end_object(&w);
+	}
+	jw_key(&w, "ConsistentRead");
+	jw_bool(&w, true);
+	if (start_key)
+	{
+		jw_key(&w, "ExclusiveStartKey");
+		jw_tree(&w, start_key);
+	}
+	return jw_end_request(&w, len);
+}
+
+/*
+ * Write the condition that item (as read) is stored unchanged: each of its
+ * attributes holds the value read, and each column attribute it lacks is
+ * still absent.
+ */
+static void
+write_unchanged_condition(JsonWriter *w, ShardTable *t, const DdbJson *item)
+{
+	StringInfoData cond;
+	int			n = 0;
+
+	initStringInfo(&cond);
+	for (int i = 0; i < item->n; i++)
+		appendStringInfo(&cond, "%s#u%d = :u%d", i ? " AND " : "", i, i);
+	n = item->n;
+	for (int c = 0; c < t->ncolumns; c++)
+		if (t->columns[c].ddb_type != DDB_TYPE_ITEM &&
+			ddbjson_get(item, t->columns[c].attribute) == NULL)
+		{
+			appendStringInfo(&cond, "%sattribute_not_exists(#u%d)", n ? " AND " : "", n);
+			n++;
+		}
+	jw_key(w, "ConditionExpression");
+	jw_cstring(w, cond.data);
+	jw_key(w, "ExpressionAttributeNames");
+	jw_begin_object(w);
+	n = 0;
+	for (int i = 0; i < item->n; i++)
+	{
+		jw_key(w, psprintf("#u%d", n++));
+		jw_cstring(w, item->keys[i]);
+	}
+	for (int c = 0; c < t->ncolumns; c++)
+		if (t->columns[c].ddb_type != DDB_TYPE_ITEM &&
+			ddbjson_get(item, t->columns[c].attribute) == NULL)
+		{
+			jw_key(w, psprintf("#u%d", n++));
+			jw_cstring(w, t->columns[c].attribute);
+		}
+	jw_end_object(w);
+	jw_key(w, "ExpressionAttributeValues");
+	jw_begin_object(w);
+	for (int i = 0; i < item->n; i++)
+	{
+		jw_key(w, psprintf(":u%d", i));
+		jw_tree(w, &item->elems[i]);
+	}
+	jw_end_object(w);
+}
+
+/*
+ * The TransactWriteItems body that moves item (as read) to the item
+ * moved (JSON text, at its new key): delete the old one if it is
+ * unchanged, put the new one if its key is free.
+ */
+char *
+request_reshard_move(ShardTable *t, const DdbJson *item, const char *moved, size_t *len)
+{
+	Buf			out;
+	JsonWriter	w;
+
+	buf_init(&out);
+	jw_init(&w, &out);
+	jw_begin_object(&w);
+	write_client_token(&w);
+	jw_key(&w, "TransactItems");
+	jw_begin_array(&w);
+	jw_begin_object(&w);
+	jw_key(&w, "Delete");
+	jw_begin_object(&w);
+	jw_key(&w, "TableName");
+	jw_cstring(&w, t->table);
+	jw_key(&w, "Key");
+	write_key_of_item(&w, t, item);
+	write_unchanged_condition(&w, t, item);
+	jw_end_object(&w);
+	jw_end_object(&w);
+	jw_begin_object(&w);
+	jw_key(&w, "Put");
+	jw_begin_object(&w);
+	jw_key(&w, "TableName");
+	jw_cstring(&w, t->table);
+	jw_key(&w, "Item");
+	jw_raw(&w, moved);
+	write_condition(&w, "attribute_not_exists(#k)", t->pk.attribute, NIL);
+	jw_end_object(&w);
+	jw_end_object(&w);
+	jw_end_array(&w);
+	return jw_end_request(&w, len);
+}
+
+/* The DeleteItem body of item (as read), on condition that it is unchanged. */
+char *
+request_reshard_delete(ShardTable *t, const DdbJson *item, size_t *len)
+{
+	Buf			out;
+	JsonWriter	w;
+
+	jw_begin_request(&w, &out, t->table);
+	jw_key(&w, "Key");
+	write_key_of_item(&w, t, item);
+	write_unchanged_condition(&w, t, item);
+	return jw_end_request(&w, len);
 }

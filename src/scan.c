@@ -271,11 +271,11 @@ scan_stream_next_item_wait(ShardScanState *ss, Stream *s)
  */
 
 /*
- * The text of column col decoded from key k of item, or NULL when the key
- * template does not hold the column or the key does not match it.
+ * The text of column colname decoded from key k of item, or NULL when the
+ * key template does not hold the column or the key does not match it.
  */
-static char *
-decode_from_key(ShardTable *t, ShardKey *k, const DdbJson *item, const char *colname)
+char *
+scan_key_field(ShardTable *t, ShardKey *k, const DdbJson *item, const char *colname)
 {
 	const char *key;
 	KeySpan    *spans;
@@ -345,10 +345,10 @@ item_to_values(ShardScanState *ss, const DdbJson *item, TupleTableSlot *slot)
 
 		if (av == NULL && col->ddb_type != DDB_TYPE_ITEM)
 		{
-			char	   *text = decode_from_key(t, &t->pk, item, col->name);
+			char	   *text = scan_key_field(t, &t->pk, item, col->name);
 
 			if (text == NULL)
-				text = decode_from_key(t, &t->sk, item, col->name);
+				text = scan_key_field(t, &t->sk, item, col->name);
 			if (text != NULL)
 			{
 				slot->tts_values[att] = codec_text_to_datum(text, col, item, t);

@@ -26,6 +26,8 @@ typedef struct ShardScanState ShardScanState;
 
 extern ShardScanState *shard_scan_create(ForeignScanState *node, int eflags);
 extern ShardTable *shard_scan_table(ShardScanState *ss);
+extern char *scan_key_field(ShardTable *t, ShardKey *k, const DdbJson *item,
+							const char *colname);
 extern DdbConn *shard_scan_conn(ShardScanState *ss);
 extern const DdbJson *shard_scan_next_match(ShardScanState *ss,
 											ForeignScanState *node);

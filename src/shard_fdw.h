@@ -437,5 +437,10 @@ extern char *request_partition_sample(const char *table, const char *attribute,
 									  const char *pk, int limit, size_t *len);
 extern char *request_count(ShardTable *t, const char *pk, const DdbJson *start_key,
 						   size_t *len);
+extern char *request_reshard_read(ShardTable *t, const char *pk, const DdbJson *start_key,
+								  size_t *len);
+extern char *request_reshard_move(ShardTable *t, const DdbJson *item, const char *moved,
+								  size_t *len);
+extern char *request_reshard_delete(ShardTable *t, const DdbJson *item, size_t *len);
 
 #endif							/* SHARD_FDW_H */
