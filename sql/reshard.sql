@@ -1,0 +1,128 @@
+-- Changing a table's layout (shard count, strategy, hash, template) keeps
+-- the earlier layouts readable until shard_fdw_reshard has moved their
+-- items; counts, top-N and point lookups are exact at every step.
+\ir sql/include/server.sql
+\ir sql/include/explain_analyze.sql
+SELECT ddb_create_table('Reshard', 'pk', 'sk') AS status;
+
+CREATE FOREIGN TABLE lb (
+  game_id text NOT NULL, player_id text NOT NULL, score bigint NOT NULL
+) SERVER ddb OPTIONS (
+  table 'Reshard',
+  partition_key 'pk', partition_key_format '{game_id}#{shard}',
+  sort_key 'sk', sort_key_format '{score:020}#{player_id}',
+  shards '10', shard_strategy 'calculated', shard_by 'player_id',
+  shard_hash 'fnv1a_32');
+CREATE TABLE local_lb AS
+  SELECT 'g' AS game_id, 'p' || lpad(i::text, 5, '0') AS player_id,
+         (i * 7919) % 1000 AS score
+    FROM generate_series(0, 299) i;
+INSERT INTO lb SELECT * FROM local_lb;
+
+-- where each row is, as the DynamoDB keys say
+CREATE FUNCTION stored_keys() RETURNS TABLE (pk text, sk text)
+LANGUAGE sql AS $$
+  SELECT i #>> '{pk,S}', i #>> '{sk,S}'
+    FROM jsonb_array_elements(shard_fdw_request('ddb', 'Scan',
+           '{"TableName": "Reshard", "ConsistentRead": true}') -> 'Items') i
+$$;
+-- rows whose stored key is not the one the table's newest layout gives
+CREATE FUNCTION misplaced() RETURNS bigint LANGUAGE sql AS $$
+  SELECT count(*) FROM stored_keys() s
+   WHERE s.pk <> (SELECT k.partition_key FROM shard_fdw_key('lb', jsonb_build_object(
+                    'game_id', 'g', 'player_id', split_part(s.sk, '#', 2))) k)
+$$;
+-- the checks repeated at every step: count, top 10, point lookups
+CREATE FUNCTION same_as_local() RETURNS TABLE (check_name text, ok boolean)
+LANGUAGE sql AS $$
+  SELECT 'count', (SELECT count(*) FROM lb WHERE game_id = 'g') =
+                  (SELECT count(*) FROM local_lb)
+  UNION ALL
+  SELECT 'whole-table count', (SELECT count(*) FROM lb) = (SELECT count(*) FROM local_lb)
+  UNION ALL
+  SELECT 'top 10', (SELECT array_agg(player_id || ':' || score) FROM
+                     (SELECT player_id, score FROM lb WHERE game_id = 'g'
+                       ORDER BY score DESC, player_id DESC LIMIT 10) a) =
+                   (SELECT array_agg(player_id || ':' || score) FROM
+                     (SELECT player_id, score FROM local_lb
+                       ORDER BY score DESC, player_id DESC LIMIT 10) b)
+  UNION ALL
+  SELECT 'point lookups', (SELECT count(*) FROM local_lb l
+                            WHERE (SELECT f.score FROM lb f WHERE f.game_id = 'g'
+                                      AND f.player_id = l.player_id) = l.score) =
+                           (SELECT count(*) FROM local_lb)
+$$;
+SELECT * FROM same_as_local();
+
+-- 10 to 20 shards: p00000 stays readable where it was written
+ALTER FOREIGN TABLE lb OPTIONS (SET shards '20');
+SELECT option_value FROM pg_options_to_table(
+  (SELECT ftoptions FROM pg_foreign_table WHERE ftrelid = 'lb'::regclass))
+ WHERE option_name = 'layout_history';
+EXPLAIN (COSTS OFF)
+  SELECT score FROM lb WHERE game_id = 'g' AND player_id = 'p00000';
+SELECT score FROM lb WHERE game_id = 'g' AND player_id = 'p00000';
+SELECT score FROM local_lb WHERE player_id = 'p00000';
+-- an UPDATE finds it, and moves it into the newest layout
+UPDATE lb SET score = 1 WHERE game_id = 'g' AND player_id = 'p00000';
+UPDATE local_lb SET score = 1 WHERE player_id = 'p00000';
+SELECT * FROM same_as_local();
+-- writes use the newest layout
+INSERT INTO lb VALUES ('g', 'p00300', 555);
+INSERT INTO local_lb VALUES ('g', 'p00300', 555);
+SELECT pk FROM stored_keys() WHERE sk LIKE '%#p00300';
+SELECT partition_key FROM shard_fdw_key('lb', '{"game_id": "g", "player_id": "p00300"}');
+-- a DELETE finds a row of an earlier layout
+DELETE FROM lb WHERE game_id = 'g' AND player_id = 'p00001';
+DELETE FROM local_lb WHERE player_id = 'p00001';
+SELECT * FROM same_as_local();
+
+-- 20 to 5 shards: three layouts are read, a partition key two share once
+ALTER FOREIGN TABLE lb OPTIONS (SET shards '5');
+EXPLAIN (COSTS OFF)
+  SELECT player_id, score FROM lb WHERE game_id = 'g' ORDER BY score DESC LIMIT 10;
+SELECT * FROM explain_analyze($$SELECT count(*) FROM lb WHERE game_id = 'g'$$) p
+ WHERE p ~ 'Shards Read';
+SELECT * FROM same_as_local();
+SELECT count(*) FROM lb WHERE game_id = 'g';
+
+-- moving one partition, then the rest: idempotent, and the layouts go
+SELECT misplaced();
+SELECT * FROM shard_fdw_reshard('lb', '{"game_id": "g"}');
+SELECT * FROM same_as_local();
+SELECT misplaced();
+INSERT INTO lb VALUES ('g', 'p00301', 556);
+INSERT INTO local_lb VALUES ('g', 'p00301', 556);
+SELECT * FROM shard_fdw_reshard('lb');
+SELECT * FROM shard_fdw_reshard('lb');
+SELECT count(*) AS layout_history FROM pg_options_to_table(
+  (SELECT ftoptions FROM pg_foreign_table WHERE ftrelid = 'lb'::regclass))
+ WHERE option_name = 'layout_history';
+SELECT misplaced();
+SELECT count(*) FROM stored_keys();
+SELECT * FROM same_as_local();
+EXPLAIN (COSTS OFF)
+  SELECT player_id, score FROM lb WHERE game_id = 'g' ORDER BY score DESC LIMIT 10;
+
+-- another partition key template: read across, then moved
+ALTER FOREIGN TABLE lb OPTIONS (SET partition_key_format 'game_{game_id}#{shard}');
+SELECT * FROM same_as_local();
+SELECT moved, remaining FROM shard_fdw_reshard('lb');
+SELECT misplaced();
+SELECT * FROM same_as_local();
+
+-- changes reads could not cover are refused
+ALTER FOREIGN TABLE lb OPTIONS (SET sort_key_format '{score:030}#{player_id}');
+ALTER FOREIGN TABLE lb OPTIONS (SET partition_key 'other');
+ALTER FOREIGN TABLE lb OPTIONS (SET shard_strategy 'dynamic');
+ALTER FOREIGN TABLE lb OPTIONS (ADD layout_history '{"shards": "3"}');
+ALTER FOREIGN TABLE lb OPTIONS (ADD layout_history '[{"table": "x"}]');
+-- a table with no earlier layout has nothing to move
+SELECT * FROM shard_fdw_reshard('lb');
+SELECT * FROM shard_fdw_reshard('local_lb');
+
+DROP FUNCTION same_as_local(), misplaced(), stored_keys();
+DROP TABLE local_lb;
+DROP FOREIGN TABLE lb;
+SELECT ddb_delete_table('Reshard') AS deleted;
+DROP SERVER ddb CASCADE;
