@@ -22,9 +22,9 @@ merge_next_unordered(ShardScanState *ss)
 	{
 		bool		any_waiting = false;
 
-		for (int k = 0; k < ss->nstreams; k++)
+		for (int k = 0; k < ss->held; k++)
 		{
-			Stream	   *s = &ss->streams[(ss->cur + k) % ss->nstreams];
+			Stream	   *s = &ss->streams[(ss->cur + k) % ss->held];
 			bool		waiting = false;
 			const DdbJson *item = scan_stream_next_item(ss, s, &waiting);
 
@@ -34,6 +34,14 @@ merge_next_unordered(ShardScanState *ss)
 				return item;
 			}
 			any_waiting |= waiting;
+		}
+		if (!any_waiting && ss->held < ss->nstreams)
+		{
+			/* the earlier layouts are read: start the newest's streams */
+			for (int i = ss->held; i < ss->nstreams; i++)
+				scan_stream_fetch(ss, &ss->streams[i], NULL);
+			ss->held = ss->nstreams;
+			continue;
 		}
 		if (!any_waiting)
 			return NULL;

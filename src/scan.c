@@ -453,7 +453,8 @@ range_shard_meets_bounds(ShardScanState *ss, int shard)
  * are left out.  False when the values make no stored key.
  */
 static bool
-layout_streams(ShardScanState *ss, ShardTable *t, const char **texts, List **result)
+layout_streams(ShardScanState *ss, ShardTable *t, const char **texts, List **result,
+			   bool earlier)
 {
 	ListCell   *lc;
 	char		err[SFDW_ERRLEN];
@@ -480,6 +481,7 @@ layout_streams(ShardScanState *ss, ShardTable *t, const char **texts, List **res
 		bool		dup = false;
 
 		s->shard = lfirst_int(lc);
+		s->earlier = earlier;
 		if (range_in_key_order(t) && !range_shard_meets_bounds(ss, s->shard))
 			continue;
 		s->pk_text = route_partition_key(t, texts, s->shard, false, err, sizeof(err));
@@ -487,7 +489,8 @@ layout_streams(ShardScanState *ss, ShardTable *t, const char **texts, List **res
 		if (s->pk_text == NULL || s->pk_text[0] == '\0')
 			return false;
 		foreach(lc2, *result)
-			dup |= strcmp(((Stream *) lfirst(lc2))->pk_text, s->pk_text) == 0;
+			dup |= ((Stream *) lfirst(lc2))->earlier == earlier &&
+				strcmp(((Stream *) lfirst(lc2))->pk_text, s->pk_text) == 0;
 		if (!dup)
 			*result = lappend(*result, s);
 	}
@@ -495,9 +498,13 @@ layout_streams(ShardScanState *ss, ShardTable *t, const char **texts, List **res
 }
 
 /*
- * The partition key values the scan reads: those of every layout still in
- * the table's history (the newest first, a key two layouts share once),
- * and the base key with legacy_unsharded, as a list of Stream templates.
+ * The partition key values the scan reads: those of the earlier layouts
+ * still in the table's history, then those of the newest layout (a key
+ * the earlier layouts share once, and once more if the newest has it
+ * too), and the base key with legacy_unsharded, as a list of Stream
+ * templates.  Items only ever move from an earlier layout to the newest,
+ * so a read that finishes the earlier layouts' keys before it starts the
+ * newest's meets every row at least once (see scan_start).
  */
 static List *
 partition_streams(ShardScanState *ss, const char **texts)
@@ -506,9 +513,11 @@ partition_streams(ShardScanState *ss, const char **texts)
 	List	   *result = NIL;
 	char		err[SFDW_ERRLEN];
 
-	for (int i = 0; i < t->nlayouts; i++)
-		if (!layout_streams(ss, t->layouts[i], texts, &result))
+	for (int i = 1; i < t->nlayouts; i++)
+		if (!layout_streams(ss, t->layouts[i], texts, &result, true))
 			return NIL;
+	if (!layout_streams(ss, t, texts, &result, false))
+		return NIL;
 	if (t->legacy_unsharded && t->strategy != SHARD_NONE)
 	{
 		Stream	   *s = palloc0(sizeof(Stream));
@@ -561,8 +570,8 @@ scan_start(ShardScanState *ss, ExprContext *econtext)
 	}
 	else if (ss->op == SCAN_OP_GET)
 	{
-		List	   *keys = NIL;
-		Stream	   *batch = NULL;
+		/* the earlier layouts' keys, then the newest's */
+		List	   *keys[2] = {NIL, NIL};
 
 		foreach(lc, combos)
 		{
@@ -573,17 +582,28 @@ scan_start(ShardScanState *ss, ExprContext *econtext)
 			if (sk && sk[0] == '\0')
 				continue;		/* no stored key is empty */
 			foreach(lc2, partition_streams(ss, texts))
-				keys = list_append_unique(keys,
-										  makeString(request_item_key_json(ss->t, ((Stream *) lfirst(lc2))->pk_text, sk)));
-		}
-		foreach(lc, keys)
-		{
-			if (batch == NULL || list_length(batch->keys) == BATCH_GET_MAX)
 			{
-				batch = palloc0(sizeof(Stream));
-				streams = lappend(streams, batch);
+				Stream	   *s = lfirst(lc2);
+				int			phase = s->earlier ? 0 : 1;
+
+				keys[phase] = list_append_unique(keys[phase],
+												 makeString(request_item_key_json(ss->t, s->pk_text, sk)));
 			}
-			batch->keys = lappend(batch->keys, lfirst(lc));
+		}
+		for (int phase = 0; phase < 2; phase++)
+		{
+			Stream	   *batch = NULL;
+
+			foreach(lc, keys[phase])
+			{
+				if (batch == NULL || list_length(batch->keys) == BATCH_GET_MAX)
+				{
+					batch = palloc0(sizeof(Stream));
+					batch->earlier = phase == 0;
+					streams = lappend(streams, batch);
+				}
+				batch->keys = lappend(batch->keys, lfirst(lc));
+			}
 		}
 	}
 	else if (combos != NIL)
@@ -601,10 +621,12 @@ scan_start(ShardScanState *ss, ExprContext *econtext)
 				foreach(lc2, partition_streams(ss, lfirst(lc)))
 				{
 					Stream	   *s = lfirst(lc2);
+					/* a key read in both phases, once in each */
+					Node	   *key = (Node *) makeString(psprintf("%d%s", s->earlier, s->pk_text));
 
-					if (list_member(seen, makeString(s->pk_text)))
+					if (list_member(seen, key))
 						continue;
-					seen = lappend(seen, makeString(s->pk_text));
+					seen = lappend(seen, key);
 					streams = lappend(streams, s);
 				}
 			}
@@ -631,7 +653,19 @@ scan_start(ShardScanState *ss, ExprContext *econtext)
 	ss->shards_read = ss->op == SCAN_OP_SCAN ? 0 : ss->nstreams;
 	if (ss->in_order)
 		ss->shards_read = Min(ss->nstreams, 1);
-	for (i = 0; i < (ss->in_order ? Min(ss->nstreams, 1) : ss->nstreams); i++)
+	/*
+	 * Unordered, the newest layout's streams wait until the earlier
+	 * layouts' are read (merge_next_unordered starts them): a row moving
+	 * meanwhile is met in its old place or its new one, or both (and
+	 * returned once, see seen_before).
+	 */
+	ss->held = ss->nstreams;
+	if (ss->order == 0)
+		for (i = ss->nstreams - 1; i >= 0 && ss->streams[i].earlier == false; i--)
+			ss->held = i;
+	if (ss->held == 0 || ss->order != 0)
+		ss->held = ss->nstreams;
+	for (i = 0; i < (ss->in_order ? Min(ss->nstreams, 1) : ss->held); i++)
 		scan_stream_fetch(ss, &ss->streams[i], NULL);
 	ss->cur = 0;
 	ss->started = true;

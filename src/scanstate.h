@@ -33,6 +33,7 @@ typedef struct Stream
 {
 	char	   *pk_text;		/* partition key value (Query) */
 	int			shard;			/* its shard, or -1 for the base key */
+	bool		earlier;		/* a key of an earlier layout */
 	int			segment;		/* segment (Scan) */
 	List	   *keys;			/* item keys as JSON texts (GetItem) */
 	DdbRequest *page;			/* the page being read */
@@ -87,6 +88,9 @@ struct ShardScanState
 	Stream	   *streams;
 	int			nstreams;
 	int			cur;			/* unordered: the stream read last */
+	int			held;			/* unordered: streams from this one on (the
+								 * newest layout's) start once the others
+								 * are read; nstreams when none waits */
 	binaryheap *heap;			/* ordered: streams by their head item */
 	bool		in_order;		/* ordered: range shards read one by one */
 	char	   *sk_lo;			/* the sort key's bounds sent, or NULL */
