@@ -90,7 +90,7 @@ static void
 send_delete(DirectDelete *dd, const DdbJson *item)
 {
 	size_t		len;
-	char	   *body = request_delete_item(dd->t, item, &len);
+	char	   *body = request_delete_item(dd->t, item, false, &len);
 	DdbRequest *req;
 
 	req = ddb_request_create(dd->group, "DeleteItem", body, len);

@@ -995,7 +995,7 @@ shard_exec_update(EState *estate, ResultRelInfo *rinfo, TupleTableSlot *slot,
 	}
 	else
 	{
-		body = request_move(ms->t, old_pk, old_sk, item, &len);
+		body = request_move(ms->t, old_pk, old_sk, NULL, item, &len);
 		req = ddb_run(ms->group, "TransactWriteItems", body, len, false);
 		if (req->status != DDB_OK)
 		{

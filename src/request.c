@@ -1023,15 +1023,66 @@ write_client_token(JsonWriter *w)
 }
 
 /*
+ * Write the condition that item (as read) is stored unchanged: each of its
+ * attributes holds the value read, and each column attribute it lacks is
+ * still absent.
+ */
+static void
+write_unchanged_condition(JsonWriter *w, ShardTable *t, const DdbJson *item)
+{
+	StringInfoData cond;
+	int			n = 0;
+
+	initStringInfo(&cond);
+	for (int i = 0; i < item->n; i++)
+		appendStringInfo(&cond, "%s#u%d = :u%d", i ? " AND " : "", i, i);
+	n = item->n;
+	for (int c = 0; c < t->ncolumns; c++)
+		if (t->columns[c].ddb_type != DDB_TYPE_ITEM &&
+			ddbjson_get(item, t->columns[c].attribute) == NULL)
+		{
+			appendStringInfo(&cond, "%sattribute_not_exists(#u%d)", n ? " AND " : "", n);
+			n++;
+		}
+	jw_key(w, "ConditionExpression");
+	jw_cstring(w, cond.data);
+	jw_key(w, "ExpressionAttributeNames");
+	jw_begin_object(w);
+	n = 0;
+	for (int i = 0; i < item->n; i++)
+	{
+		jw_key(w, psprintf("#u%d", n++));
+		jw_cstring(w, item->keys[i]);
+	}
+	for (int c = 0; c < t->ncolumns; c++)
+		if (t->columns[c].ddb_type != DDB_TYPE_ITEM &&
+			ddbjson_get(item, t->columns[c].attribute) == NULL)
+		{
+			jw_key(w, psprintf("#u%d", n++));
+			jw_cstring(w, t->columns[c].attribute);
+		}
+	jw_end_object(w);
+	jw_key(w, "ExpressionAttributeValues");
+	jw_begin_object(w);
+	for (int i = 0; i < item->n; i++)
+	{
+		jw_key(w, psprintf(":u%d", i));
+		jw_tree(w, &item->elems[i]);
+	}
+	jw_end_object(w);
+}
+
+/*
  * The TransactWriteItems body that moves an item to a new key: delete the
- * old one if it still exists, put the new one if its key is free.  A
- * fresh ClientRequestToken makes its retries idempotent: when an attempt
- * was applied and its answer lost, DynamoDB answers the retry with that
- * success instead of failing both conditions.
+ * old one (key old_pk, old_sk) if it still exists, or with unchanged (an
+ * item as read) that item if it is unchanged; put the new one (item, JSON
+ * text) if its key is free.  A fresh ClientRequestToken makes its retries
+ * idempotent: when an attempt was applied and its answer lost, DynamoDB
+ * answers the retry with that success instead of failing both conditions.
  */
 char *
-request_move(ShardTable *t, const char *old_pk, const char *old_sk, const char *item,
-			 size_t *len)
+request_move(ShardTable *t, const char *old_pk, const char *old_sk,
+			 const DdbJson *unchanged, const char *item, size_t *len)
 {
 	Buf			out;
 	JsonWriter	w;
@@ -1049,18 +1100,24 @@ request_move(ShardTable *t, const char *old_pk, const char *old_sk, const char *
 		jw_begin_object(&w);
 		jw_key(&w, "TableName");
 		jw_cstring(&w, t->table);
-		if (i == 0)
-		{
-			jw_key(&w, "Key");
-			write_key_texts(&w, t, old_pk, old_sk);
-		}
-		else
+		if (i == 1)
 		{
 			jw_key(&w, "Item");
 			jw_raw(&w, item);
+			write_condition(&w, "attribute_not_exists(#k)", t->pk.attribute, NIL);
 		}
-		write_condition(&w, i == 0 ? "attribute_exists(#k)" : "attribute_not_exists(#k)",
-						t->pk.attribute, NIL);
+		else if (unchanged)
+		{
+			jw_key(&w, "Key");
+			write_key_of_item(&w, t, unchanged);
+			write_unchanged_condition(&w, t, unchanged);
+		}
+		else
+		{
+			jw_key(&w, "Key");
+			write_key_texts(&w, t, old_pk, old_sk);
+			write_condition(&w, "attribute_exists(#k)", t->pk.attribute, NIL);
+		}
 		jw_end_object(&w);
 		jw_end_object(&w);
 	}
@@ -1085,10 +1142,11 @@ request_delete(ShardTable *t, const char *pk, const char *sk, size_t *len)
 
 /*
  * The DeleteItem body of an item as read: its key attributes, on
- * condition that the item still exists.
+ * condition that the item still exists, or with unchanged, that it is
+ * stored unchanged.
  */
 char *
-request_delete_item(ShardTable *t, const DdbJson *item, size_t *len)
+request_delete_item(ShardTable *t, const DdbJson *item, bool unchanged, size_t *len)
 {
 	Buf			out;
 	JsonWriter	w;
@@ -1096,7 +1154,10 @@ request_delete_item(ShardTable *t, const DdbJson *item, size_t *len)
 	jw_begin_request(&w, &out, t->table);
 	jw_key(&w, "Key");
 	write_key_of_item(&w, t, item);
-	write_condition(&w, "attribute_exists(#k)", t->pk.attribute, NIL);
+	if (unchanged)
+		write_unchanged_condition(&w, t, item);
+	else
+		write_condition(&w, "attribute_exists(#k)", t->pk.attribute, NIL);
 	return jw_end_request(&w, len);
 }
 
@@ -1281,6 +1342,24 @@ request_partition_sample(const char *table, const char *attribute, const char *p
 	return jw_end_body(&w, len);
 }
 
+/* Write a Query's KeyConditionExpression: the partition key equal to pk. */
+static void
+write_partition_condition(JsonWriter *w, ShardTable *t, const char *pk)
+{
+	jw_key(w, "KeyConditionExpression");
+	jw_cstring(w, "#k = :k");
+	jw_key(w, "ExpressionAttributeNames");
+	jw_begin_object(w);
+	jw_key(w, "#k");
+	jw_cstring(w, t->pk.attribute);
+	jw_end_object(w);
+	jw_key(w, "ExpressionAttributeValues");
+	jw_begin_object(w);
+	jw_key(w, ":k");
+	request_write_key_value(w, &t->pk, pk);
+	jw_end_object(w);
+}
+
 /*
  * The Query body that counts the items of partition key pk (Select COUNT),
  * from start_key on (NULL for the first page).
@@ -1292,18 +1371,7 @@ request_count(ShardTable *t, const char *pk, const DdbJson *start_key, size_t *l
 	JsonWriter	w;
 
 	jw_begin_request(&w, &out, t->table);
-	jw_key(&w, "KeyConditionExpression");
-	jw_cstring(&w, "#k = :k");
-	jw_key(&w, "ExpressionAttributeNames");
-	jw_begin_object(&w);
-	jw_key(&w, "#k");
-	jw_cstring(&w, t->pk.attribute);
-	jw_end_object(&w);
-	jw_key(&w, "ExpressionAttributeValues");
-	jw_begin_object(&w);
-	jw_key(&w, ":k");
-	request_write_key_value(&w, &t->pk, pk);
-	jw_end_object(&w);
+	write_partition_condition(&w, t, pk);
 	jw_key(&w, "Select");
 	jw_cstring(&w, "COUNT");
 	if (start_key)
@@ -1332,20 +1400,7 @@ request_reshard_read(ShardTable *t, const char *pk, const DdbJson *start_key, si
 
 	jw_begin_request(&w, &out, t->table);
 	if (pk)
-	{
-		jw_key(&w, "KeyConditionExpression");
-		jw_cstring(&w, "#k = :k");
-		jw_key(&w, "ExpressionAttributeNames");
-		jw_begin_object(&w);
-		jw_key(&w, "#k");
-		jw_cstring(&w, t->pk.attribute);
-		jw_end_object(&w);
-		jw_key(&w, "ExpressionAttributeValues");
-		jw_begin_object(&w);
-		jw_key(&w, ":k");
-		request_write_key_value(&w, &t->pk, pk);
-		jw_end_object(&w);
-	}
+		write_partition_condition(&w, t, pk);
 	jw_key(&w, "ConsistentRead");
 	jw_bool(&w, true);
 	if (start_key)
@@ -1353,110 +1408,5 @@ request_reshard_read(ShardTable *t, const char *pk, const DdbJson *start_key, si
 		jw_key(&w, "ExclusiveStartKey");
 		jw_tree(&w, start_key);
 	}
-	return jw_end_request(&w, len);
-}
-
-/*
- * Write the condition that item (as read) is stored unchanged: each of its
- * attributes holds the value read, and each column attribute it lacks is
- * still absent.
- */
-static void
-write_unchanged_condition(JsonWriter *w, ShardTable *t, const DdbJson *item)
-{
-	StringInfoData cond;
-	int			n = 0;
-
-	initStringInfo(&cond);
-	for (int i = 0; i < item->n; i++)
-		appendStringInfo(&cond, "%s#u%d = :u%d", i ? " AND " : "", i, i);
-	n = item->n;
-	for (int c = 0; c < t->ncolumns; c++)
-		if (t->columns[c].ddb_type != DDB_TYPE_ITEM &&
-			ddbjson_get(item, t->columns[c].attribute) == NULL)
-		{
-			appendStringInfo(&cond, "%sattribute_not_exists(#u%d)", n ? " AND " : "", n);
-			n++;
-		}
-	jw_key(w, "ConditionExpression");
-	jw_cstring(w, cond.data);
-	jw_key(w, "ExpressionAttributeNames");
-	jw_begin_object(w);
-	n = 0;
-	for (int i = 0; i < item->n; i++)
-	{
-		jw_key(w, psprintf("#u%d", n++));
-		jw_cstring(w, item->keys[i]);
-	}
-	for (int c = 0; c < t->ncolumns; c++)
-		if (t->columns[c].ddb_type != DDB_TYPE_ITEM &&
-			ddbjson_get(item, t->columns[c].attribute) == NULL)
-		{
-			jw_key(w, psprintf("#u%d", n++));
-			jw_cstring(w, t->columns[c].attribute);
-		}
-	jw_end_object(w);
-	jw_key(w, "ExpressionAttributeValues");
-	jw_begin_object(w);
-	for (int i = 0; i < item->n; i++)
-	{
-		jw_key(w, psprintf(":u%d", i));
-		jw_tree(w, &item->elems[i]);
-	}
-	jw_end_object(w);
-}
-
-/*
- * The TransactWriteItems body that moves item (as read) to the item
- * moved (JSON text, at its new key): delete the old one if it is
- * unchanged, put the new one if its key is free.
- */
-char *
-request_reshard_move(ShardTable *t, const DdbJson *item, const char *moved, size_t *len)
-{
-	Buf			out;
-	JsonWriter	w;
-
-	buf_init(&out);
-	jw_init(&w, &out);
-	jw_begin_object(&w);
-	write_client_token(&w);
-	jw_key(&w, "TransactItems");
-	jw_begin_array(&w);
-	jw_begin_object(&w);
-	jw_key(&w, "Delete");
-	jw_begin_object(&w);
-	jw_key(&w, "TableName");
-	jw_cstring(&w, t->table);
-	jw_key(&w, "Key");
-	write_key_of_item(&w, t, item);
-	write_unchanged_condition(&w, t, item);
-	jw_end_object(&w);
-	jw_end_object(&w);
-	jw_begin_object(&w);
-	jw_key(&w, "Put");
-	jw_begin_object(&w);
-	jw_key(&w, "TableName");
-	jw_cstring(&w, t->table);
-	jw_key(&w, "Item");
-	jw_raw(&w, moved);
-	write_condition(&w, "attribute_not_exists(#k)", t->pk.attribute, NIL);
-	jw_end_object(&w);
-	jw_end_object(&w);
-	jw_end_array(&w);
-	return jw_end_request(&w, len);
-}
-
-/* The DeleteItem body of item (as read), on condition that it is unchanged. */
-char *
-request_reshard_delete(ShardTable *t, const DdbJson *item, size_t *len)
-{
-	Buf			out;
-	JsonWriter	w;
-
-	jw_begin_request(&w, &out, t->table);
-	jw_key(&w, "Key");
-	write_key_of_item(&w, t, item);
-	write_unchanged_condition(&w, t, item);
 	return jw_end_request(&w, len);
 }

@@ -148,33 +148,31 @@ move_item(Reshard *r, const DdbJson *item)
 				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
 				 errmsg("cannot build the new key of item (%s) of foreign table \"%s\": %s",
 						codec_item_key_text(item, t), t->relname, err)));
-	body = request_reshard_move(t, item, item_at(t, item, target), &len);
+	body = request_move(t, NULL, NULL, item, item_at(t, item, target), &len);
 	req = ddb_run(r->group, "TransactWriteItems", body, len, false);
-	if (req->status == DDB_OK)
-	{
-		r->moved++;
-		return;
-	}
-	if (strcmp(req->error_type, "TransactionCanceledException") != 0)
+	if (req->status != DDB_OK && strcmp(req->error_type, "TransactionCanceledException") != 0)
 		ddb_report_error(req);
 	/* DynamoDB lists a reason per item: [Delete's, Put's] */
-	if (strstr(req->error_message, "[None, ConditionalCheckFailed]"))
+	if (req->status != DDB_OK && strstr(req->error_message, "[None, ConditionalCheckFailed]"))
 	{
 		/* the row is at its new key already: the newest layout's item wins */
-		body = request_reshard_delete(t, item, &len);
+		ddb_request_free(req);
+		body = request_delete_item(t, item, true, &len);
 		req = ddb_run(r->group, "DeleteItem", body, len, false);
-		if (req->status == DDB_OK)
-		{
-			r->moved++;
-			return;
-		}
-		if (strcmp(req->error_type, "ConditionalCheckFailedException") != 0)
+		if (req->status != DDB_OK &&
+			strcmp(req->error_type, "ConditionalCheckFailedException") != 0)
 			ddb_report_error(req);
 	}
-	/* changed or gone meanwhile: read again by the next run */
-	r->remaining++;
-	for (int i = 1; i < t->nlayouts; i++)
-		r->holds[i] |= layout_holds(t->layouts[i], texts, pk);
+	if (req->status == DDB_OK)
+		r->moved++;
+	else
+	{
+		/* changed or gone meanwhile: read again by the next run */
+		r->remaining++;
+		for (int i = 1; i < t->nlayouts; i++)
+			r->holds[i] |= layout_holds(t->layouts[i], texts, pk);
+	}
+	ddb_request_free(req);
 }
 
 /*
@@ -184,19 +182,26 @@ move_item(Reshard *r, const DdbJson *item)
 static void
 move_all(Reshard *r, const char *pk)
 {
-	DdbJson    *start = NULL;
+	const char *action = pk ? "Query" : "Scan";
+	DdbRequest *page = NULL;
+	const DdbJson *start = NULL;
 
 	do
 	{
 		size_t		len;
 		char	   *body = request_reshard_read(r->t, pk, start, &len);
-		DdbJson    *page = ddb_call(r->group, pk ? "Query" : "Scan", body, len);
-		const DdbJson *items = ddbjson_get(page, "Items");
+		const DdbJson *items;
 
+		if (page)
+			ddb_request_free(page);
+		page = ddb_run(r->group, action, body, len, true);
+		if (page->status != DDB_OK)
+			ddb_report_error(page);
+		items = ddbjson_get(page->response, "Items");
 		if (items == NULL || items->kind != DJ_ARRAY)
 			ereport(ERROR,
 					(errcode(ERRCODE_FDW_ERROR),
-					 errmsg("DynamoDB %s response has no items", pk ? "Query" : "Scan")));
+					 errmsg("DynamoDB %s response has no items", action)));
 		for (int i = 0; i < items->n; i++)
 		{
 			MemoryContext old = MemoryContextSwitchTo(r->itemcxt);
@@ -206,10 +211,11 @@ move_all(Reshard *r, const char *pk)
 			MemoryContextSwitchTo(old);
 			MemoryContextReset(r->itemcxt);
 		}
-		start = ddbjson_get(page, "LastEvaluatedKey");
+		start = ddbjson_get(page->response, "LastEvaluatedKey");
 		if (start != NULL && (start->kind != DJ_OBJECT || start->n == 0))
 			start = NULL;
 	} while (start != NULL);
+	ddb_request_free(page);
 }
 
 /*
@@ -338,7 +344,8 @@ shard_fdw_reshard(PG_FUNCTION_ARGS)
 		ereport(ERROR,
 				(errcode(ERRCODE_WRONG_OBJECT_TYPE),
 				 errmsg("\"%s\" is not a shard_fdw foreign table", get_rel_name(relid))));
-	if (pg_class_aclcheck(relid, GetUserId(), ACL_SELECT | ACL_UPDATE) != ACLCHECK_OK)
+	if (pg_class_aclcheck(relid, GetUserId(), ACL_SELECT) != ACLCHECK_OK ||
+		pg_class_aclcheck(relid, GetUserId(), ACL_UPDATE) != ACLCHECK_OK)
 		aclcheck_error(ACLCHECK_NO_PRIV, OBJECT_FOREIGN_TABLE, get_rel_name(relid));
 	if (get_call_result_type(fcinfo, NULL, &desc) != TYPEFUNC_COMPOSITE)
 		elog(ERROR, "shard_fdw: return type must be a row type");

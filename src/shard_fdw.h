@@ -422,9 +422,10 @@ extern char *request_get_stored(ShardTable *t, const DdbJson *item, size_t *len)
 extern char *request_update(ShardTable *t, TupleTableSlot *slot, const char *pk,
 							const char *sk, size_t *len);
 extern char *request_move(ShardTable *t, const char *old_pk, const char *old_sk,
-						  const char *item, size_t *len);
+						  const DdbJson *unchanged, const char *item, size_t *len);
 extern char *request_delete(ShardTable *t, const char *pk, const char *sk, size_t *len);
-extern char *request_delete_item(ShardTable *t, const DdbJson *item, size_t *len);
+extern char *request_delete_item(ShardTable *t, const DdbJson *item, bool unchanged,
+								 size_t *len);
 extern char *request_meta_get(ShardTable *t, const char *base, size_t *len);
 extern char *request_meta_create(ShardTable *t, const char *base, long now, size_t *len);
 extern char *request_meta_grow(ShardTable *t, const char *base, const DynamicMeta *seen,
@@ -439,8 +440,5 @@ extern char *request_count(ShardTable *t, const char *pk, const DdbJson *start_k
 						   size_t *len);
 extern char *request_reshard_read(ShardTable *t, const char *pk, const DdbJson *start_key,
 								  size_t *len);
-extern char *request_reshard_move(ShardTable *t, const DdbJson *item, const char *moved,
-								  size_t *len);
-extern char *request_reshard_delete(ShardTable *t, const DdbJson *item, size_t *len);
 
 #endif							/* SHARD_FDW_H */

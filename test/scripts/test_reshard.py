@@ -1,0 +1,242 @@
+#!/usr/bin/python3
+"""Changing a loaded leaderboard's shard count, and moving its items.
+
+A leaderboard (seed 002's templates, calculated fnv1a_32 shards) is loaded
+with the same rows as a local table, then grown from 10 to 20 shards and
+shrunk to 5.  At every step, reads must give what the local table gives:
+counts, the top 100, point lookups, and random WHERE clauses.  Then
+shard_fdw_reshard moves the items while writer sessions insert rows into
+another game, a reader session compares reads of the game being moved
+with the local table, and the proxy injects 5xx answers (some after the
+write was applied) and throttles.  After the runs: nothing lost, nothing
+doubled, no earlier layout left, and every item, read with boto3, sits
+under the key the newest layout gives, computed here as seed 002 does
+(fnv1a_32 of player_id mod the shard count).
+
+The random generator's seed is printed first; SHARD_FDW_TEST_SEED sets it.
+Ends with "N passed, N failed".
+"""
+
+import os
+import random
+import threading
+
+import bed
+
+runner = bed.Runner()
+SEED = int(os.environ.get("SHARD_FDW_TEST_SEED", "1414"))
+rng = random.Random(SEED)
+DATABASE = bed.unique_name("reshard")
+client = bed.ddb()
+tables = []
+run = bed.in_database(DATABASE)
+ROWS = 600
+WRITERS = 3
+WRITES_EACH = 40
+state = {}
+
+
+def rows(sql):
+    """The rows of a query in the test database."""
+    return bed.query(sql, database=DATABASE)
+
+
+def set_up():
+    print(f"seed {SEED}")
+    bed.psql(f"CREATE DATABASE {DATABASE}")
+    table = bed.new_table(client, tables, "reshard", "pk", "sk")
+    state["table"] = table
+    run(f"""CREATE EXTENSION shard_fdw;
+            {bed.server_sql()}
+            CREATE FOREIGN TABLE lb (game_id text NOT NULL, player_id text NOT NULL,
+                                     score bigint NOT NULL)
+              SERVER ddb OPTIONS (table '{table}',
+                partition_key 'pk', partition_key_format '{{game_id}}#{{shard}}',
+                sort_key 'sk', sort_key_format '{{score:020}}#{{player_id}}',
+                shards '10', shard_strategy 'calculated', shard_by 'player_id',
+                shard_hash 'fnv1a_32');
+            CREATE TABLE local_lb (game_id text, player_id text, score bigint);""")
+    values = ", ".join(f"('g{i % 2}', 'p{i:05d}', {rng.randrange(100000)})" for i in range(ROWS))
+    run(f"INSERT INTO local_lb VALUES {values}; INSERT INTO lb SELECT * FROM local_lb;")
+
+
+def tear_down():
+    bed.drop_scratch(client, tables, DATABASE)
+
+
+def same(foreign_sql, local_sql, ordered=False):
+    """The foreign query gives the local one's rows (in order when ordered)."""
+    got = rows(foreign_sql)
+    want = rows(local_sql)
+    if not ordered:
+        got, want = sorted(got), sorted(want)
+    assert got == want, f"{foreign_sql}\n got {got[:5]}... ({len(got)} rows)\n" \
+                        f"want {want[:5]}... ({len(want)} rows)"
+
+
+def random_where():
+    """A random condition on the leaderboard's columns."""
+    lo = rng.randrange(100000)
+    players = ", ".join(f"'p{rng.randrange(ROWS + 200):05d}'" for _ in range(rng.randrange(1, 6)))
+    return rng.choice([
+        f"score >= {lo}", f"score < {lo}", f"score BETWEEN {lo} AND {lo + 20000}",
+        f"player_id IN ({players})", f"player_id LIKE 'p001%'",
+        f"score > {lo} AND player_id >= 'p00300'",
+    ])
+
+
+def compare_game(game, checks=10):
+    """Counts, the top 100, point lookups and random WHERE clauses of one
+    game, against the local table."""
+    same(f"SELECT count(*) FROM lb WHERE game_id = '{game}'",
+         f"SELECT count(*) FROM local_lb WHERE game_id = '{game}'")
+    same(f"""SELECT player_id, score FROM lb WHERE game_id = '{game}'
+              ORDER BY score DESC, player_id DESC LIMIT 100""",
+         f"""SELECT player_id, score FROM local_lb WHERE game_id = '{game}'
+              ORDER BY score DESC, player_id DESC LIMIT 100""", ordered=True)
+    players = [r[0] for r in rows(f"SELECT player_id FROM local_lb WHERE game_id = '{game}'")]
+    for player in rng.sample(players, min(checks, len(players))):
+        same(f"SELECT score FROM lb WHERE game_id = '{game}' AND player_id = '{player}'",
+             f"SELECT score FROM local_lb WHERE game_id = '{game}' AND player_id = '{player}'")
+    for _ in range(checks):
+        where = random_where()
+        same(f"SELECT player_id, score FROM lb WHERE game_id = '{game}' AND {where}",
+             f"SELECT player_id, score FROM local_lb WHERE game_id = '{game}' AND {where}")
+
+
+def compare_all():
+    """compare_game for both games, and the whole table's count."""
+    for game in ("g0", "g1"):
+        compare_game(game)
+    same("SELECT count(*) FROM lb", "SELECT count(*) FROM local_lb")
+
+
+def stored_items():
+    """Every item of the DynamoDB table, read with boto3 (consistently)."""
+    items, start = [], {}
+    while True:
+        page = client.scan(TableName=state["table"], ConsistentRead=True, **start)
+        items += page["Items"]
+        if "LastEvaluatedKey" not in page:
+            return items
+        start = {"ExclusiveStartKey": page["LastEvaluatedKey"]}
+
+
+@runner.test
+def test_grow_and_shrink_stay_exact():
+    compare_all()
+    run("ALTER FOREIGN TABLE lb OPTIONS (SET shards '20')")
+    compare_all()
+    # updates find rows of the earlier layout (and move them), deletes too
+    run("""UPDATE lb SET score = score + 1 WHERE game_id = 'g0' AND player_id < 'p00040';
+           UPDATE local_lb SET score = score + 1 WHERE game_id = 'g0' AND player_id < 'p00040';
+           DELETE FROM lb WHERE game_id = 'g1' AND player_id BETWEEN 'p00041' AND 'p00061';
+           DELETE FROM local_lb WHERE game_id = 'g1' AND player_id BETWEEN 'p00041' AND 'p00061';""")
+    compare_all()
+    run("ALTER FOREIGN TABLE lb OPTIONS (SET shards '5')")
+    compare_all()
+    history = rows("""SELECT option_value FROM pg_options_to_table(
+                        (SELECT ftoptions FROM pg_foreign_table WHERE ftrelid = 'lb'::regclass))
+                       WHERE option_name = 'layout_history'""")
+    assert '"shards":"20"' in history[0][0] and '"shards":"10"' in history[0][0], history
+
+
+def writer(number, inserted, errors):
+    """A session inserting rows into game g1 while items move."""
+    session = bed.Session(DATABASE)
+    try:
+        for i in range(WRITES_EACH):
+            player = f"w{number}_{i:03d}"
+            score = rng.randrange(100000)
+            lines = session.run(f"INSERT INTO lb VALUES ('g1', '{player}', {score})")
+            if any("ERROR" in line for line in lines):
+                errors.append(lines)
+            else:
+                inserted.append(("g1", player, score))
+    finally:
+        session.close()
+
+
+def reader(stop, errors):
+    """A session comparing reads of game g0 with the local table until told
+    to stop: every row exactly once while its items move."""
+    want_count = rows("SELECT count(*) FROM local_lb WHERE game_id = 'g0'")[0][0]
+    want_rows = sorted(rows("SELECT player_id, score FROM local_lb WHERE game_id = 'g0'"))
+    session = bed.Session(DATABASE, field_separator="|")
+    try:
+        while not stop.is_set():
+            count = session.run("SELECT count(*) FROM lb WHERE game_id = 'g0'")
+            if count != [want_count]:
+                errors.append(("count", count, want_count))
+            got = sorted(line.split("|") for line in
+                         session.run("SELECT player_id, score FROM lb WHERE game_id = 'g0'"))
+            if got != want_rows:
+                errors.append(("rows", len(got), len(want_rows)))
+            state["reads"] = state.get("reads", 0) + 2
+    finally:
+        session.close()
+
+
+@runner.test
+def test_move_beside_writers_readers_and_faults():
+    table = state["table"]
+    bed.add_fault(kind="status", status=500, action="TransactWriteItems", table=table,
+                  count=3, skip=10)
+    bed.add_fault(kind="status", status=500, when="after", action="TransactWriteItems",
+                  table=table, count=3, skip=40)
+    bed.add_fault(kind="throttle", action="Scan", table=table, count=2, skip=1)
+    bed.add_fault(kind="throttle", action="TransactWriteItems", table=table, count=4, skip=80)
+    inserted, write_errors, read_errors, results = [], [], [], []
+    stop = threading.Event()
+    threads = [threading.Thread(target=writer, args=(n, inserted, write_errors))
+               for n in range(WRITERS)]
+    threads.append(threading.Thread(target=reader, args=(stop, read_errors)))
+    for thread in threads:
+        thread.start()
+    mover = bed.Session(DATABASE, field_separator="|")
+    try:
+        # one game first, then every key, until nothing remains
+        results.append(mover.run("""SELECT moved, remaining
+                                      FROM shard_fdw_reshard('lb', '{"game_id": "g0"}')"""))
+        for _ in range(5):
+            lines = mover.run("SELECT moved, remaining FROM shard_fdw_reshard('lb')")
+            results.append(lines)
+            if lines and lines[-1] == "0|0":
+                break
+    finally:
+        mover.close()
+        for thread in threads[:-1]:
+            thread.join()
+        stop.set()
+        threads[-1].join()
+    print(f"   reshard runs: {results}; reads compared during the move: {state.get('reads', 0)}")
+    assert bed.proxy("GET", "/faults") == [], "a fault did not fire"
+    assert not write_errors, write_errors
+    assert not read_errors, read_errors[:5]
+    assert len(inserted) == WRITERS * WRITES_EACH
+    moved = sum(int(lines[-1].split("|")[0]) for lines in results if "|" in lines[-1])
+    assert moved > 0, results
+    assert results[-1][-1] == "0|0", results
+    assert any("holds no item any more" in line for lines in results for line in lines), results
+    values = ", ".join(f"('{g}', '{p}', {s})" for g, p, s in inserted)
+    run(f"INSERT INTO local_lb VALUES {values}")
+    compare_all()
+    # no layout left in the history, and no row stored twice
+    assert rows("""SELECT count(*) FROM pg_options_to_table(
+                     (SELECT ftoptions FROM pg_foreign_table WHERE ftrelid = 'lb'::regclass))
+                    WHERE option_name = 'layout_history'""") == [["0"]]
+    items = stored_items()
+    local_count = int(rows("SELECT count(*) FROM local_lb")[0][0])
+    assert len(items) == local_count, (len(items), local_count)
+    # every item under the key the newest layout gives: fnv1a_32 mod 5
+    for item in items:
+        game = item["game_id"]["S"]
+        player = item["player_id"]["S"]
+        shard = bed.fnv1a_32(player.encode()) % 5
+        assert item["pk"]["S"] == f"{game}#{shard}", item
+        assert item["sk"]["S"] == f"{int(item['score']['N']):020d}#{player}", item
+    print(f"   {moved} items moved; {len(items)} items, each at its newest key")
+
+
+if __name__ == "__main__":
+    runner.main(set_up, tear_down)
