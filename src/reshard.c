@@ -5,7 +5,7 @@
  *		layouts to the keys its newest layout gives, and drop from the
  *		layout history the layouts nothing remains in.
  *
- * Each item moves in one TransactWriteItems: the old item is deleted on
+ * Each item moves in one TransactWriteItems (a page's moves at once): the old item is deleted on
  * condition that it is unchanged since it was read, the new one put on
  * condition that its key is free.  A row is therefore always stored under
  * one key, and a move that meets a concurrent write does nothing (the row
@@ -38,7 +38,7 @@ typedef struct Reshard
 	int64		moved;
 	int64		remaining;
 	bool	   *holds;			/* per index of t->layouts */
-	MemoryContext itemcxt;		/* reset per item */
+	MemoryContext pagecxt;		/* reset per page read */
 } Reshard;
 
 /*
@@ -117,19 +117,28 @@ item_at(ShardTable *t, const DdbJson *item, const char *pk)
 	return out.data;
 }
 
+/* An item being moved: the item as read, its row's key texts, its key. */
+typedef struct Move
+{
+	const DdbJson *item;
+	const char **texts;
+	const char *pk;
+} Move;
+
 /*
- * Move item (as read) to the key the newest layout gives its row, unless
- * it is there already.  An item no layout's template matches is another
+ * Send the move of item (as read) to the key the newest layout gives its
+ * row, unless it is there already: a TransactWriteItems in flight, whose
+ * owner is its Move.  An item no layout's template matches is another
  * table's (or a legacy base key) and stays.
  */
 static void
-move_item(Reshard *r, const DdbJson *item)
+send_move(Reshard *r, const DdbJson *item)
 {
 	ShardTable *t = r->t;
 	const char *pk = codec_av_text(ddbjson_get(item, t->pk.attribute));
 	long		shard;
 	int			layout = layout_of_item(t, item, &shard);
-	const char **texts;
+	Move	   *m;
 	char	   *target;
 	char		err[SFDW_ERRLEN];
 	char	   *body;
@@ -138,10 +147,13 @@ move_item(Reshard *r, const DdbJson *item)
 
 	if (pk == NULL || layout < 0)
 		return;
-	texts = item_texts(t, t->layouts[layout], item);
-	if (layout_holds(t, texts, pk))
+	m = palloc(sizeof(Move));
+	m->item = item;
+	m->pk = pk;
+	m->texts = item_texts(t, t->layouts[layout], item);
+	if (layout_holds(t, m->texts, pk))
 		return;
-	target = route_partition_key(t, texts, route_write_shard(t, texts, r->group, false, NULL),
+	target = route_partition_key(t, m->texts, route_write_shard(t, m->texts, r->group, false, NULL),
 								 false, err, sizeof(err));
 	if (target == NULL)
 		ereport(ERROR,
@@ -149,35 +161,55 @@ move_item(Reshard *r, const DdbJson *item)
 				 errmsg("cannot build the new key of item (%s) of foreign table \"%s\": %s",
 						codec_item_key_text(item, t), t->relname, err)));
 	body = request_move(t, NULL, NULL, item, item_at(t, item, target), &len);
-	req = ddb_run(r->group, "TransactWriteItems", body, len, false);
-	if (req->status != DDB_OK && strcmp(req->error_type, "TransactionCanceledException") != 0)
+	req = ddb_request_create(r->group, "TransactWriteItems", body, len);
+	req->idempotent = false;
+	req->owner = m;
+	ddb_submit(req);
+}
+
+/*
+ * Count a finished move (req).  When the row's new key holds an item
+ * already (the same row written anew), the newest layout's item wins: the
+ * old one is deleted if unchanged.  A move that met a concurrent write
+ * leaves the row where it is, to be read again by the next run.
+ */
+static void
+judge_move(Reshard *r, DdbRequest *req)
+{
+	ShardTable *t = r->t;
+	Move	   *m = req->owner;
+	bool		done = req->status == DDB_OK;
+
+	if (!done && strcmp(req->error_type, "TransactionCanceledException") != 0)
 		ddb_report_error(req);
 	/* DynamoDB lists a reason per item: [Delete's, Put's] */
-	if (req->status != DDB_OK && strstr(req->error_message, "[None, ConditionalCheckFailed]"))
+	if (!done && strstr(req->error_message, "[None, ConditionalCheckFailed]"))
 	{
-		/* the row is at its new key already: the newest layout's item wins */
-		ddb_request_free(req);
-		body = request_delete_item(t, item, true, &len);
-		req = ddb_run(r->group, "DeleteItem", body, len, false);
-		if (req->status != DDB_OK &&
-			strcmp(req->error_type, "ConditionalCheckFailedException") != 0)
-			ddb_report_error(req);
+		size_t		len;
+		char	   *body = request_delete_item(t, m->item, true, &len);
+		DdbRequest *del = ddb_run(r->group, "DeleteItem", body, len, false);
+
+		if (del->status != DDB_OK &&
+			strcmp(del->error_type, "ConditionalCheckFailedException") != 0)
+			ddb_report_error(del);
+		done = del->status == DDB_OK;
+		ddb_request_free(del);
 	}
-	if (req->status == DDB_OK)
+	if (done)
 		r->moved++;
 	else
 	{
-		/* changed or gone meanwhile: read again by the next run */
 		r->remaining++;
 		for (int i = 1; i < t->nlayouts; i++)
-			r->holds[i] |= layout_holds(t->layouts[i], texts, pk);
+			r->holds[i] |= layout_holds(t->layouts[i], m->texts, m->pk);
 	}
 	ddb_request_free(req);
 }
 
 /*
  * Read every item of partition key pk (NULL: of the whole table) and move
- * those not at their newest key.
+ * those not at their newest key, a page's moves at once (up to the
+ * server's max_concurrency in flight).
  */
 static void
 move_all(Reshard *r, const char *pk)
@@ -191,6 +223,10 @@ move_all(Reshard *r, const char *pk)
 		size_t		len;
 		char	   *body = request_reshard_read(r->t, pk, start, &len);
 		const DdbJson *items;
+		List	   *finished = NIL;
+		DdbRequest *req;
+		ListCell   *lc;
+		MemoryContext old;
 
 		if (page)
 			ddb_request_free(page);
@@ -202,15 +238,18 @@ move_all(Reshard *r, const char *pk)
 			ereport(ERROR,
 					(errcode(ERRCODE_FDW_ERROR),
 					 errmsg("DynamoDB %s response has no items", action)));
+		old = MemoryContextSwitchTo(r->pagecxt);
 		for (int i = 0; i < items->n; i++)
 		{
-			MemoryContext old = MemoryContextSwitchTo(r->itemcxt);
-
 			CHECK_FOR_INTERRUPTS();
-			move_item(r, &items->elems[i]);
-			MemoryContextSwitchTo(old);
-			MemoryContextReset(r->itemcxt);
+			send_move(r, &items->elems[i]);
 		}
+		while ((req = ddb_wait_any(r->group)) != NULL)
+			finished = lappend(finished, req);
+		foreach(lc, finished)
+			judge_move(r, lfirst(lc));
+		MemoryContextSwitchTo(old);
+		MemoryContextReset(r->pagecxt);
 		start = ddbjson_get(page->response, "LastEvaluatedKey");
 		if (start != NULL && (start->kind != DJ_OBJECT || start->n == 0))
 			start = NULL;
@@ -360,8 +399,8 @@ shard_fdw_reshard(PG_FUNCTION_ARGS)
 	{
 		ft = GetForeignTable(relid);
 		conn = shard_get_connection(ft->serverid, GetUserId());
-		r.group = ddb_group_create(conn, 1);
-		r.itemcxt = AllocSetContextCreate(CurrentMemoryContext, "shard_fdw reshard item",
+		r.group = ddb_group_create(conn, conn->server->max_concurrency);
+		r.pagecxt = AllocSetContextCreate(CurrentMemoryContext, "shard_fdw reshard page",
 										  ALLOCSET_DEFAULT_SIZES);
 		if (PG_ARGISNULL(1))
 		{
