@@ -105,13 +105,13 @@ is_plain_token(const char *str, bool no_slash)
 }
 
 /*
- * uri_encode
+ * sigv4_uri_encode
  *		Append len bytes of data to buf, escaping all but unreserved bytes.
  *
  * Escapes are "%XX" with upper-case hex digits, as SigV4 requires.
  */
-static void
-uri_encode(Buf *buf, const char *data, size_t len)
+void
+sigv4_uri_encode(Buf *buf, const char *data, size_t len)
 {
 	static const char hex[] = "0123456789ABCDEF";
 	size_t		i;
@@ -206,7 +206,7 @@ reencode(const char *src, size_t len)
 		return NULL;
 	}
 	buf_init(&encoded);
-	uri_encode(&encoded, decoded.data, decoded.len);
+	sigv4_uri_encode(&encoded, decoded.data, decoded.len);
 	sfdw_free(decoded.data);
 	return encoded.data;
 }
@@ -357,7 +357,7 @@ append_canonical_uri(Buf *buf, const char *path, bool normalize)
 	for (i = 0; i < nsegs; i++)
 	{
 		buf_putc(buf, '/');
-		uri_encode(buf, segs[i].start, segs[i].len);
+		sigv4_uri_encode(buf, segs[i].start, segs[i].len);
 	}
 	if (nsegs == 0 || path[pathlen - 1] == '/')
 		buf_putc(buf, '/');

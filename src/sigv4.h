@@ -141,4 +141,12 @@ extern void sigv4_amz_date(time_t t, char *out);
  */
 extern void sigv4_sha256_hex(const unsigned char *data, size_t len, char *out);
 
+/*
+ * sigv4_uri_encode
+ *		Append len bytes of data to buf, escaping every byte but RFC 3986's
+ *		unreserved ones as "%XX" (upper-case hex), as SigV4 and the AWS
+ *		query protocol's form bodies want.
+ */
+extern void sigv4_uri_encode(Buf *buf, const char *data, size_t len);
+
 #endif							/* SHARD_FDW_SIGV4_H */
