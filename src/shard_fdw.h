@@ -76,13 +76,24 @@ typedef struct ShardServer
 	char	   *ca_file;
 } ShardServer;
 
-/* Credentials from the user mapping (or, for a superuser, the environment). */
-typedef struct ShardCredentials
+/*
+ * How a user (through its user mapping, or a superuser without one) gets
+ * its credentials: the mapping's static keys, or the server's ambient
+ * sources (the AWS SDKs' default chain, or a profile of the shared files);
+ * then, with role_arn, the role assumed with them.
+ */
+typedef struct ShardCredSpec
 {
-	char	   *access_key_id;
+	char	   *servername;		/* for messages */
+	char	   *access_key_id;	/* static keys, or NULL */
 	char	   *secret_access_key;
 	char	   *session_token;	/* NULL when none */
-} ShardCredentials;
+	char	   *profile;		/* a profile of the shared files, or NULL */
+	char	   *role_arn;		/* the role to assume, or NULL */
+	char	   *external_id;
+	char	   *role_session_name;
+	int			duration_s;		/* 0: STS's default */
+} ShardCredSpec;
 
 /* One column of a foreign table and how it maps to an attribute. */
 typedef struct ShardColumn
@@ -151,13 +162,41 @@ typedef struct ShardTable
 } ShardTable;
 
 extern ShardServer *shard_get_server(Oid serverid);
-extern ShardCredentials *shard_get_credentials(Oid serverid, Oid userid);
+extern ShardCredSpec *shard_get_cred_spec(Oid serverid, Oid userid);
 extern ShardTable *shard_get_table(Oid relid);
 extern const char *shard_option_value(List *options, const char *name);
 extern bool shard_is_foreign_table(Oid relid);
 extern ShardColumn *shard_find_column(ShardTable *t, const char *name);
 extern int	shard_column_index(ShardTable *t, AttrNumber attnum);
 extern const char *ddb_type_name(DdbType type);
+
+/* ---------------------------------------------------------------------
+ * in credentials.c
+ * ---------------------------------------------------------------------
+ */
+
+/*
+ * The credentials a connection signs with; the keys are NULL until
+ * credentials_ensure first fetches them.  generation changes whenever the
+ * keys do, so that a signer deriving keys from them knows when to derive
+ * again.
+ */
+typedef struct ShardCredentials
+{
+	char	   *access_key_id;
+	char	   *secret_access_key;
+	char	   *session_token;	/* NULL when none */
+	uint32		generation;
+	ShardServer *server;
+	ShardCredSpec *spec;
+	MemoryContext cxt;
+	struct ShardCredState *state;	/* private to credentials.c */
+} ShardCredentials;
+
+extern ShardCredentials *credentials_create(ShardServer *server, ShardCredSpec *spec);
+extern void credentials_ensure(ShardCredentials *c);
+extern void credentials_destroy(ShardCredentials *c);
+extern const char *credentials_source_name(ShardCredentials *c);
 
 /* ---------------------------------------------------------------------
  * in connection.c
@@ -278,6 +317,11 @@ extern DdbJson *ddb_call(DdbGroup *group, const char *action,
 						 const char *body, size_t len);
 pg_noreturn extern void ddb_report_error(DdbRequest *req);
 extern const DdbStats *ddb_backend_stats(void);
+extern char *transport_url_host(const char *url);
+extern long transport_http(const char *method, const char *url, List *headers,
+						   const char *body, long connect_timeout_ms,
+						   long timeout_ms, const char *ca_file,
+						   StringInfo answer, char *err, size_t errlen);
 
 /* ---------------------------------------------------------------------
  * in dynamic.c

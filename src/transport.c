@@ -45,6 +45,7 @@ struct DdbTransport
 	dlist_head	groups;
 	RetryBudget budget;
 	char		key_day[9];		/* the YYYYMMDD signing_key is for */
+	uint32		key_generation; /* of the credentials it is derived from */
 	unsigned char signing_key[SIGV4_KEY_LEN];
 };
 
@@ -94,7 +95,6 @@ transport_create(DdbConn *conn)
 	DdbTransport *t = palloc0(sizeof(DdbTransport));
 	const char *endpoint = conn->server->endpoint;
 	const char *hoststart;
-	const char *hostend;
 
 	if (!curl_ready)
 	{
@@ -111,13 +111,9 @@ transport_create(DdbConn *conn)
 				(errcode(ERRCODE_FDW_INVALID_OPTION_NAME),
 				 errmsg("invalid value for option \"endpoint\": \"%s\"", endpoint),
 				 errhint("The endpoint is a URL such as https://dynamodb.us-east-1.amazonaws.com or http://127.0.0.1:8000.")));
-	hoststart += 3;
-	hostend = strchr(hoststart, '/');
-	if (hostend == NULL)
-		hostend = hoststart + strlen(hoststart);
 	t->conn = conn;
-	t->host = pnstrdup(hoststart, hostend - hoststart);
-	t->url = psprintf("%.*s/", (int) (hostend - endpoint), endpoint);
+	t->host = transport_url_host(endpoint);
+	t->url = psprintf("%.*s/", (int) (hoststart + 3 + strlen(t->host) - endpoint), endpoint);
 	retry_budget_init(&t->budget);
 	dlist_init(&t->queue);
 	dlist_init(&t->attempts);
@@ -128,6 +124,21 @@ transport_create(DdbConn *conn)
 				(errcode(ERRCODE_FDW_OUT_OF_MEMORY),
 				 errmsg("could not create a libcurl multi handle")));
 	return t;
+}
+
+/*
+ * The host (and port) of an http(s) URL, as its Host header says it: what
+ * follows "://" up to the first '/'.  palloc'd.
+ */
+char *
+transport_url_host(const char *url)
+{
+	const char *start = strstr(url, "://");
+	size_t		len;
+
+	start = start ? start + 3 : url;
+	len = strcspn(start, "/");
+	return pnstrdup(start, len);
 }
 
 /* Stop the transfer of one attempt and free it. */
@@ -487,9 +498,9 @@ signed_headers(DdbTransport *t, DdbRequest *req)
 	struct curl_slist *list = NULL;
 
 	sigv4_amz_date(time(NULL), amz_date);
-	if (strncmp(t->key_day, amz_date, 8) != 0)
+	if (strncmp(t->key_day, amz_date, 8) != 0 || t->key_generation != creds->generation)
 	{
-		/* the signing key lasts a day: derive it once a day */
+		/* the signing key lasts a day: derive it once a day, or anew with new keys */
 		if (!sigv4_signing_key(creds->secret_access_key, amz_date,
 							   t->conn->server->region, "dynamodb", t->signing_key))
 			ereport(ERROR,
@@ -497,6 +508,7 @@ signed_headers(DdbTransport *t, DdbRequest *req)
 					 errmsg("could not derive the SigV4 signing key")));
 		memcpy(t->key_day, amz_date, 8);
 		t->key_day[8] = '\0';
+		t->key_generation = creds->generation;
 	}
 	hdrs[nhdrs++] = (SigV4Header) {"host", t->host};
 	hdrs[nhdrs++] = (SigV4Header) {"content-type", DDB_CONTENT_TYPE};
@@ -542,6 +554,8 @@ attempt_start(DdbTransport *t, DdbRequest *req)
 	DdbAttempt *a;
 	MemoryContext old = MemoryContextSwitchTo(t->conn->cxt);
 
+	/* temporary credentials are fetched, or fetched again, before signing */
+	credentials_ensure(t->conn->creds);
 	a = palloc0(sizeof(DdbAttempt));
 	MemoryContextSwitchTo(old);
 	a->req = req;
@@ -645,19 +659,22 @@ poll_timeout(DdbTransport *t)
 /*
  * Record an error on req, the type without its "namespace#" prefix.  A
  * signature error repeats the canonical request, session token included:
- * the token is blanked out, since messages reach logs.
+ * the token (and the secret, should an answer echo it) is blanked out,
+ * since messages reach logs.
  */
 static void
 set_error(DdbRequest *req, const char *type, const char *message)
 {
 	const char *hash = strrchr(type, '#');
-	const char *token = req->group->conn->creds->session_token;
+	const ShardCredentials *creds = req->group->conn->creds;
+	const char *secrets[] = {creds->session_token, creds->secret_access_key};
 	char	   *text = MemoryContextStrdup(req->cxt, message ? message : "");
 	char	   *at;
 
 	req->error_type = MemoryContextStrdup(req->cxt, hash ? hash + 1 : type);
-	while (token && token[0] && (at = strstr(text, token)) != NULL)
-		memset(at, '*', strlen(token));
+	for (size_t i = 0; i < lengthof(secrets); i++)
+		while (secrets[i] && secrets[i][0] && (at = strstr(text, secrets[i])) != NULL)
+			memset(at, '*', strlen(secrets[i]));
 	req->error_message = text;
 }
 
@@ -1067,4 +1084,132 @@ ddb_report_error(DdbRequest *req)
 			 errdetail("%s (%d attempt%s)", req->error_message,
 					   req->attempts, req->attempts == 1 ? "" : "s"),
 			 hint ? errhint("%s", hint) : 0));
+}
+
+/* ---------------------------------------------------------------------
+ * Plain HTTP exchanges (the credential sources)
+ * ---------------------------------------------------------------------
+ */
+
+/* The largest answer a credential source may send. */
+#define PLAIN_MAX_ANSWER (1024 * 1024)
+
+/* libcurl write callback of a plain exchange: append to a StringInfo. */
+static size_t
+on_plain_body(char *data, size_t size, size_t nmemb, void *arg)
+{
+	StringInfo	answer = arg;
+	size_t		n = size * nmemb;
+
+	if ((size_t) answer->len + n > PLAIN_MAX_ANSWER)
+		return 0;
+	appendBinaryStringInfo(answer, data, (int) n);
+	return n;
+}
+
+/*
+ * One HTTP exchange outside DynamoDB's protocol: method ("GET", "PUT",
+ * "POST") on url with headers (a List of "Name: value" strings) and body
+ * (NULL: none; "" sends an empty one).  The answer's body goes to answer.
+ * Returns the HTTP status, or 0 with libcurl's reason in err when no
+ * answer came.  Waits interruptibly; libcurl's objects are freed on every
+ * path.
+ */
+long
+transport_http(const char *method, const char *url, List *headers,
+			   const char *body, long connect_timeout_ms, long timeout_ms,
+			   const char *ca_file, StringInfo answer, char *err, size_t errlen)
+{
+	CURL	   *volatile easy = NULL;
+	CURLM	   *volatile multi = NULL;
+	struct curl_slist *volatile list = NULL;
+	char		errbuf[CURL_ERROR_SIZE];
+	long		status = 0;
+
+	if (!curl_ready)
+	{
+		if (curl_global_init(CURL_GLOBAL_ALL) != CURLE_OK)
+			ereport(ERROR,
+					(errcode(ERRCODE_FDW_UNABLE_TO_ESTABLISH_CONNECTION),
+					 errmsg("could not initialize libcurl")));
+		curl_ready = true;
+	}
+	PG_TRY();
+	{
+		ListCell   *lc;
+		CURLMsg    *msg = NULL;
+		int			running;
+		int			left;
+
+		easy = curl_easy_init();
+		multi = curl_multi_init();
+		if (easy == NULL || multi == NULL)
+			ereport(ERROR,
+					(errcode(ERRCODE_FDW_OUT_OF_MEMORY),
+					 errmsg("could not create a libcurl handle")));
+		foreach(lc, headers)
+		{
+			struct curl_slist *grown = curl_slist_append(list, lfirst(lc));
+
+			if (grown == NULL)
+				ereport(ERROR,
+						(errcode(ERRCODE_FDW_OUT_OF_MEMORY),
+						 errmsg("out of memory")));
+			list = grown;
+		}
+		/* libcurl would otherwise wait for a 100-continue */
+		list = curl_slist_append(list, "Expect:");
+		errbuf[0] = '\0';
+		curl_easy_setopt(easy, CURLOPT_URL, url);
+		curl_easy_setopt(easy, CURLOPT_HTTPHEADER, list);
+		if (body)
+		{
+			curl_easy_setopt(easy, CURLOPT_POSTFIELDS, body);
+			curl_easy_setopt(easy, CURLOPT_POSTFIELDSIZE_LARGE, (curl_off_t) strlen(body));
+		}
+		if (strcmp(method, "POST") != 0 && strcmp(method, "GET") != 0)
+			curl_easy_setopt(easy, CURLOPT_CUSTOMREQUEST, method);
+		curl_easy_setopt(easy, CURLOPT_WRITEFUNCTION, on_plain_body);
+		curl_easy_setopt(easy, CURLOPT_WRITEDATA, answer);
+		curl_easy_setopt(easy, CURLOPT_ERRORBUFFER, errbuf);
+		curl_easy_setopt(easy, CURLOPT_NOSIGNAL, 1L);
+		curl_easy_setopt(easy, CURLOPT_CONNECTTIMEOUT_MS, connect_timeout_ms);
+		curl_easy_setopt(easy, CURLOPT_TIMEOUT_MS, timeout_ms);
+		curl_easy_setopt(easy, CURLOPT_SSL_VERIFYPEER, 1L);
+		curl_easy_setopt(easy, CURLOPT_SSL_VERIFYHOST, 2L);
+		curl_easy_setopt(easy, CURLOPT_PROTOCOLS_STR, "http,https");
+		if (ca_file)
+			curl_easy_setopt(easy, CURLOPT_CAINFO, ca_file);
+		if (curl_multi_add_handle(multi, easy) != CURLM_OK)
+			ereport(ERROR,
+					(errcode(ERRCODE_FDW_OUT_OF_MEMORY),
+					 errmsg("could not start an HTTP request")));
+		for (;;)
+		{
+			CHECK_FOR_INTERRUPTS();
+			curl_multi_perform(multi, &running);
+			while ((msg = curl_multi_info_read(multi, &left)) != NULL)
+				if (msg->msg == CURLMSG_DONE)
+					break;
+			if (msg != NULL)
+				break;
+			curl_multi_poll(multi, NULL, 0, POLL_MS, NULL);
+		}
+		if (msg->data.result == CURLE_OK)
+			curl_easy_getinfo(easy, CURLINFO_RESPONSE_CODE, &status);
+		else
+			strlcpy(err, errbuf[0] ? errbuf : curl_easy_strerror(msg->data.result), errlen);
+	}
+	PG_FINALLY();
+	{
+		if (multi && easy)
+			curl_multi_remove_handle(multi, easy);
+		if (easy)
+			curl_easy_cleanup(easy);
+		if (multi)
+			curl_multi_cleanup(multi);
+		curl_slist_free_all(list);
+	}
+	PG_END_TRY();
+	return status;
 }
