@@ -112,7 +112,9 @@ ini_add(IniFile *f, const char *profile, const char *key, size_t keylen,
 	if (f->n == f->cap)
 	{
 		f->cap = f->cap ? f->cap * 2 : 16;
-		f->entries = sfdw_realloc(f->entries, (size_t) f->cap * sizeof(IniEntry));
+		f->entries = f->entries ?
+			sfdw_realloc(f->entries, (size_t) f->cap * sizeof(IniEntry)) :
+			sfdw_alloc((size_t) f->cap * sizeof(IniEntry));
 	}
 	e = &f->entries[f->n++];
 	e->profile = sfdw_strndup(profile, strlen(profile));
