@@ -82,6 +82,8 @@ static const ShardOption shard_options[] = {
 	OPT_RANGE("max_concurrency", ForeignServerRelationId, 1, 1024, "16"),
 	OPT("consistent_read", ForeignServerRelationId, OPT_BOOL, "false"),
 	OPT("ca_file", ForeignServerRelationId, OPT_STRING, NULL),
+	OPT_RANGE("max_read_units_per_second", ForeignServerRelationId, 1, INT_MAX, NULL),
+	OPT_RANGE("max_write_units_per_second", ForeignServerRelationId, 1, INT_MAX, NULL),
 	/* user mapping */
 	OPT("access_key_id", UserMappingRelationId, OPT_STRING, NULL),
 	OPT("secret_access_key", UserMappingRelationId, OPT_STRING, NULL),
@@ -118,6 +120,8 @@ static const ShardOption shard_options[] = {
 	/* 16 BatchWriteItems of 25 in flight */
 	OPT_RANGE("batch_size", ForeignTableRelationId, 1, 10000, "400"),
 	OPT("consistent_read", ForeignTableRelationId, OPT_BOOL, NULL),
+	OPT_RANGE("max_read_units_per_second", ForeignTableRelationId, 1, INT_MAX, NULL),
+	OPT_RANGE("max_write_units_per_second", ForeignTableRelationId, 1, INT_MAX, NULL),
 	/* column */
 	OPT("attribute", AttributeRelationId, OPT_STRING, NULL),
 	OPT("ddb_type", AttributeRelationId, OPT_DDB_TYPE, NULL),
@@ -635,6 +639,8 @@ shard_get_server(Oid serverid)
 	ShardServer *s = palloc0(sizeof(ShardServer));
 	const char *endpoint = setting(o, "endpoint", ForeignServerRelationId);
 	const char *ca_file = setting(o, "ca_file", ForeignServerRelationId);
+	const char *max_read = setting(o, "max_read_units_per_second", ForeignServerRelationId);
+	const char *max_write = setting(o, "max_write_units_per_second", ForeignServerRelationId);
 
 	s->serverid = serverid;
 	s->region = pstrdup(setting(o, "region", ForeignServerRelationId));
@@ -647,6 +653,8 @@ shard_get_server(Oid serverid)
 	s->consistent_read = parse_bool_option("consistent_read",
 										   setting(o, "consistent_read", ForeignServerRelationId));
 	s->ca_file = ca_file ? pstrdup(ca_file) : NULL;
+	s->max_read_units = max_read ? atoi(max_read) : 0;
+	s->max_write_units = max_write ? atoi(max_write) : 0;
 	return s;
 }
 
@@ -1002,6 +1010,9 @@ shard_get_table(Oid relid)
 	const char *metadata_table = shard_option_value(o, "metadata_table");
 	const char *metadata_key = shard_option_value(o, "metadata_key");
 	const char *consistent_read = shard_option_value(o, "consistent_read");
+	const char *max_read = shard_option_value(o, "max_read_units_per_second");
+	const char *max_write = shard_option_value(o, "max_write_units_per_second");
+	ShardServer *server = shard_get_server(ft->serverid);
 	bool		shards_given = shard_option_value(o, "shards") != NULL;
 	bool		base_given = shard_option_value(o, "shard_base") != NULL;
 
@@ -1031,7 +1042,9 @@ shard_get_table(Oid relid)
 	t->batch_size = atoi(table_setting(o, "batch_size"));
 	t->consistent_read = consistent_read ?
 		parse_bool_option("consistent_read", consistent_read) :
-		shard_get_server(ft->serverid)->consistent_read;
+		server->consistent_read;
+	t->max_read_units = max_read ? atoi(max_read) : server->max_read_units;
+	t->max_write_units = max_write ? atoi(max_write) : server->max_write_units;
 
 	if (t->strategy == SHARD_DYNAMIC && !base_given)
 		t->shard_base = 1;

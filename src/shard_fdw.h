@@ -74,6 +74,8 @@ typedef struct ShardServer
 	int			max_concurrency;
 	bool		consistent_read;
 	char	   *ca_file;
+	int			max_read_units;	/* per second; 0: no budget */
+	int			max_write_units;
 } ShardServer;
 
 /*
@@ -157,6 +159,9 @@ typedef struct ShardTable
 	InsertMode	insert_mode;
 	int			batch_size;
 	bool		consistent_read;
+	int			max_read_units;	/* per second, the table's or its server's;
+								 * 0: no budget */
+	int			max_write_units;
 	int			ncolumns;
 	ShardColumn *columns;		/* non-dropped columns, in attnum order */
 } ShardTable;
@@ -241,6 +246,7 @@ typedef struct DdbStats
 	int64		items;			/* items returned (reads) or written */
 	int64		scanned;		/* ScannedCount */
 	double		capacity;		/* consumed capacity units */
+	int64		budget_wait_us; /* time held back by a capacity budget */
 } DdbStats;
 
 typedef enum DdbStatus
@@ -253,6 +259,7 @@ typedef enum DdbStatus
 
 typedef struct DdbGroup DdbGroup;
 typedef struct DdbAttempt DdbAttempt;
+typedef struct Budget Budget;	/* in budget.c */
 
 /*
  * One DynamoDB API call, with its retries.  Lives in its own memory
@@ -288,6 +295,7 @@ typedef struct DdbRequest
 
 	/* private to transport.c */
 	int			throttled;		/* attempts throttled */
+	double		budget_reserved;	/* units reserved in its group's budget */
 	DdbAttempt *attempt;
 	TimestampTz first_attempt_at;
 	TimestampTz retry_at;
@@ -303,6 +311,8 @@ extern void ddb_group_reset(DdbGroup *group);
 extern void ddb_group_free(DdbGroup *group);
 extern void ddb_group_hold(DdbGroup **holder, MemoryContext cxt);
 extern DdbStats *ddb_group_stats(DdbGroup *group);
+extern void ddb_group_set_budget(DdbGroup *group, Budget *budget);
+extern Budget *ddb_group_budget(DdbGroup *group);
 extern DdbRequest *ddb_request_create(DdbGroup *group, const char *action,
 									  const char *body, size_t len);
 extern void ddb_request_free(DdbRequest *req);
@@ -322,6 +332,16 @@ extern long transport_http(const char *method, const char *url, List *headers,
 						   const char *body, long connect_timeout_ms,
 						   long timeout_ms, const char *ca_file,
 						   StringInfo answer, char *err, size_t errlen);
+
+/* ---------------------------------------------------------------------
+ * in budget.c
+ * ---------------------------------------------------------------------
+ */
+
+extern Budget *budget_for(ShardTable *t, bool write);
+extern long budget_delay_us(Budget *b);
+extern double budget_reserve(Budget *b);
+extern void budget_settle(Budget *b, double reserved, double consumed, bool answered);
 
 /* ---------------------------------------------------------------------
  * in dynamic.c

@@ -58,6 +58,7 @@ struct DdbGroup
 	int			max_inflight;
 	int			running;		/* requests with an attempt in flight */
 	int			unfinished;		/* requests queued or running */
+	Budget	   *budget;			/* the capacity budget it keeps to, or NULL */
 	dlist_head	done;			/* finished, not yet handed out */
 	DdbStats	stats;
 	dlist_node	node;
@@ -241,14 +242,22 @@ ddb_group_reset(DdbGroup *g)
 		DdbAttempt *a = dlist_container(DdbAttempt, node, it.cur);
 
 		if (a->req->group == g)
+		{
+			if (g->budget)
+				budget_settle(g->budget, a->req->budget_reserved, 0, false);
 			attempt_free(t, a);
+		}
 	}
 	dlist_foreach_modify(it, &t->queue)
 	{
 		DdbRequest *req = dlist_container(DdbRequest, node, it.cur);
 
 		if (req->group == g)
+		{
+			if (g->budget)
+				budget_settle(g->budget, req->budget_reserved, 0, false);
 			dlist_delete(&req->node);
+		}
 	}
 	/* every request lives in a child context of the group's */
 	MemoryContextDeleteChildren(g->cxt);
@@ -303,6 +312,25 @@ ddb_group_stats(DdbGroup *g)
 {
 	return &g->stats;
 }
+
+/*
+ * Make the group keep to budget (NULL: none): its requests start only
+ * when the budget is not in debt, and their answers are handed out only
+ * once it is out of debt again.
+ */
+void
+ddb_group_set_budget(DdbGroup *g, Budget *budget)
+{
+	g->budget = budget;
+}
+
+/* The capacity budget the group keeps to, or NULL. */
+Budget *
+ddb_group_budget(DdbGroup *g)
+{
+	return g->budget;
+}
+
 
 /* The cumulative counters of this backend. */
 const DdbStats *
@@ -624,14 +652,25 @@ start_due(DdbTransport *t)
 	{
 		DdbRequest *req = dlist_container(DdbRequest, node, it.cur);
 
+		Budget	   *budget = req->group->budget;
+
 		if (req->retry_at > now || req->group->running >= req->group->max_inflight)
 			continue;
+		if (budget && req->budget_reserved == 0)
+		{
+			if (budget_delay_us(budget) > 0)
+				continue;
+			req->budget_reserved = budget_reserve(budget);
+		}
 		dlist_delete(&req->node);
 		attempt_start(t, req);
 	}
 }
 
-/* Milliseconds until the next queued retry is due, at most POLL_MS. */
+/*
+ * Milliseconds until the next queued retry is due or a group's budget is
+ * out of debt, at most POLL_MS.
+ */
 static int
 poll_timeout(DdbTransport *t)
 {
@@ -639,12 +678,24 @@ poll_timeout(DdbTransport *t)
 	TimestampTz now = GetCurrentTimestamp();
 	long		ms = POLL_MS;
 
+	dlist_foreach(it, &t->groups)
+	{
+		DdbGroup   *g = dlist_container(DdbGroup, node, it.cur);
+		long		delay = g->budget ? budget_delay_us(g->budget) : 0;
+
+		if (delay > 0)
+			ms = Min(ms, (delay + 999) / 1000);
+	}
+
 	dlist_foreach(it, &t->queue)
 	{
 		DdbRequest *req = dlist_container(DdbRequest, node, it.cur);
 
 		if (req->retry_at > now)
 			ms = Min(ms, (long) ((req->retry_at - now) / 1000));
+		else if (req->group->budget && req->budget_reserved == 0 &&
+				 budget_delay_us(req->group->budget) > 0)
+			continue;			/* the groups' budgets were counted above */
 		else if (req->group->running < req->group->max_inflight)
 			ms = 0;
 	}
@@ -871,7 +922,12 @@ finish(DdbRequest *req, DdbStatus status)
 
 		g->stats.capacity += cc;
 		backend_stats.capacity += cc;
+		if (g->budget)
+			budget_settle(g->budget, req->budget_reserved, cc, true);
 	}
+	else if (g->budget)
+		budget_settle(g->budget, req->budget_reserved, 0, false);
+	req->budget_reserved = 0;
 }
 
 /*
@@ -944,37 +1000,60 @@ transport_step(DdbTransport *t)
 }
 
 /*
+ * Move the transport forward once for group; when its budget is in debt,
+ * the time it takes counts as time held back by the budget.
+ */
+static void
+group_step(DdbGroup *group)
+{
+	bool		held = group->budget && budget_delay_us(group->budget) > 0;
+	TimestampTz start = held ? GetCurrentTimestamp() : 0;
+
+	transport_step(group->conn->transport);
+	if (held)
+		group->stats.budget_wait_us += GetCurrentTimestamp() - start;
+}
+
+/* Whether the group's budget holds its answers back (it is in debt). */
+static bool
+budget_holds(DdbGroup *group)
+{
+	return group->budget && budget_delay_us(group->budget) > 0;
+}
+
+/*
  * The next finished request of the group (succeeded or failed for good),
- * waiting for one if need be; NULL when the group has nothing left.
+ * waiting for one if need be, and for the group's budget to be out of
+ * debt; NULL when the group has nothing left.
  */
 DdbRequest *
 ddb_wait_any(DdbGroup *group)
 {
-	DdbTransport *t = group->conn->transport;
-
 	for (;;)
 	{
-		if (!dlist_is_empty(&group->done))
+		if (!dlist_is_empty(&group->done) && !budget_holds(group))
 		{
 			DdbRequest *req = dlist_container(DdbRequest, node,
 											  dlist_pop_head_node(&group->done));
 
 			return req;
 		}
-		if (group->unfinished == 0)
+		if (group->unfinished == 0 && dlist_is_empty(&group->done))
 			return NULL;
-		transport_step(t);
+		group_step(group);
 	}
 }
 
-/* Wait until req has finished, and take it out of its group's done list. */
+/*
+ * Wait until req has finished and its group's budget is out of debt, and
+ * take it out of its group's done list.
+ */
 void
 ddb_wait_for(DdbRequest *req)
 {
-	DdbTransport *t = req->group->conn->transport;
-
-	while (req->status == DDB_QUEUED || req->status == DDB_RUNNING)
-		transport_step(t);
+	while (req->status == DDB_QUEUED || req->status == DDB_RUNNING ||
+		   budget_holds(req->group))
+		group_step(req->group);
 	dlist_delete(&req->node);
 }
 

@@ -22,7 +22,9 @@ Control API, JSON over HTTP on the same port:
   GET    /__proxy/config   the current settings
   POST   /__proxy/config   change settings (keys: latency_ms,
                            verify_signatures, key_budget, table_budget)
-  GET    /__proxy/stats    counters
+  GET    /__proxy/stats    counters (with the ConsumedCapacity DynamoDB
+                           answered, by table, and the requests by the
+                           access key that signed them)
   POST   /__proxy/reset    back to the start-up state (faults, budgets,
                            settings, counters, cached key schemas)
 
@@ -714,6 +716,7 @@ class Stats:
             self.verified = 0
             self.rejected = 0
             self.access_keys = {}
+            self.capacity = {}
             self.in_flight_max = self.in_flight
             self.mutations = {}
             self.mutation_log = []
@@ -753,6 +756,22 @@ class Stats:
                 self.access_keys[access_key] = self.access_keys.get(access_key, 0) + 1
             else:
                 self.rejected += 1
+
+    def consumed(self, body):
+        """Add up the ConsumedCapacity of a DynamoDB answer, by table."""
+        try:
+            answer = json.loads(body)
+        except ValueError:
+            return
+        entries = answer.get("ConsumedCapacity") if isinstance(answer, dict) else None
+        if isinstance(entries, dict):
+            entries = [entries]
+        with self.lock:
+            for entry in entries or []:
+                if isinstance(entry, dict) and "TableName" in entry:
+                    table = str(entry["TableName"])
+                    self.capacity[table] = (self.capacity.get(table, 0.0) +
+                                            float(entry.get("CapacityUnits", 0)))
 
     def throttled(self, reasons, unprocessed_items=0):
         """Count a budget throttle: a refused request, or batch items
@@ -797,6 +816,7 @@ class Stats:
                 "in_flight": self.in_flight,
                 "in_flight_max": self.in_flight_max,
                 "mutations": dict(self.mutations),
+                "consumed_capacity": dict(self.capacity),
             }
 
 
@@ -1118,6 +1138,8 @@ class Handler(BaseHTTPRequestHandler):
             response = self.forward_within_budget(action, request, body)
         else:
             response = self.forward(body)
+        if response.status == 200:
+            self.proxy.stats.consumed(response.body)
         self.send(response)
         return str(response.status)
 
