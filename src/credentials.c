@@ -380,20 +380,8 @@ sts_signed_headers(ShardCredentials *c, const char *url, const char *body,
 	hdrs[nhdrs++] = (SigV4Header) {"x-amz-date", amz_date};
 	if (creds->session_token)
 		hdrs[nhdrs++] = (SigV4Header) {"x-amz-security-token", creds->session_token};
-	memset(&in, 0, sizeof(in));
-	in.method = "POST";
-	in.path = "/";
-	in.query = "";
-	in.headers = hdrs;
-	in.nheaders = nhdrs;
-	in.payload = (const unsigned char *) body;
-	in.payload_len = strlen(body);
-	in.access_key = creds->access_key_id;
-	in.secret_key = creds->secret_access_key;
-	in.region = c->server->region;
-	in.service = "sts";
-	in.amz_date = amz_date;
-	in.normalize_path = true;
+	sigv4_post_input(&in, hdrs, nhdrs, body, strlen(body), creds->access_key_id,
+					 creds->secret_access_key, c->server->region, "sts", amz_date);
 	if (!sigv4_sign(&in, &out, err, sizeof(err)))
 		ereport(ERROR,
 				(errcode(ERRCODE_FDW_UNABLE_TO_ESTABLISH_CONNECTION),

@@ -853,3 +853,26 @@ sigv4_sha256_hex(const unsigned char *data, size_t len, char *out)
 	}
 	hex_encode(digest, SHA256_LEN, out);
 }
+
+/* See sigv4.h. */
+void
+sigv4_post_input(SigV4Input *in, const SigV4Header *headers, int nheaders,
+				 const char *body, size_t len, const char *access_key,
+				 const char *secret_key, const char *region, const char *service,
+				 const char *amz_date)
+{
+	memset(in, 0, sizeof(*in));
+	in->method = "POST";
+	in->path = "/";
+	in->query = "";
+	in->headers = headers;
+	in->nheaders = nheaders;
+	in->payload = (const unsigned char *) body;
+	in->payload_len = len;
+	in->access_key = access_key;
+	in->secret_key = secret_key;
+	in->region = region;
+	in->service = service;
+	in->amz_date = amz_date;
+	in->normalize_path = true;
+}

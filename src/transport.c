@@ -86,6 +86,19 @@ static bool curl_ready = false;
  * ---------------------------------------------------------------------
  */
 
+/* Initialize libcurl the first time it is needed. */
+static void
+curl_init_once(void)
+{
+	if (curl_ready)
+		return;
+	if (curl_global_init(CURL_GLOBAL_ALL) != CURLE_OK)
+		ereport(ERROR,
+				(errcode(ERRCODE_FDW_UNABLE_TO_ESTABLISH_CONNECTION),
+				 errmsg("could not initialize libcurl")));
+	curl_ready = true;
+}
+
 /*
  * Make the transport of conn: the multi handle and the endpoint's URL and
  * Host header.  Allocated in conn->cxt.
@@ -97,14 +110,7 @@ transport_create(DdbConn *conn)
 	const char *endpoint = conn->server->endpoint;
 	const char *hoststart;
 
-	if (!curl_ready)
-	{
-		if (curl_global_init(CURL_GLOBAL_ALL) != CURLE_OK)
-			ereport(ERROR,
-					(errcode(ERRCODE_FDW_UNABLE_TO_ESTABLISH_CONNECTION),
-					 errmsg("could not initialize libcurl")));
-		curl_ready = true;
-	}
+	curl_init_once();
 	hoststart = strstr(endpoint, "://");
 	if (hoststart == NULL ||
 		(strncmp(endpoint, "http://", 7) != 0 && strncmp(endpoint, "https://", 8) != 0))
@@ -545,20 +551,9 @@ signed_headers(DdbTransport *t, DdbRequest *req)
 	if (creds->session_token)
 		hdrs[nhdrs++] = (SigV4Header) {"x-amz-security-token", creds->session_token};
 
-	memset(&in, 0, sizeof(in));
-	in.method = "POST";
-	in.path = "/";
-	in.query = "";
-	in.headers = hdrs;
-	in.nheaders = nhdrs;
-	in.payload = (const unsigned char *) req->body;
-	in.payload_len = req->body_len;
-	in.access_key = creds->access_key_id;
-	in.secret_key = creds->secret_access_key;
-	in.region = t->conn->server->region;
-	in.service = "dynamodb";
-	in.amz_date = amz_date;
-	in.normalize_path = true;
+	sigv4_post_input(&in, hdrs, nhdrs, req->body, req->body_len,
+					 creds->access_key_id, creds->secret_access_key,
+					 t->conn->server->region, "dynamodb", amz_date);
 	in.signing_key = t->signing_key;
 	if (!sigv4_sign(&in, &out, err, sizeof(err)))
 		ereport(ERROR,
@@ -1205,14 +1200,7 @@ transport_http(const char *method, const char *url, List *headers,
 	char		errbuf[CURL_ERROR_SIZE];
 	long		status = 0;
 
-	if (!curl_ready)
-	{
-		if (curl_global_init(CURL_GLOBAL_ALL) != CURLE_OK)
-			ereport(ERROR,
-					(errcode(ERRCODE_FDW_UNABLE_TO_ESTABLISH_CONNECTION),
-					 errmsg("could not initialize libcurl")));
-		curl_ready = true;
-	}
+	curl_init_once();
 	PG_TRY();
 	{
 		ListCell   *lc;
