@@ -30,6 +30,7 @@ dup_or_null(const char *str)
 	return str ? sfdw_strndup(str, strlen(str)) : NULL;
 }
 
+/* See awscreds.h. */
 bool
 awscreds_printable(const char *str)
 {
@@ -41,6 +42,7 @@ awscreds_printable(const char *str)
 	return true;
 }
 
+/* See awscreds.h. */
 void
 awscreds_free_creds(AwsCreds *creds)
 {
@@ -60,6 +62,7 @@ free_role(AwsRole *role)
 	memset(role, 0, sizeof(*role));
 }
 
+/* See awscreds.h. */
 void
 awscreds_free_plan(AwsProfilePlan *plan)
 {
@@ -421,6 +424,7 @@ resolve(const Profiles *p, const char *profile, AwsProfilePlan *plan,
 	return read_role(p, profile, &plan->roles[plan->nroles++], err, errlen);
 }
 
+/* See awscreds.h. */
 bool
 awscreds_resolve_profile(const char *credentials_text, const char *config_text,
 						 const char *profile, AwsProfilePlan *plan, bool *found,
@@ -488,6 +492,7 @@ days_from_civil(int64_t y, int m, int d)
 	return era * 146097 + doe - 719468;
 }
 
+/* See awscreds.h. */
 bool
 awscreds_parse_time(const char *text, int64_t *epoch)
 {
@@ -881,6 +886,7 @@ take_error(const char *code, const char *message, AwsError *error)
 	sfdw_free(b.data);
 }
 
+/* See awscreds.h. */
 AwsAnswer
 awscreds_parse_sts(const char *body, size_t len, AwsCreds *creds, AwsError *error)
 {
@@ -945,6 +951,7 @@ json_string(const DdbJson *obj, const char *key, bool *wrong)
 	return v->str;
 }
 
+/* See awscreds.h. */
 AwsAnswer
 awscreds_parse_json(const char *body, size_t len, AwsCreds *creds, AwsError *error)
 {
@@ -1006,6 +1013,7 @@ form_param(Buf *out, const char *name, const char *value)
 	sigv4_uri_encode(out, value, strlen(value));
 }
 
+/* See awscreds.h. */
 char *
 awscreds_sts_body(const AwsRole *role, const char *session_name,
 				  const char *web_identity_token)
@@ -1026,6 +1034,7 @@ awscreds_sts_body(const AwsRole *role, const char *session_name,
 	return out.data;
 }
 
+/* See awscreds.h. */
 bool
 awscreds_container_url_ok(const char *url)
 {

@@ -326,7 +326,7 @@ def web_identity():
     restart(AWS_WEB_IDENTITY_TOKEN_FILE=token_file, AWS_ROLE_ARN=ROLE_WEB,
             AWS_ROLE_SESSION_NAME="pod-7", AWS_ENDPOINT_URL_STS=state["ep"] + "/")
     mapping()
-    state["endpoints"].lifetime_s = 4
+    state["endpoints"].lifetime_s = 6
     session = bed.Session("postgres")
     try:
         assert session.run("SELECT sum(v) FROM kv") == [str(sum(range(ROWS)))]
@@ -339,14 +339,14 @@ def web_identity():
         first = keys_seen()
         assert len(first) == 1 and next(iter(first)).startswith("ASIAWEB"), first
 
-        time.sleep(2.5)
+        time.sleep(3.5)
         assert session.run("SELECT sum(v) FROM kv") == [str(sum(range(ROWS)))]
         assert kinds(endpoint_log()) == ["sts:AssumeRoleWithWebIdentity"]
         second = keys_seen()
         assert len(second) == 1 and second.keys() != first.keys(), (first, second)
 
         write(token_file, "web-token-expired")
-        time.sleep(2.5)
+        time.sleep(3.5)
         lines = session.run("SELECT sum(v) FROM kv")
         text = "\n".join(lines)
         assert "STS AssumeRoleWithWebIdentity" in text and "ExpiredTokenException" in text, text
@@ -370,7 +370,7 @@ def container_endpoint():
     restart(AWS_CONTAINER_CREDENTIALS_FULL_URI=url,
             AWS_CONTAINER_AUTHORIZATION_TOKEN_FILE=token_file)
     mapping()
-    state["endpoints"].lifetime_s = 4
+    state["endpoints"].lifetime_s = 6
     session = bed.Session("postgres")
     try:
         session.run("SELECT sum(v) FROM kv")
@@ -378,7 +378,7 @@ def container_endpoint():
         log = endpoint_log()
         assert kinds(log) == ["container"] and log[0]["authorization"] == "container-auth-1", log
         first = keys_seen()
-        time.sleep(2.5)
+        time.sleep(3.5)
         assert session.run("SELECT sum(v) FROM kv") == [str(sum(range(ROWS)))]
         assert kinds(endpoint_log()) == ["container"]
         second = keys_seen()
@@ -395,6 +395,10 @@ def container_endpoint():
     restart(AWS_CONTAINER_CREDENTIALS_FULL_URI="http://10.1.2.3/creds")
     fails("SELECT sum(v) FROM kv", "must be an https URL")
     assert endpoint_log() == []
+    # the relative URI is ECS's agent's: here it answers no credentials
+    restart(AWS_CONTAINER_CREDENTIALS_RELATIVE_URI="/v2/credentials/task-1")
+    fails("SELECT sum(v) FROM kv",
+          "from the container credentials endpoint http://169.254.170.2/v2/credentials/task-1")
 
 
 @runner.test
@@ -404,7 +408,7 @@ def instance_metadata():
     restart(AWS_EC2_METADATA_SERVICE_ENDPOINT=state["ep"], AWS_EC2_METADATA_DISABLED="false",
             AWS_ENDPOINT_URL_STS=state["ep"])
     mapping()
-    state["endpoints"].lifetime_s = 4
+    state["endpoints"].lifetime_s = 6
     session = bed.Session("postgres")
     try:
         session.run("SELECT sum(v) FROM kv")
@@ -413,7 +417,7 @@ def instance_metadata():
         assert log[0]["ttl"] == "21600"
         assert log[1]["token"] == log[2]["token"] and log[1]["token"].startswith("imds-session")
         first = keys_seen()
-        time.sleep(2.5)
+        time.sleep(3.5)
         assert session.run("SELECT sum(v) FROM kv") == [str(sum(range(ROWS)))]
         assert kinds(endpoint_log()) == ["imds:token", "imds:role", "imds:credentials"]
         second = keys_seen()
@@ -429,6 +433,12 @@ def instance_metadata():
     assert kinds(log) == ["imds:token", "imds:role", "imds:credentials", "sts:AssumeRole"], log
     assert log[3]["access_key"].startswith("ASIAIMDS") and log[3]["signed"]
     assert all(k.startswith("ASIAROLE") for k in keys_seen())
+
+    closed = f"http://127.0.0.1:{free_port()}"
+    restart(AWS_EC2_METADATA_SERVICE_ENDPOINT=closed, AWS_EC2_METADATA_DISABLED="false")
+    mapping()
+    fails("SELECT sum(v) FROM kv", f"from EC2 instance metadata (IMDSv2) at {closed}",
+          f"The request to {closed}/latest/api/token failed")
 
 
 @runner.test
