@@ -389,6 +389,14 @@ def container_endpoint():
     write(token_file, "wrong")
     fails("SELECT sum(v) FROM kv", f"from the container credentials endpoint {url}",
           "InvalidToken (HTTP 401)")
+    # the token may also be given as such (ECS with a full URI)
+    restart(AWS_CONTAINER_CREDENTIALS_FULL_URI=url,
+            AWS_CONTAINER_AUTHORIZATION_TOKEN="container-auth-1")
+    total()
+    log = endpoint_log()
+    assert kinds(log) == ["container"] and log[0]["authorization"] == "container-auth-1", log
+    restart(AWS_CONTAINER_CREDENTIALS_FULL_URI=url,
+            AWS_CONTAINER_AUTHORIZATION_TOKEN_FILE=token_file)
     write(token_file, "container-auth-1")
     state["endpoints"].lifetime_s = -60
     fails("SELECT sum(v) FROM kv", "expired when they were fetched")
