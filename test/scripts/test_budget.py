@@ -91,6 +91,18 @@ def scan_keeps_to_the_read_budget():
 
 
 @runner.test
+def budget_waits_are_interruptible():
+    """statement_timeout ends a scan held back by its budget promptly."""
+    started = time.monotonic()
+    result = bed.psql("SET statement_timeout = '1s'; SELECT count(*) FROM items",
+                      check=False, database=DATABASE)
+    seconds = time.monotonic() - started
+    assert "canceling statement due to statement timeout" in result.stderr, result.stderr
+    assert seconds < 3, seconds
+    consumed(state["table"])
+
+
+@runner.test
 def server_budget_and_explain():
     """The server's option applies to a table without its own, and EXPLAIN
     ANALYZE shows the time waited for the budget."""
