@@ -443,6 +443,8 @@ awscreds_resolve_profile(const char *credentials_text, const char *config_text,
 		  ini_parse(&p.creds, credentials_text, false, err, errlen)) &&
 		(config_text == NULL ||
 		 ini_parse(&p.config, config_text, true, err, errlen));
+	/* a malformed file may hold the profile: it is for the caller to report */
+	*found = !ok;
 	if (ok)
 	{
 		*found = ini_has(&p.creds, profile) || ini_has(&p.config, profile);

@@ -82,7 +82,8 @@ typedef struct AwsProfilePlan
  * keys are incomplete, its role has no source, a source_profile is missing
  * or loops, or credential_source names an unknown source.  *found is set
  * to whether the profile is in either file (false also when both are
- * NULL), so that a caller can tell "no such profile" from a bad one.
+ * NULL; true when a file is malformed, since it may hold the profile), so
+ * that a caller can tell "no such profile" from a bad one.
  */
 extern bool awscreds_resolve_profile(const char *credentials_text,
 									 const char *config_text,

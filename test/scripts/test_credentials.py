@@ -315,6 +315,12 @@ def shared_files_and_profiles():
     restart(AWS_PROFILE="nobody", **files)
     fails("SELECT sum(v) FROM kv", 'Profile "nobody" is in neither')
 
+    # a malformed file is an error, not a profile passed over
+    write(files["AWS_SHARED_CREDENTIALS_FILE"], "[default]\naws_access_key_id AKIDPROFILE\n")
+    restart(**files)
+    fails("SELECT sum(v) FROM kv", 'from profile "default"',
+          'Line 2 of the shared credentials file is neither a [section] nor a "key = value" setting')
+
 
 @runner.test
 def web_identity():

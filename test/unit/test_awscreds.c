@@ -185,11 +185,11 @@ test_profiles(void)
 				  "credential_source \"Somewhere\" of profile \"badsource\" is not Environment, EcsContainer or Ec2InstanceMetadata");
 	resolve_fails(credentials_file, config_file, "badduration", true,
 				  "duration_seconds of profile \"badduration\" must be a whole number of seconds between 900 and 43200");
-	resolve_fails("[default]\nnot a setting\n", NULL, "default", false,
+	resolve_fails("[default]\nnot a setting\n", NULL, "default", true,
 				  "line 2 of the shared credentials file is neither a [section] nor a \"key = value\" setting");
-	resolve_fails("key = value\n", NULL, "default", false,
+	resolve_fails("key = value\n", NULL, "default", true,
 				  "line 1 of the shared credentials file sets a value outside any [section]");
-	resolve_fails(NULL, "[profile x\n", "x", false,
+	resolve_fails(NULL, "[profile x\n", "x", true,
 				  "line 1 of the config file opens a section with \"[\" but does not close it");
 }
 
