@@ -63,6 +63,7 @@ struct ShardCredState
 	MemoryContext cxt;			/* holds the current keys; reset on refresh */
 	CredSource	source;
 	char	   *profile;		/* SOURCE_PROFILE: the profile used */
+	int64		fetched_at;		/* epoch seconds */
 	int64		expiration;		/* epoch seconds; 0: they do not expire */
 	int64		refresh_at;		/* epoch seconds; 0: never */
 };
@@ -677,19 +678,98 @@ credentials_destroy(ShardCredentials *c)
 }
 
 /*
+ * Fetch c's credentials from their source (the mapping's keys, or the
+ * chain), then assume the mapping's role with them; allocated in the
+ * current memory context.
+ */
+static AwsCreds
+fetch_credentials(ShardCredentials *c, int64 now)
+{
+	AwsCreds	got;
+
+	if (c->spec->access_key_id)
+	{
+		c->state->source = SOURCE_MAPPING;
+		got.access_key_id = c->spec->access_key_id;
+		got.secret_access_key = c->spec->secret_access_key;
+		got.session_token = c->spec->session_token;
+		got.expiration = 0;
+	}
+	else
+		got = chain_creds(c);
+	if (c->spec->role_arn)
+	{
+		AwsRole		role;
+
+		role.role_arn = c->spec->role_arn;
+		role.external_id = c->spec->external_id;
+		role.session_name = c->spec->role_session_name;
+		role.duration_s = c->spec->duration_s;
+		got = sts_call(c, &role, &got, NULL);
+	}
+	if (got.expiration != 0 && got.expiration <= now)
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_AUTHORIZATION_SPECIFICATION),
+				 errmsg("the AWS credentials for server \"%s\" expired when they were fetched",
+						c->spec->servername),
+				 errdetail("The credentials from %s expired at %s.",
+						   credentials_source_name(c),
+						   timestamptz_to_str(time_t_to_timestamptz((pg_time_t) got.expiration)))));
+	return got;
+}
+
+/* Make got c's credentials, fetched at now. */
+static void
+install_credentials(ShardCredentials *c, const AwsCreds *got, int64 now)
+{
+	struct ShardCredState *st = c->state;
+	MemoryContext old;
+
+	forget_keys(c);
+	old = MemoryContextSwitchTo(st->cxt);
+	c->access_key_id = pstrdup(got->access_key_id);
+	c->secret_access_key = pstrdup(got->secret_access_key);
+	c->session_token = got->session_token ? pstrdup(got->session_token) : NULL;
+	MemoryContextSwitchTo(old);
+	c->generation++;
+	st->fetched_at = now;
+	st->expiration = got->expiration;
+	st->refresh_at = got->expiration == 0 ? 0 :
+		got->expiration - now > 2 * REFRESH_MARGIN_S ? got->expiration - REFRESH_MARGIN_S :
+		now + (got->expiration - now) / 2;
+}
+
+/*
+ * Whether a failed refresh at now may leave c with its current
+ * credentials: they have a while left (a minute, or a quarter of their
+ * life if that is shorter).
+ */
+static bool
+may_keep_current(ShardCredentials *c, int64 now)
+{
+	struct ShardCredState *st = c->state;
+
+	return c->access_key_id != NULL && st->expiration != 0 &&
+		now < st->expiration - Min(60, (st->expiration - st->fetched_at) / 4);
+}
+
+/*
  * Make sure c holds credentials that are not about to expire: fetch them
  * the first time, and again from the same source once the refresh time
  * has come (REFRESH_MARGIN_S before they expire, or halfway through a
- * shorter life).  Temporary memory goes with the current context.
+ * shorter life).  A refresh that fails while the current credentials
+ * still have a while left is a WARNING, and is tried again a little later
+ * (cancels and timeouts still end the statement); otherwise it is the
+ * error.  Temporary memory goes with the current context.
  */
 void
 credentials_ensure(ShardCredentials *c)
 {
 	struct ShardCredState *st = c->state;
 	int64		now = (int64) time(NULL);
-	AwsCreds	got;
 	MemoryContext tmp;
 	MemoryContext old;
+	volatile bool fetched = false;
 
 	if (c->access_key_id && (st->refresh_at == 0 || now < st->refresh_at))
 		return;
@@ -699,52 +779,39 @@ credentials_ensure(ShardCredentials *c)
 	old = MemoryContextSwitchTo(tmp);
 	PG_TRY();
 	{
-		if (c->spec->access_key_id)
-		{
-			st->source = SOURCE_MAPPING;
-			got.access_key_id = c->spec->access_key_id;
-			got.secret_access_key = c->spec->secret_access_key;
-			got.session_token = c->spec->session_token;
-			got.expiration = 0;
-		}
-		else
-			got = chain_creds(c);
-		if (c->spec->role_arn)
-		{
-			AwsRole		role;
+		AwsCreds	got = fetch_credentials(c, now);
 
-			role.role_arn = c->spec->role_arn;
-			role.external_id = c->spec->external_id;
-			role.session_name = c->spec->role_session_name;
-			role.duration_s = c->spec->duration_s;
-			got = sts_call(c, &role, &got, NULL);
-		}
-		if (got.expiration != 0 && got.expiration <= now)
-			ereport(ERROR,
-					(errcode(ERRCODE_INVALID_AUTHORIZATION_SPECIFICATION),
-					 errmsg("the AWS credentials for server \"%s\" expired when they were fetched",
-							c->spec->servername),
-					 errdetail("The credentials from %s expired at %s.",
-							   credentials_source_name(c),
-							   timestamptz_to_str(time_t_to_timestamptz((pg_time_t) got.expiration)))));
-
-		forget_keys(c);
-		MemoryContextSwitchTo(st->cxt);
-		c->access_key_id = pstrdup(got.access_key_id);
-		c->secret_access_key = pstrdup(got.secret_access_key);
-		c->session_token = got.session_token ? pstrdup(got.session_token) : NULL;
-		c->generation++;
-		st->expiration = got.expiration;
-		st->refresh_at = got.expiration == 0 ? 0 :
-			got.expiration - now > 2 * REFRESH_MARGIN_S ? got.expiration - REFRESH_MARGIN_S :
-			now + (got.expiration - now) / 2;
+		install_credentials(c, &got, now);
+		fetched = true;
 	}
-	PG_FINALLY();
+	PG_CATCH();
+	{
+		ErrorData  *edata;
+
+		MemoryContextSwitchTo(old);
+		MemoryContextDelete(tmp);
+		if (!may_keep_current(c, now))
+			PG_RE_THROW();
+		edata = CopyErrorData();
+		if (edata->sqlerrcode == ERRCODE_QUERY_CANCELED || edata->elevel > ERROR)
+			PG_RE_THROW();
+		FlushErrorState();
+		st->refresh_at = now + Max(1, Min(30, (st->expiration - now) / 4));
+		ereport(WARNING,
+				(errcode(edata->sqlerrcode),
+				 errmsg("could not refresh the AWS credentials for server \"%s\"; the current ones serve until they expire at %s",
+						c->spec->servername,
+						timestamptz_to_str(time_t_to_timestamptz((pg_time_t) st->expiration))),
+				 errdetail("%s%s%s", edata->message, edata->detail ? " " : "",
+						   edata->detail ? edata->detail : "")));
+		FreeErrorData(edata);
+	}
+	PG_END_TRY();
+	if (fetched)
 	{
 		MemoryContextSwitchTo(old);
 		MemoryContextDelete(tmp);
 	}
-	PG_END_TRY();
 }
 
 /* Where c's credentials come from, for messages and EXPLAIN. */

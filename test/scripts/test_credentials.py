@@ -351,10 +351,12 @@ def web_identity():
         second = keys_seen()
         assert len(second) == 1 and second.keys() != first.keys(), (first, second)
 
+        # past the point where a failed refresh is still tolerated
         write(token_file, "web-token-expired")
-        time.sleep(3.5)
+        time.sleep(5.5)
         lines = session.run("SELECT sum(v) FROM kv")
         text = "\n".join(lines)
+        assert "ERROR:  could not get AWS credentials" in text, text
         assert "STS AssumeRoleWithWebIdentity" in text and "ExpiredTokenException" in text, text
         assert "web-token-expired" not in text
     finally:
@@ -413,6 +415,37 @@ def container_endpoint():
     restart(AWS_CONTAINER_CREDENTIALS_RELATIVE_URI="/v2/credentials/task-1")
     fails("SELECT sum(v) FROM kv",
           "from the container credentials endpoint http://169.254.170.2/v2/credentials/task-1")
+
+
+@runner.test
+def failed_refresh_keeps_current_credentials():
+    """A refresh that fails while the current credentials have a while
+    left is a warning and the query goes on with them; once they are about
+    to expire it is the error."""
+    token_file = os.path.join(state["work"], "container-token")
+    write(token_file, "container-auth-1")
+    restart(AWS_CONTAINER_CREDENTIALS_FULL_URI=state["ep"] + "/container/credentials",
+            AWS_CONTAINER_AUTHORIZATION_TOKEN_FILE=token_file)
+    mapping()
+    # 12 s: refreshed after about 6 s, a failure tolerated until 3 s before the end
+    state["endpoints"].lifetime_s = 12
+    session = bed.Session("postgres")
+    try:
+        assert session.run("SELECT sum(v) FROM kv") == [str(sum(range(ROWS)))]
+        first = keys_seen()
+        endpoint_log()
+        time.sleep(6.5)
+        write(token_file, "wrong")
+        lines = session.run("SELECT sum(v) FROM kv")
+        assert lines[-1] == str(sum(range(ROWS))), lines
+        assert any("WARNING:  could not refresh the AWS credentials" in l for l in lines), lines
+        assert keys_seen() == first
+        assert kinds(endpoint_log()) == ["container"]
+        time.sleep(3)
+        text = "\n".join(session.run("SELECT sum(v) FROM kv"))
+        assert "ERROR:" in text and "InvalidToken (HTTP 401)" in text, text
+    finally:
+        session.close()
 
 
 @runner.test
