@@ -814,7 +814,7 @@ credentials_ensure(ShardCredentials *c)
 	}
 }
 
-/* Where c's credentials come from, for messages and EXPLAIN. */
+/* Where c's credentials come from, for messages. */
 const char *
 credentials_source_name(ShardCredentials *c)
 {
