@@ -180,7 +180,7 @@ shared_file_path(const char *variable, const char *name)
  * ---------------------------------------------------------------------
  */
 
-/* Copy credentials an answer gave into palloc'd memory, freeing theirs. */
+/* A copy of the credentials an answer gave; the parser's secrets are wiped. */
 static AwsCreds
 palloc_creds(AwsCreds *in)
 {
@@ -197,8 +197,8 @@ palloc_creds(AwsCreds *in)
 }
 
 /*
- * Read the answer of a JSON source (container, instance metadata) into
- * creds; errors name source.
+ * The credentials in the answer of a JSON source (container, instance
+ * metadata); errors name source.
  */
 static AwsCreds
 json_answer(ShardCredentials *c, const char *source, long status, StringInfo body)
