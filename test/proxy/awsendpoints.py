@@ -22,7 +22,8 @@ so that the DynamoDB proxy can be started knowing them all and verify that
 requests really arrive signed with what was fetched.  Each lives
 `lifetime_s` seconds.  The test driver (test/scripts/test_credentials.py)
 runs it in-process and reads its counters and request log; run alone,
-`awsendpoints.py --listen-port N` serves until killed and prints the pool.
+`awsendpoints.py --listen-port N [--static AKID:SECRET ...]` serves until
+killed and prints the pool.
 """
 
 import argparse
@@ -296,6 +297,8 @@ def main(argv):
     parser.add_argument("--web-token", default="web-identity-token")
     parser.add_argument("--container-token", default=None)
     parser.add_argument("--lifetime-s", type=int, default=3600)
+    parser.add_argument("--static", action="append", default=[], metavar="AKID:SECRET",
+                        help="static keys STS accepts for AssumeRole (repeatable)")
     args = parser.parse_args(argv)
     server = start(args.listen_port)
     state = server.endpoints
@@ -303,6 +306,7 @@ def main(argv):
     state.web_tokens[args.web_token] = "valid"
     state.container_token = args.container_token
     state.lifetime_s = args.lifetime_s
+    state.static = dict(pair.split(":", 1) for pair in args.static)
     print(f"awsendpoints: http://127.0.0.1:{server.server_address[1]}; the proxy "
           "should know: " + " ".join(f"--credentials {a}:{s}:{t}"
                                      for a, s, t in all_pool_credentials()),
