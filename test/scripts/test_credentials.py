@@ -312,6 +312,12 @@ def shared_files_and_profiles():
     assert kinds(endpoint_log()) == ["sts:AssumeRole"]
     assert all(k.startswith("ASIAROLE") for k in keys_seen())
 
+    # AWS_ENDPOINT_URL serves STS too when AWS_ENDPOINT_URL_STS is not set
+    restart(AWS_PROFILE="cross", AWS_ENDPOINT_URL=state["ep"],
+            **{k: v for k, v in files.items() if k != "AWS_ENDPOINT_URL_STS"})
+    total()
+    assert kinds(endpoint_log()) == ["sts:AssumeRole"]
+
     restart(AWS_PROFILE="nobody", **files)
     fails("SELECT sum(v) FROM kv", 'Profile "nobody" is in neither')
 
