@@ -3,9 +3,9 @@
  * shard_fdw.h
  *		Declarations shared by the PostgreSQL side of shard_fdw.
  *
- * The plain-C modules (sigv4, ddbjson, keyfmt, shardhash) have headers of
- * their own and never include this one.  This header is grouped by the file
- * that defines each symbol.
+ * The plain-C modules (sigv4, ddbjson, keyfmt, shardhash, awscreds, ...) have
+ * headers of their own and never include this one.  This header is grouped
+ * by the file that defines each symbol.
  *
  *-------------------------------------------------------------------------
  */
