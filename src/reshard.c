@@ -10,7 +10,9 @@
  * condition that its key is free.  A row is therefore always stored under
  * one key, and a move that meets a concurrent write does nothing (the row
  * counts as remaining; the next run reads it again).  Running it again is
- * harmless: an item at its newest key is left alone.
+ * harmless: an item at its newest key is left alone.  The reads keep to
+ * the table's max_read_units_per_second, the moves to its
+ * max_write_units_per_second, where set.
  *
  *-------------------------------------------------------------------------
  */
@@ -34,7 +36,8 @@ PG_FUNCTION_INFO_V1(shard_fdw_reshard);
 typedef struct Reshard
 {
 	ShardTable *t;
-	DdbGroup   *group;
+	DdbGroup   *reads;			/* the pages read, under the read budget */
+	DdbGroup   *writes;			/* the moves, under the write budget */
 	int64		moved;
 	int64		remaining;
 	bool	   *holds;			/* per index of t->layouts */
@@ -153,7 +156,7 @@ send_move(Reshard *r, const DdbJson *item)
 	m->texts = item_texts(t, t->layouts[layout], item);
 	if (layout_holds(t, m->texts, pk))
 		return;
-	target = route_partition_key(t, m->texts, route_write_shard(t, m->texts, r->group, false, NULL),
+	target = route_partition_key(t, m->texts, route_write_shard(t, m->texts, r->writes, false, NULL),
 								 false, err, sizeof(err));
 	if (target == NULL)
 		ereport(ERROR,
@@ -161,7 +164,7 @@ send_move(Reshard *r, const DdbJson *item)
 				 errmsg("cannot build the new key of item (%s) of foreign table \"%s\": %s",
 						codec_item_key_text(item, t), t->relname, err)));
 	body = request_move(t, NULL, NULL, item, item_at(t, item, target), &len);
-	req = ddb_request_create(r->group, "TransactWriteItems", body, len);
+	req = ddb_request_create(r->writes, "TransactWriteItems", body, len);
 	req->idempotent = false;
 	req->owner = m;
 	ddb_submit(req);
@@ -187,7 +190,7 @@ judge_move(Reshard *r, DdbRequest *req)
 	{
 		size_t		len;
 		char	   *body = request_delete_item(t, m->item, true, &len);
-		DdbRequest *del = ddb_run(r->group, "DeleteItem", body, len, false);
+		DdbRequest *del = ddb_run(r->writes, "DeleteItem", body, len, false);
 
 		if (del->status != DDB_OK &&
 			strcmp(del->error_type, "ConditionalCheckFailedException") != 0)
@@ -230,7 +233,7 @@ move_all(Reshard *r, const char *pk)
 
 		if (page)
 			ddb_request_free(page);
-		page = ddb_run(r->group, action, body, len, true);
+		page = ddb_run(r->reads, action, body, len, true);
 		if (page->status != DDB_OK)
 			ddb_report_error(page);
 		items = ddbjson_get(page->response, "Items");
@@ -244,7 +247,7 @@ move_all(Reshard *r, const char *pk)
 			CHECK_FOR_INTERRUPTS();
 			send_move(r, &items->elems[i]);
 		}
-		while ((req = ddb_wait_any(r->group)) != NULL)
+		while ((req = ddb_wait_any(r->writes)) != NULL)
 			finished = lappend(finished, req);
 		foreach(lc, finished)
 			judge_move(r, lfirst(lc));
@@ -399,7 +402,10 @@ shard_fdw_reshard(PG_FUNCTION_ARGS)
 	{
 		ft = GetForeignTable(relid);
 		conn = shard_get_connection(ft->serverid, GetUserId());
-		r.group = ddb_group_create(conn, conn->server->max_concurrency);
+		r.reads = ddb_group_create(conn, 1);
+		ddb_group_set_budget(r.reads, budget_for(r.t, false));
+		r.writes = ddb_group_create(conn, conn->server->max_concurrency);
+		ddb_group_set_budget(r.writes, budget_for(r.t, true));
 		r.pagecxt = AllocSetContextCreate(CurrentMemoryContext, "shard_fdw reshard page",
 										  ALLOCSET_DEFAULT_SIZES);
 		if (PG_ARGISNULL(1))
@@ -409,7 +415,8 @@ shard_fdw_reshard(PG_FUNCTION_ARGS)
 		}
 		else
 			move_partition(&r, given_texts(r.t, PG_GETARG_JSONB_P(1)));
-		ddb_group_free(r.group);
+		ddb_group_free(r.writes);
+		ddb_group_free(r.reads);
 	}
 	values[0] = Int64GetDatum(r.moved);
 	values[1] = Int64GetDatum(r.remaining);

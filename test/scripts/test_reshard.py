@@ -11,7 +11,8 @@ with the local table, and the proxy injects 5xx answers (some after the
 write was applied) and throttles.  After the runs: nothing lost, nothing
 doubled, no earlier layout left, and every item, read with boto3, sits
 under the key the newest layout gives, computed here as seed 002 does
-(fnv1a_32 of player_id mod the shard count).
+(fnv1a_32 of player_id mod the shard count).  Last, a move to 7 shards
+under max_write_units_per_second takes at least the time its units need.
 
 The random generator's seed is printed first; SHARD_FDW_TEST_SEED sets it.
 Ends with "N passed, N failed".
@@ -237,6 +238,28 @@ def test_move_beside_writers_readers_and_faults():
         assert item["pk"]["S"] == f"{game}#{shard}", item
         assert item["sk"]["S"] == f"{int(item['score']['N']):020d}#{player}", item
     print(f"   {moved} items moved; {len(items)} items, each at its newest key")
+
+
+@runner.test
+def test_move_keeps_to_the_write_budget():
+    rate = 200
+    run(f"""ALTER FOREIGN TABLE lb OPTIONS (SET shards '7',
+                                           ADD max_write_units_per_second '{rate}')""")
+    compare_all()
+    session = bed.Session(DATABASE, field_separator="|")
+    try:
+        lines = session.run("SELECT moved, remaining FROM shard_fdw_reshard('lb')")
+        seconds = session.seconds
+    finally:
+        session.close()
+    moved, remaining = (int(v) for v in lines[-1].split("|"))
+    assert remaining == 0 and moved > 100, lines
+    # a move is a TransactWriteItems: twice the write units of its item
+    floor = moved * 2 / rate
+    print(f"   {moved} items moved in {seconds:.1f} s under {rate} WCU/s "
+          f"(at least {floor:.1f} s of units)")
+    assert seconds >= 0.8 * floor, (seconds, floor)
+    compare_all()
 
 
 if __name__ == "__main__":
