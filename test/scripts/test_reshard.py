@@ -242,7 +242,7 @@ def test_move_beside_writers_readers_and_faults():
 
 @runner.test
 def test_move_keeps_to_the_write_budget():
-    rate = 200
+    rate = 60
     run(f"""ALTER FOREIGN TABLE lb OPTIONS (SET shards '7',
                                            ADD max_write_units_per_second '{rate}')""")
     compare_all()
