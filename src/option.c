@@ -816,6 +816,15 @@ check_template_columns(ShardTable *t, KeyTemplate *tmpl, const char *option)
 							col->name, t->relname, format_type_be(col->typid), option),
 					 errhint("A zero-padded field {%s:0%d} needs a column of a number type.",
 							 col->name, part->width)));
+		if (part->form != KT_PLAIN &&
+			((col->typid != TIMESTAMPTZOID && col->typid != TIMESTAMPOID &&
+			  col->typid != DATEOID) || col->ddb_type != DDB_TYPE_S))
+			ereport(ERROR,
+					(errcode(ERRCODE_FDW_INVALID_DATA_TYPE),
+					 errmsg("column \"%s\" of foreign table \"%s\" is of type %s, but option \"%s\" writes it as a time",
+							col->name, t->relname, format_type_be(col->typid), option),
+					 errhint("Time forms such as {%s:day} and {%s:isoformat} need a date, timestamp or timestamptz column stored as S.",
+							 col->name, col->name)));
 	}
 }
 

@@ -350,8 +350,11 @@ key_fixed(ShardTable *t, ShardKey *k, List *conds)
 /*
  * The column the sort key's order follows, or -1: the sort key column
  * itself, or the first field of its template when that field's text sorts
- * as its values do (a zero-padded integer, or a timestamp written with
- * fixed width).
+ * as its values do (a zero-padded integer, a timestamp written with fixed
+ * width, or as isoformat() writes it, not a time bucket).  isoformat()
+ * leaves the zero fraction out, so a timestamp without time zone sorts
+ * only when what follows it sorts before "." (#, or nothing); with time
+ * zone "+00:00" follows, and it always does.
  */
 static int
 sort_order_column(ShardTable *t)
@@ -359,6 +362,7 @@ sort_order_column(ShardTable *t)
 	const char *lead;
 	ShardColumn *col;
 	int			width;
+	const KeyPart *first;
 
 	if (t->sk.attribute == NULL)
 		return -1;
@@ -368,7 +372,13 @@ sort_order_column(ShardTable *t)
 	if (lead == NULL)
 		return -1;
 	col = shard_find_column(t, lead);
-	width = t->sk.template->parts[0].width;
+	first = &t->sk.template->parts[0];
+	width = first->width;
+	if (keyfmt_is_bucket(first))
+		return -1;
+	if (first->form == KT_ISOFORMAT && col->typid == TIMESTAMPOID &&
+		t->sk.template->nparts > 1 && (unsigned char) t->sk.template->parts[1].text[0] >= '.')
+		return -1;
 	if (width > 0 &&
 		(col->typid == INT2OID || col->typid == INT4OID || col->typid == INT8OID))
 		return col - t->columns;

@@ -320,6 +320,25 @@ sort_key_name(ShardScanState *ss)
 }
 
 /*
+ * value (a column's key text) as template field p writes it, for a bound
+ * on the field.
+ */
+static char *
+field_text(ShardScanState *ss, const KeyPart *p, const char *value)
+{
+	Buf			out;
+	char		err[SFDW_ERRLEN];
+
+	buf_init(&out);
+	if (!keyfmt_render_field(p, value, &out, err, sizeof(err)))
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("cannot bound the sort key of foreign table \"%s\": %s",
+						ss->t->relname, err)));
+	return out.data;
+}
+
+/*
  * Add the sort key's part of the KeyConditionExpression to buf.  Returns
  * false when the conditions cannot match any stored key.
  */
@@ -397,6 +416,8 @@ sort_key_condition(ShardScanState *ss, const char **texts, StringInfo buf)
 			text = value_text(ss, c->col, c->expr);
 		if (t->sk.template)
 			inclusive = c->op == COND_GT || c->op == COND_GE;
+		if (text && t->sk.template && t->sk.template->parts[0].form != KT_PLAIN)
+			text = field_text(ss, &t->sk.template->parts[0], text);
 		if (c->op == COND_GT || c->op == COND_GE)
 		{
 			if (text && width > 0 && text[0] == '-')

@@ -293,8 +293,9 @@ decode_from_key(ShardTable *t, ShardKey *k, const DdbJson *item, const char *col
 		spans = palloc(sizeof(KeySpan) * tmpl->nparts);
 		if (!keyfmt_decode(tmpl, key, strlen(key), spans, NULL))
 			continue;
+		/* a time bucket does not give the value back: only finer fields do */
 		for (int i = 0; i < tmpl->nparts; i++)
-			if (tmpl->parts[i].kind == KP_COLUMN &&
+			if (keyfmt_decodes(&tmpl->parts[i]) &&
 				strcmp(tmpl->parts[i].text, colname) == 0)
 				return keyfmt_field_text(tmpl, i, key, &spans[i]);
 		return NULL;
