@@ -4,6 +4,7 @@
 -- hour bucket of its GSI (device-group-A#2023-10-27T14:00:00Z).  Buckets
 -- are UTC whatever the session's time zone.
 \ir sql/include/server.sql
+\ir sql/include/explain_analyze.sql
 SET timezone = 'America/New_York';
 SELECT ddb_create_table('ts_tab', 'PK', 'SK') AS status;
 
@@ -68,9 +69,7 @@ SELECT shard_fdw_request('ddb', 'BatchWriteItem', '{"RequestItems": {"ts_tab": [
 SELECT event_type, ts AT TIME ZONE 'UTC' AS utc, item_id, payload FROM readings
  WHERE event_type = 'SENSOR_READING' AND ts = '2023-10-27 14:03:05.123456+00';
 SELECT event_type, ts AT TIME ZONE 'UTC' AS utc, item_id, payload FROM readings
- WHERE event_type = 'SENSOR_READING' AND ts >= '2023-10-27 14:00+00' AND ts < '2023-10-27 15:00+00'
-   AND item_id LIKE 'u-%'
- ORDER BY ts;
+ WHERE item_id LIKE 'u-%' ORDER BY ts;
 
 -- a bound on a leading isoformat field is written in that form (keys
 -- written in another form sort as their text does: see the README)
@@ -108,6 +107,182 @@ CREATE FOREIGN TABLE bad (g text, ts timestamptz) SERVER ddb OPTIONS (table 'ts_
   partition_key 'PK', partition_key_format '{g}#{shard:day}', sort_key 'SK');
 ALTER FOREIGN TABLE by_hour ALTER COLUMN ts TYPE text;
 
+-- ranges over buckets: each day from the first bound's to the last's is a
+-- partition, read in each of its shards, with the sort key's bounds
+CREATE TEMP TABLE local_readings AS
+  SELECT 'SENSOR_READING'::text AS event_type,
+         '2023-10-26 00:00+00'::timestamptz + i * interval '37 minutes' + i * interval '1 microsecond' AS ts,
+         'r' || i AS item_id, jsonb_build_object('value', i) AS payload
+    FROM generate_series(0, 200) i;
+INSERT INTO readings SELECT * FROM local_readings;
+INSERT INTO by_device SELECT 'DEVICE_READING', ts, 'dev-' || (i % 7), i FROM
+  (SELECT ts, substr(item_id, 2)::int AS i FROM local_readings) r;
+CREATE FUNCTION same_rows(lo timestamptz, hi timestamptz) RETURNS TABLE (rows bigint, missing bigint, extra bigint)
+LANGUAGE sql AS $$
+  WITH f AS (SELECT item_id, ts FROM readings
+              WHERE event_type = 'SENSOR_READING' AND ts >= lo AND ts < hi AND item_id LIKE 'r%'),
+       l AS (SELECT item_id, ts FROM local_readings WHERE ts >= lo AND ts < hi)
+  SELECT (SELECT count(*) FROM f), (SELECT count(*) FROM (TABLE l EXCEPT TABLE f) x),
+         (SELECT count(*) FROM (TABLE f EXCEPT TABLE l) y)
+$$;
+EXPLAIN (VERBOSE, COSTS OFF) SELECT item_id FROM readings
+ WHERE event_type = 'SENSOR_READING' AND ts >= '2023-10-26 12:00+00' AND ts < '2023-10-28 06:00+00';
+SELECT explain_analyze($$SELECT item_id FROM readings
+ WHERE event_type = 'SENSOR_READING' AND ts >= '2023-10-26 12:00+00' AND ts < '2023-10-28 06:00+00'$$);
+SELECT * FROM same_rows('2023-10-26 12:00+00', '2023-10-28 06:00+00');
+SELECT * FROM same_rows('2023-10-25 12:00+00', '2023-10-30 00:00+00');
+SELECT * FROM same_rows('2023-10-27 23:59:59+00', '2023-10-28 00:00:01+00');
+-- an upper bound at a bucket's start does not read that bucket; the
+-- session's time zone moves the bounds, not the buckets
+SELECT explain_analyze($$SELECT count(*) FROM readings
+ WHERE event_type = 'SENSOR_READING' AND ts >= '2023-10-26 20:00-04' AND ts < '2023-10-28 20:00-04'$$);
+SELECT explain_analyze($$SELECT count(*) FROM readings
+ WHERE event_type = 'SENSOR_READING' AND ts BETWEEN '2023-10-27 00:00+00' AND '2023-10-28 00:00+00'$$);
+-- merged in time order; descending reads the newest bucket first and a
+-- LIMIT met there reads no other
+SELECT item_id, ts AT TIME ZONE 'UTC' AS utc FROM readings
+ WHERE event_type = 'SENSOR_READING' AND ts >= '2023-10-26 22:00+00' AND ts < '2023-10-27 03:00+00'
+ ORDER BY ts;
+SELECT explain_analyze($$SELECT item_id FROM readings
+ WHERE event_type = 'SENSOR_READING' AND ts >= '2023-10-26 00:00+00' AND ts < '2023-10-29 00:00+00'
+ ORDER BY ts DESC LIMIT 5$$);
+SELECT item_id, ts AT TIME ZONE 'UTC' AS utc FROM readings
+ WHERE event_type = 'SENSOR_READING' AND ts >= '2023-10-26 00:00+00' AND ts < '2023-10-29 00:00+00'
+ ORDER BY ts DESC LIMIT 5;
+SELECT (array_agg(item_id ORDER BY ts))[1:3] AS first, count(*) FROM readings
+ WHERE event_type = 'SENSOR_READING' AND ts >= '2023-10-26 00:00+00' AND ts < '2023-10-29 00:00+00';
+-- the device fixes the calculated shard: one partition a day
+SELECT explain_analyze($$SELECT ts AT TIME ZONE 'UTC', temperature FROM by_device
+ WHERE event_type = 'DEVICE_READING' AND device_id = 'dev-3'
+   AND ts >= '2023-10-26 20:00+00' AND ts < '2023-10-28 04:00+00' ORDER BY ts$$);
+SELECT count(*), min(temperature), max(temperature) FROM by_device
+ WHERE event_type = 'DEVICE_READING' AND device_id = 'dev-3'
+   AND ts >= '2023-10-26 20:00+00' AND ts < '2023-10-28 04:00+00';
+-- bounds known when the plan runs: counted then
+PREPARE range_read(timestamptz, timestamptz) AS SELECT count(*) FROM readings
+ WHERE event_type = 'SENSOR_READING' AND ts >= $1 AND ts < $2;
+SET plan_cache_mode = force_generic_plan;
+EXPLAIN (COSTS OFF) EXECUTE range_read('2023-10-26 00:00+00', '2023-10-27 00:00+00');
+EXECUTE range_read('2023-10-26 00:00+00', '2023-10-27 00:00+00');
+EXECUTE range_read('2023-10-27 00:00+00', '2023-10-26 00:00+00');
+EXECUTE range_read(NULL, '2023-10-26 00:00+00');
+ALTER FOREIGN TABLE readings OPTIONS (ADD max_partitions '8');
+EXECUTE range_read('2023-10-26 00:00+00', '2023-10-27 00:00+00');
+EXECUTE range_read('2023-10-26 00:00+00', '2023-10-28 00:00+00');
+EXECUTE range_read('2023-10-26 00:00+00', '2023-10-28 00:00:01+00');
+EXECUTE range_read('-infinity', '2023-10-28 00:00+00');
+RESET plan_cache_mode;
+-- more partitions than max_partitions, or no bound on one side: a Scan
+EXPLAIN (COSTS OFF) SELECT count(*) FROM readings
+ WHERE event_type = 'SENSOR_READING' AND ts >= '2023-10-26 00:00+00' AND ts < '2023-10-28 00:00:01+00';
+EXPLAIN (COSTS OFF) SELECT count(*) FROM readings
+ WHERE event_type = 'SENSOR_READING' AND ts >= '-infinity' AND ts < '2023-10-28 00:00+00';
+EXPLAIN (COSTS OFF) SELECT count(*) FROM readings
+ WHERE event_type = 'SENSOR_READING' AND ts >= '2023-10-26 00:00+00';
+SELECT count(*) FROM readings
+ WHERE event_type = 'SENSOR_READING' AND ts >= '2023-10-26 00:00+00' AND ts < '2023-10-28 00:00:01+00';
+ALTER FOREIGN TABLE readings OPTIONS (SET max_partitions '0');
+
+DROP FUNCTION same_rows;
 DROP FOREIGN TABLE readings, by_device, forms, day_part, by_hour;
 SELECT ddb_delete_table('ts_tab') AS deleted;
+
+-- pattern 3: a random suffix on the table, and a GSI whose keys every
+-- write renders, the hour bucket and isoformat() as seed 004 writes them
+SELECT shard_fdw_request('ddb', 'CreateTable', '{"TableName": "ts_gsi",
+  "BillingMode": "PAY_PER_REQUEST",
+  "KeySchema": [{"AttributeName": "PK", "KeyType": "HASH"}, {"AttributeName": "SK", "KeyType": "RANGE"}],
+  "AttributeDefinitions": [{"AttributeName": "PK", "AttributeType": "S"},
+    {"AttributeName": "SK", "AttributeType": "S"}, {"AttributeName": "GSI1PK", "AttributeType": "S"},
+    {"AttributeName": "GSI1SK", "AttributeType": "S"}],
+  "GlobalSecondaryIndexes": [{"IndexName": "GSI1-Read-Aggregator",
+    "KeySchema": [{"AttributeName": "GSI1PK", "KeyType": "HASH"}, {"AttributeName": "GSI1SK", "KeyType": "RANGE"}],
+    "Projection": {"ProjectionType": "ALL"}}]}') #>> '{TableDescription,TableStatus}' AS status;
+CREATE FOREIGN TABLE events (entity_id text, ts timestamptz, payload jsonb, tag text)
+  SERVER ddb OPTIONS (table 'ts_gsi',
+  partition_key 'PK', partition_key_format '{entity_id}#_{shard}',
+  sort_key 'SK', sort_key_format '{ts:isoformat}', shard_strategy 'random', shards '16',
+  index_partition_key 'GSI1PK', index_partition_key_format '{entity_id}#{ts:hour}',
+  index_sort_key 'GSI1SK', index_sort_key_format '{ts:isoformat}');
+CREATE FOREIGN TABLE events_by_hour (entity_id text, ts timestamptz, payload jsonb, tag text)
+  SERVER ddb OPTIONS (table 'ts_gsi', index 'GSI1-Read-Aggregator',
+  partition_key 'GSI1PK', partition_key_format '{entity_id}#{ts:hour}',
+  sort_key 'GSI1SK', sort_key_format '{ts:isoformat}');
+CREATE TEMP TABLE local_events AS
+  SELECT 'device-group-' || chr(65 + i % 2) AS entity_id,
+         '2023-10-27 10:00+00'::timestamptz + i * interval '7 minutes 13 seconds'
+           + (i % 3) * interval '250 milliseconds' AS ts,
+         jsonb_build_object('temp', i) AS payload, NULL::text AS tag
+    FROM generate_series(0, 120) i;
+INSERT INTO events SELECT * FROM local_events;
+SELECT item - 'payload' - 'entity_id' - 'ts' - 'PK' AS keys, item->'PK'->>'S' ~ '^device-group-A#_[0-9]+$' AS pk_ok
+  FROM jsonb_path_query(shard_fdw_request('ddb', 'Query', '{"TableName": "ts_gsi",
+    "IndexName": "GSI1-Read-Aggregator", "KeyConditionExpression": "GSI1PK = :g",
+    "ExpressionAttributeValues": {":g": {"S": "device-group-A#2023-10-27T14:00:00Z"}}}'), '$.Items[*]') item
+ ORDER BY item->'SK'->>'S' LIMIT 3;
+-- a 6-hour range is 6 Queries of the index, merged in time order
+SELECT explain_analyze($$SELECT ts, payload FROM events_by_hour
+ WHERE entity_id = 'device-group-A' AND ts >= '2023-10-27 11:30+00' AND ts < '2023-10-27 17:00+00'
+ ORDER BY ts$$);
+SELECT count(*) AS rows,
+       (SELECT count(*) FROM local_events WHERE entity_id = 'device-group-A'
+           AND ts >= '2023-10-27 11:30+00' AND ts < '2023-10-27 17:00+00') AS local_rows,
+       bool_and(ok) AS same_order
+  FROM (SELECT f.ts = l.ts AND f.payload = l.payload AS ok
+          FROM (SELECT ts, payload, row_number() OVER () AS n FROM events_by_hour
+                 WHERE entity_id = 'device-group-A' AND ts >= '2023-10-27 11:30+00' AND ts < '2023-10-27 17:00+00'
+                 ORDER BY ts) f
+          JOIN (SELECT ts, payload, row_number() OVER (ORDER BY ts) AS n FROM local_events
+                 WHERE entity_id = 'device-group-A' AND ts >= '2023-10-27 11:30+00' AND ts < '2023-10-27 17:00+00') l
+            USING (n)) x;
+SELECT explain_analyze($$SELECT ts AT TIME ZONE 'UTC', payload FROM events_by_hour
+ WHERE entity_id = 'device-group-B' AND ts BETWEEN '2023-10-27 10:00+00' AND '2023-10-27 23:00+00'
+ ORDER BY ts DESC LIMIT 3$$);
+SELECT ts AT TIME ZONE 'UTC' AS utc, payload FROM events_by_hour
+ WHERE entity_id = 'device-group-B' AND ts BETWEEN '2023-10-27 10:00+00' AND '2023-10-27 23:00+00'
+ ORDER BY ts DESC LIMIT 3;
+-- UPDATE keeps the index keys true: a new time moves the item and its
+-- hour, a new payload keeps both
+UPDATE events SET ts = '2023-10-27 09:59:59+00'
+ WHERE entity_id = 'device-group-A' AND ts >= '2023-10-27 10:00+00' AND ts < '2023-10-27 10:10+00';
+UPDATE events SET payload = '{"temp": -1}'
+ WHERE entity_id = 'device-group-B' AND ts >= '2023-10-27 10:00+00' AND ts < '2023-10-27 10:10+00';
+SELECT entity_id, ts AT TIME ZONE 'UTC' AS utc, payload FROM events_by_hour
+ WHERE entity_id IN ('device-group-A', 'device-group-B') AND ts >= '2023-10-27 09:00+00' AND ts < '2023-10-27 10:10+00'
+ ORDER BY ts;
+-- an index key whose columns have no value is left out (a sparse index),
+-- and removed when an UPDATE takes the value away
+CREATE FOREIGN TABLE tagged (entity_id text, ts timestamptz, tag text)
+  SERVER ddb OPTIONS (table 'ts_gsi',
+  partition_key 'PK', partition_key_format 'tagged#{entity_id}',
+  sort_key 'SK', sort_key_format '{ts:isoformat}',
+  index_partition_key 'GSI1PK', index_partition_key_format '{tag}#{ts:hour}',
+  index_sort_key 'GSI1SK', index_sort_key_format '{ts:isoformat}');
+INSERT INTO tagged VALUES ('e1', '2023-10-27 12:00+00', NULL), ('e2', '2023-10-27 12:00+00', 'hot');
+UPDATE tagged SET tag = 'cold' WHERE entity_id = 'e1';
+UPDATE tagged SET tag = NULL WHERE entity_id = 'e2';
+SELECT item->'PK'->>'S' AS pk, item->'GSI1PK'->>'S' AS gsi1pk, item->'GSI1SK'->>'S' AS gsi1sk
+  FROM unnest(ARRAY['tagged#e1', 'tagged#e2']) pk,
+       LATERAL jsonb_path_query(shard_fdw_request('ddb', 'Query', jsonb_build_object('TableName', 'ts_gsi',
+         'KeyConditionExpression', 'PK = :p', 'ExpressionAttributeValues',
+         jsonb_build_object(':p', jsonb_build_object('S', pk)))), '$.Items[*]') item;
+-- the index's table is read-only; its keys come with their templates
+INSERT INTO events_by_hour VALUES ('x', now(), '{}', NULL);
+CREATE FOREIGN TABLE bad (entity_id text, ts timestamptz) SERVER ddb OPTIONS (table 'ts_gsi',
+  partition_key 'PK', sort_key 'SK', index_partition_key 'GSI1PK');
+CREATE FOREIGN TABLE bad (entity_id text, ts timestamptz) SERVER ddb OPTIONS (table 'ts_gsi',
+  partition_key 'PK', sort_key 'SK', index_sort_key_format '{ts:isoformat}');
+CREATE FOREIGN TABLE bad (entity_id text, ts timestamptz) SERVER ddb OPTIONS (table 'ts_gsi',
+  partition_key 'PK', sort_key 'SK', index_partition_key 'GSI1PK',
+  index_partition_key_format '{entity_id}#{shard}');
+CREATE FOREIGN TABLE bad (entity_id text, ts timestamptz) SERVER ddb OPTIONS (table 'ts_gsi',
+  index 'GSI1-Read-Aggregator', partition_key 'GSI1PK', sort_key 'GSI1SK',
+  index_partition_key 'GSI1PK', index_partition_key_format '{entity_id}#{ts:hour}');
+CREATE FOREIGN TABLE bad (entity_id text, ts timestamptz) SERVER ddb OPTIONS (table 'ts_gsi',
+  partition_key 'PK', partition_key_format '{entity_id}', sort_key 'SK', sort_key_format '{ts}',
+  index_partition_key 'GSI1PK', index_partition_key_format '{entity}#{ts:hour}');
+ALTER TABLE tagged RENAME COLUMN tag TO label;
+
+DROP FOREIGN TABLE events, events_by_hour, tagged;
+SELECT ddb_delete_table('ts_gsi') AS deleted;
 DROP SERVER ddb CASCADE;

@@ -818,6 +818,143 @@ keyfmt_is_bucket(const KeyPart *p)
 }
 
 /*
+ * The finest bucket of column "column" in t, or KT_PLAIN.
+ */
+KeyTimeForm
+keyfmt_finest_bucket(const KeyTemplate *t, const char *column)
+{
+	KeyTimeForm finest = KT_PLAIN;
+
+	for (int i = 0; i < t->nparts; i++)
+		if (keyfmt_is_bucket(&t->parts[i]) && strcmp(t->parts[i].text, column) == 0 &&
+			t->parts[i].form > finest)
+			finest = t->parts[i].form;
+	return finest;
+}
+
+/*
+ * The name of a time form.
+ */
+const char *
+keyfmt_time_form_name(KeyTimeForm form)
+{
+	return form == KT_PLAIN ? "plain" : time_form_names[form];
+}
+
+#define USECS_PER_MINUTE_ ((int64_t) 60 * 1000000)
+#define USECS_PER_HOUR_ (60 * USECS_PER_MINUTE_)
+#define USECS_PER_DAY_ (24 * USECS_PER_HOUR_)
+/* Days from 1970-01-01 to 2000-01-01. */
+#define EPOCH_2000_DAYS 10957
+
+/* a / b rounded towards minus infinity, for b > 0. */
+static int64_t
+floor_div(int64_t a, int64_t b)
+{
+	return a / b - (a % b < 0);
+}
+
+/*
+ * Days since 1970-01-01 of year-month-day in the proleptic Gregorian
+ * calendar, and back (H. Hinnant's civil calendar algorithms).
+ */
+static int64_t
+days_from_civil(int64_t y, int m, int d)
+{
+	int64_t		era;
+	int64_t		yoe;
+	int64_t		doy;
+
+	y -= m <= 2;
+	era = floor_div(y, 400);
+	yoe = y - era * 400;
+	doy = (153 * (m + (m > 2 ? -3 : 9)) + 2) / 5 + d - 1;
+	return era * 146097 + yoe * 365 + yoe / 4 - yoe / 100 + doy - 719468;
+}
+
+static void
+civil_from_days(int64_t z, int64_t *y, int *m)
+{
+	int64_t		era;
+	int64_t		doe;
+	int64_t		yoe;
+	int64_t		doy;
+	int64_t		mp;
+
+	z += 719468;
+	era = floor_div(z, 146097);
+	doe = z - era * 146097;
+	yoe = (doe - doe / 1460 + doe / 36524 - doe / 146096) / 365;
+	doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
+	mp = (5 * doy + 2) / 153;
+	*m = (int) (mp < 10 ? mp + 3 : mp - 9);
+	*y = yoe + era * 400 + (*m <= 2);
+}
+
+/* The length of a bucket of form in microseconds; 0 for months. */
+static int64_t
+bucket_usecs(KeyTimeForm form)
+{
+	switch (form)
+	{
+		case KT_MINUTE:
+			return USECS_PER_MINUTE_;
+		case KT_HOUR:
+			return USECS_PER_HOUR_;
+		case KT_DAY:
+			return USECS_PER_DAY_;
+		case KT_PLAIN:
+		case KT_ISOFORMAT:
+		case KT_MONTH:
+			break;
+	}
+	return 0;
+}
+
+/*
+ * The start of the month that holds usecs, or of the one after it when
+ * next.
+ */
+static int64_t
+month_start(int64_t usecs, bool next)
+{
+	int64_t		y;
+	int			m;
+
+	civil_from_days(floor_div(usecs, USECS_PER_DAY_) + EPOCH_2000_DAYS, &y, &m);
+	if (next && m == 12)
+	{
+		y++;
+		m = 1;
+	}
+	else if (next)
+		m++;
+	return (days_from_civil(y, m, 1) - EPOCH_2000_DAYS) * USECS_PER_DAY_;
+}
+
+/*
+ * The start of the bucket holding usecs.
+ */
+int64_t
+keyfmt_bucket_start(KeyTimeForm form, int64_t usecs)
+{
+	int64_t		len = bucket_usecs(form);
+
+	return len > 0 ? floor_div(usecs, len) * len : month_start(usecs, false);
+}
+
+/*
+ * The start of the bucket after the one starting at start.
+ */
+int64_t
+keyfmt_bucket_next(KeyTimeForm form, int64_t start)
+{
+	int64_t		len = bucket_usecs(form);
+
+	return len > 0 ? start + len : month_start(start, true);
+}
+
+/*
  * The column leading the template, or NULL.
  */
 const char *

@@ -196,6 +196,25 @@ extern bool keyfmt_decodes(const KeyPart *p);
 /* True when part p is a column field holding a time bucket. */
 extern bool keyfmt_is_bucket(const KeyPart *p);
 
+/*
+ * The finest time bucket of column "column" in the template (KT_MINUTE is
+ * finer than KT_HOUR, ... than KT_MONTH), or KT_PLAIN when no bucket field
+ * holds it.
+ */
+extern KeyTimeForm keyfmt_finest_bucket(const KeyTemplate *t, const char *column);
+
+/*
+ * Time buckets as instants, in microseconds since 2000-01-01 00:00 UTC
+ * (PostgreSQL's epoch): the start of the bucket of form (KT_MONTH ...
+ * KT_MINUTE) that holds usecs, and the start of the bucket after the one
+ * starting at start.
+ */
+extern int64_t keyfmt_bucket_start(KeyTimeForm form, int64_t usecs);
+
+/* The name of a time form as a field's format spells it ("hour"). */
+extern const char *keyfmt_time_form_name(KeyTimeForm form);
+extern int64_t keyfmt_bucket_next(KeyTimeForm form, int64_t start);
+
 /* The number of fields (columns and {shard}) of the template. */
 extern int	keyfmt_field_count(const KeyTemplate *t);
 

@@ -34,6 +34,7 @@
 #include "parser/parsetree.h"
 #include "utils/array.h"
 #include "utils/builtins.h"
+#include "utils/date.h"
 #include "utils/lsyscache.h"
 #include "utils/selfuncs.h"
 #include "utils/typcache.h"
@@ -57,6 +58,12 @@ typedef struct Analysis
 	bool		keyed;			/* every partition key column is fixed */
 	bool		full_key;		/* ... and every sort key column too */
 	bool		exact;			/* DynamoDB evaluates every condition exactly */
+	int			bucket_col;		/* the column read bucket by bucket, or -1 */
+	Cond	   *bucket_lo;		/* its lower bound ... */
+	Cond	   *bucket_hi;		/* ... and its upper one */
+	int			nbuckets;		/* buckets, -1 when known only at run time */
+	int			bucket_shards;	/* shards read in each bucket */
+	bool		bucket_over;	/* more partitions than max_partitions */
 } Analysis;
 
 /* Planner state of one foreign relation, in baserel->fdw_private. */
@@ -445,6 +452,90 @@ filterable(ShardTable *t, Cond *c)
 	return false;
 }
 
+/* The value of a constant, or false when expr is not one. */
+static bool
+const_value(Expr *expr, Datum *value)
+{
+	if (IsA(expr, RelabelType))
+		expr = ((RelabelType *) expr)->arg;
+	if (!IsA(expr, Const) || ((Const *) expr)->constisnull)
+		return false;
+	*value = ((Const *) expr)->constvalue;
+	return true;
+}
+
+/* True when a date or timestamp value is infinite. */
+static bool
+time_infinite(Oid typid, Datum value)
+{
+	if (typid == DATEOID)
+		return DATE_NOT_FINITE(DatumGetDateADT(value));
+	return TIMESTAMP_NOT_FINITE(DatumGetTimestamp(value));
+}
+
+/*
+ * Read by time bucket when the partition key's one open column is a
+ * bucketed date or timestamp (route_bucket_column) that conds bound on
+ * both sides: then a is keyed, each bucket a partition.  When both bounds
+ * are constants the buckets are counted here, and more partitions than
+ * max_partitions leave the read a Scan (bucket_over).
+ */
+static void
+find_buckets(ShardTable *t, Analysis *a, List *conds)
+{
+	bool	   *fixed = palloc0(sizeof(bool) * Max(t->ncolumns, 1));
+	Cond	   *lo = NULL;
+	Cond	   *hi = NULL;
+	ListCell   *lc;
+	Datum		lo_value;
+	Datum		hi_value;
+	int			col;
+
+	foreach(lc, a->key_conds)
+		fixed[((Cond *) lfirst(lc))->col] = true;
+	col = route_bucket_column(t, fixed);
+	if (col < 0)
+		return;
+	foreach(lc, conds)
+	{
+		Cond	   *c = lfirst(lc);
+
+		if (c->col != col)
+			continue;
+		if ((c->op == COND_GT || c->op == COND_GE) && lo == NULL)
+			lo = c;
+		else if ((c->op == COND_LT || c->op == COND_LE) && hi == NULL)
+			hi = c;
+	}
+	if (lo == NULL || hi == NULL)
+		return;
+	a->bucket_col = col;
+	a->bucket_lo = lo;
+	a->bucket_hi = hi;
+	a->bucket_shards = route_shards_per_partition(t, fixed);
+	a->nbuckets = -1;
+	if (const_value(lo->value, &lo_value) && const_value(hi->value, &hi_value))
+	{
+		Oid			typid = t->columns[col].typid;
+		int			max = t->max_partitions / a->bucket_shards;
+
+		if (time_infinite(typid, lo_value) || time_infinite(typid, hi_value))
+			a->bucket_over = true;
+		else
+			a->nbuckets = list_length(route_read_buckets(t, col,
+														 route_time_usecs(typid, lo_value),
+														 route_time_usecs(typid, hi_value) -
+														 (hi->op == COND_LT ? 1 : 0),
+														 false, max));
+		if (a->bucket_over || a->nbuckets > max)
+		{
+			a->bucket_over = true;
+			return;
+		}
+	}
+	a->keyed = true;
+}
+
 /*
  * Sort out conditions (RestrictInfos) into key equalities, the sort key
  * condition and filters.  outer_ok admits values from other relations
@@ -455,11 +546,13 @@ analyse(ShardTable *t, Index relid, List *clauses, bool outer_ok)
 {
 	Analysis	a = {0};
 	List	   *sort_candidates = NIL;
+	List	   *recognised = NIL;
 	int			order_col = sort_order_column(t);
 	ListCell   *lc;
 	int			used = 0;
 
 	a.exact = true;
+	a.bucket_col = -1;
 	foreach(lc, clauses)
 	{
 		RestrictInfo *rinfo = lfirst_node(RestrictInfo, lc);
@@ -470,6 +563,7 @@ analyse(ShardTable *t, Index relid, List *clauses, bool outer_ok)
 			a.exact = false;
 			continue;
 		}
+		recognised = lappend(recognised, c);
 		if ((c->op == COND_EQ || c->op == COND_IN) &&
 			route_key_uses(t, c->col))
 			a.key_conds = lappend(a.key_conds, c);
@@ -507,6 +601,8 @@ analyse(ShardTable *t, Index relid, List *clauses, bool outer_ok)
 		a.key_conds = kept;
 		a.keyed = key_fixed(t, &t->pk, a.key_conds);
 	}
+	if (!a.keyed)
+		find_buckets(t, &a, recognised);
 
 	/*
 	 * DynamoDB takes one sort key condition: a prefix, or a lower bound, an
@@ -928,6 +1024,15 @@ shard_get_plan(PlannerInfo *root, RelOptInfo *baserel, Oid foreigntableid,
 													ri->attrs_used)));
 	fdw_private = lappend(fdw_private,
 						  makeBoolean(must_read_all(root, foreigntableid, ri->table)));
+	fdw_private = lappend(fdw_private,
+						  lappend_int(list_make4_int(a.bucket_col, a.nbuckets,
+													 a.bucket_shards, a.bucket_over),
+									  a.bucket_col >= 0 &&
+									  sort_order_column(ri->table) == a.bucket_col));
+	fdw_private = lappend(fdw_private,
+						  flatten_conds(a.bucket_col >= 0 && !a.bucket_over ?
+										list_make2(a.bucket_lo, a.bucket_hi) : NIL,
+										&fdw_exprs));
 	return make_foreignscan(tlist, extract_actual_clauses(scan_clauses, false),
 							baserel->relid, fdw_exprs, fdw_private, NIL, NIL,
 							outer_plan);

@@ -723,6 +723,59 @@ test_time_decode(void)
 				 (const char *const[]) {"2023-10-27T14:03:05+00:00", NULL, "u-1"}, -1);
 }
 
+/*
+ * Buckets as instants (microseconds since 2000-01-01 UTC): starts and the
+ * next bucket, across month, year and leap-day ends and before 2000.
+ */
+static void
+test_buckets(void)
+{
+	const int64_t hour = (int64_t) 3600 * 1000000;
+	const int64_t day = 24 * hour;
+	/* 2023-10-27 14:03:05.123456 */
+	const int64_t t = (int64_t) 8700 * day + 14 * hour + 185123456;
+	/* 2024-02-29 is day 8825, 2024-03-01 day 8826; 1999-12-31 day -1 */
+	static const struct
+	{
+		KeyTimeForm form;
+		int64_t		usecs;
+		int64_t		start;
+		int64_t		next;
+	}			cases[] = {
+		{KT_MINUTE, 0, 0, 60000000},
+		{KT_HOUR, 14 * hour + 185123456, 14 * hour, 15 * hour},
+		{KT_DAY, -1, -day, 0},
+		{KT_HOUR, -1, -hour, 0},
+		{KT_MONTH, 8825 * day + 5, 8797 * day, 8826 * day},
+		{KT_MONTH, -1, -31 * day, 0},
+		{KT_MONTH, 0, 0, 31 * day},
+		{KT_MONTH, 8765 * day, 8766 * day - 31 * day, 8766 * day},
+	};
+
+	CHECK(keyfmt_bucket_start(KT_DAY, t) == (int64_t) 8700 * day);
+	CHECK(keyfmt_bucket_start(KT_HOUR, t) == (int64_t) 8700 * day + 14 * hour);
+	CHECK(keyfmt_bucket_start(KT_MINUTE, t) == (int64_t) 8700 * day + 14 * hour + 180000000);
+	/* 2023-10-01 is day 8674, 2023-11-01 day 8705 */
+	CHECK(keyfmt_bucket_start(KT_MONTH, t) == (int64_t) 8674 * day);
+	CHECK(keyfmt_bucket_next(KT_MONTH, (int64_t) 8674 * day) == (int64_t) 8705 * day);
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++)
+	{
+		CHECK(keyfmt_bucket_start(cases[i].form, cases[i].usecs) == cases[i].start);
+		CHECK(keyfmt_bucket_next(cases[i].form, cases[i].start) == cases[i].next);
+	}
+	{
+		KeyTemplate *tmpl = parse_ok("{g}|{ts:month}|{ts:hour}|{ts:isoformat}|{u:day}");
+
+		if (tmpl != NULL)
+		{
+			CHECK(keyfmt_finest_bucket(tmpl, "ts") == KT_HOUR);
+			CHECK(keyfmt_finest_bucket(tmpl, "u") == KT_DAY);
+			CHECK(keyfmt_finest_bucket(tmpl, "g") == KT_PLAIN);
+			keyfmt_free(tmpl);
+		}
+	}
+}
+
 /* A long message is cut at a character boundary. */
 static void
 test_error_truncation(void)
@@ -750,5 +803,6 @@ suite_keyfmt(void)
 	test_shape();
 	test_time_forms();
 	test_time_decode();
+	test_buckets();
 	test_error_truncation();
 }
