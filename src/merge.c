@@ -69,8 +69,9 @@ stream_cmp(Datum a, Datum b, void *arg)
 }
 
 /*
- * Send the streams of the next run, wait for their first pages and put
- * them in the heap.
+ * Send the streams of the next run (unless sent ahead), wait for their
+ * first pages and put them in the heap.  Time buckets read without a
+ * LIMIT send the runs after it too, max_concurrency streams ahead.
  */
 static void
 start_run(ShardScanState *ss)
@@ -80,8 +81,12 @@ start_run(ShardScanState *ss)
 	while (ss->run_end < ss->nstreams &&
 		   ss->streams[ss->run_end].run == ss->streams[ss->run_start].run)
 		ss->run_end++;
-	for (int i = ss->run_start; i < ss->run_end; i++)
-		scan_stream_start(ss, &ss->streams[i]);
+	for (; ss->nstarted < ss->run_end; ss->nstarted++)
+		scan_stream_start(ss, &ss->streams[ss->nstarted]);
+	/* with no LIMIT to stop early, the next buckets' requests go out now */
+	for (; ss->bucket_runs && ss->bucket_ahead && ss->nstarted < ss->nstreams &&
+		 ss->nstarted - ss->run_start < ss->max_inflight; ss->nstarted++)
+		scan_stream_start(ss, &ss->streams[ss->nstarted]);
 	for (int i = ss->run_start; i < ss->run_end; i++)
 	{
 		Stream	   *s = &ss->streams[i];

@@ -1025,10 +1025,11 @@ shard_get_plan(PlannerInfo *root, RelOptInfo *baserel, Oid foreigntableid,
 	fdw_private = lappend(fdw_private,
 						  makeBoolean(must_read_all(root, foreigntableid, ri->table)));
 	fdw_private = lappend(fdw_private,
-						  lappend_int(list_make4_int(a.bucket_col, a.nbuckets,
-													 a.bucket_shards, a.bucket_over),
-									  a.bucket_col >= 0 &&
-									  sort_order_column(ri->table) == a.bucket_col));
+						  lappend_int(lappend_int(list_make4_int(a.bucket_col, a.nbuckets,
+																 a.bucket_shards, a.bucket_over),
+												  a.bucket_col >= 0 &&
+												  sort_order_column(ri->table) == a.bucket_col),
+									  root->limit_tuples <= 0));
 	fdw_private = lappend(fdw_private,
 						  flatten_conds(a.bucket_col >= 0 && !a.bucket_over ?
 										list_make2(a.bucket_lo, a.bucket_hi) : NIL,

@@ -70,8 +70,10 @@ typedef enum BucketPrivate
 	BUCKET_SHARDS,				/* shards read in each bucket (planned) */
 	BUCKET_OVER,				/* 1: more partitions than max_partitions,
 								 * read by a Scan instead */
-	BUCKET_RUNS					/* 1: the order is the buckets', read one
+	BUCKET_RUNS,				/* 1: the order is the buckets', read one
 								 * bucket after another */
+	BUCKET_AHEAD				/* 1: no LIMIT to stop early: later buckets
+								 * are sent while one is merged */
 } BucketPrivate;
 
 extern void shard_get_rel_size(PlannerInfo *root, RelOptInfo *baserel,

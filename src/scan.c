@@ -769,6 +769,7 @@ shard_scan_create(ForeignScanState *node, int eflags)
 	ss->bucket_shards = list_nth_int(buckets, BUCKET_SHARDS);
 	ss->bucket_over = list_nth_int(buckets, BUCKET_OVER) != 0;
 	ss->bucket_runs = list_nth_int(buckets, BUCKET_RUNS) != 0;
+	ss->bucket_ahead = list_nth_int(buckets, BUCKET_AHEAD) != 0;
 	ss->bucket_conds = unpack_conds(list_nth(fs->fdw_private, SCAN_PRIVATE_BUCKET_CONDS),
 									&ss->nbucket_conds);
 	ss->exprs = fs->fdw_exprs;

@@ -72,6 +72,7 @@ struct ShardScanState
 	int			bucket_shards;	/* shards planned in each bucket */
 	bool		bucket_over;	/* too many partitions: a Scan instead */
 	bool		bucket_runs;	/* ordered by the buckets: one at a time */
+	bool		bucket_ahead;	/* ... the next ones sent meanwhile */
 	ExecCond   *bucket_conds;	/* the bucket column's bounds: lo, hi */
 	int			nbucket_conds;
 	bool		need_ctid;		/* UPDATE/DELETE: the shard in ctid */
@@ -92,7 +93,7 @@ struct ShardScanState
 	Stream	   *streams;
 	int			nstreams;
 	int			cur;			/* unordered: the stream read last */
-	int			nstarted;		/* unordered: streams [0, nstarted) sent */
+	int			nstarted;		/* streams [0, nstarted) are sent */
 	binaryheap *heap;			/* ordered: streams by their head item */
 	int			run_start;		/* ordered: the run being merged is */
 	int			run_end;		/* streams [run_start, run_end) */

@@ -231,17 +231,7 @@ def set_up():
         tables.append(names[pattern])
     for pattern in ("random", "device"):
         bed.create_table(client, names[pattern], "PK", "SK")
-    client.create_table(
-        TableName=names["gsi"], BillingMode="PAY_PER_REQUEST",
-        KeySchema=[{"AttributeName": "PK", "KeyType": "HASH"},
-                   {"AttributeName": "SK", "KeyType": "RANGE"}],
-        AttributeDefinitions=[{"AttributeName": a, "AttributeType": "S"}
-                              for a in ("PK", "SK", "GSI1PK", "GSI1SK")],
-        GlobalSecondaryIndexes=[{
-            "IndexName": INDEX,
-            "KeySchema": [{"AttributeName": "GSI1PK", "KeyType": "HASH"},
-                          {"AttributeName": "GSI1SK", "KeyType": "RANGE"}],
-            "Projection": {"ProjectionType": "ALL"}}])
+    bed.create_table(client, names["gsi"], "PK", "SK", gsi=(INDEX, "GSI1PK", "GSI1SK"))
 
     ddb = resource()
     random_writer = ShardedTimeSeriesWriter(ddb.Table(names["random"]), RANDOM_SHARDS)
