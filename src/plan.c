@@ -26,6 +26,7 @@
 #include "catalog/pg_type.h"
 #include "nodes/makefuncs.h"
 #include "nodes/nodeFuncs.h"
+#include "optimizer/clauses.h"
 #include "optimizer/optimizer.h"
 #include "optimizer/pathnode.h"
 #include "optimizer/paths.h"
@@ -97,8 +98,11 @@ column_of(ShardTable *t, Index relid, Expr *expr)
 
 /*
  * True when expr can be the value side of a condition: a constant or a
- * parameter, or with outer_ok any expression that does not use rel and
- * calls nothing volatile (a join clause, which becomes a parameter).
+ * parameter; an expression of neither columns nor anything volatile or
+ * subqueries, evaluated when the scan starts (now(), '...'::timestamptz
+ * - interval '1 day'); or with outer_ok any expression that does not use
+ * rel and calls nothing volatile (a join clause, which becomes a
+ * parameter).
  */
 static bool
 is_value(Expr *expr, Index relid, bool outer_ok)
@@ -109,8 +113,11 @@ is_value(Expr *expr, Index relid, bool outer_ok)
 		return !((Const *) expr)->constisnull;
 	if (IsA(expr, Param))
 		return true;
-	return outer_ok && !bms_is_member(relid, pull_varnos(NULL, (Node *) expr)) &&
-		!contain_volatile_functions((Node *) expr);
+	if (contain_volatile_functions((Node *) expr) || contain_subplans((Node *) expr))
+		return false;
+	if (!contain_var_clause((Node *) expr))
+		return true;
+	return outer_ok && !bms_is_member(relid, pull_varnos(NULL, (Node *) expr));
 }
 
 /*

@@ -26,6 +26,7 @@
 #include "utils/date.h"
 #include "utils/lsyscache.h"
 #include "utils/memutils.h"
+#include "utils/ruleutils.h"
 
 #include "scanstate.h"
 
@@ -1039,7 +1040,7 @@ expr_text(ShardScanState *ss, int i)
 	}
 	if (IsA(expr, Param))
 		return psprintf("$%d", ((Param *) expr)->paramid);
-	return "?";
+	return deparse_expression((Node *) expr, NIL, false, false);
 }
 
 /* Conditions as text: "col op value AND ...". */
