@@ -670,7 +670,7 @@ scan_start(ShardScanState *ss, ExprContext *econtext)
 						continue;
 					seen = lappend(seen, makeString(s->pk_text));
 					s->bucket = list_nth(buckets, b) ? b : -1;
-					s->run = ss->bucket_runs ? b : 0;
+					s->run = ss->bucket_runs && ss->order != 0 ? b : 0;
 					streams = lappend(streams, s);
 				}
 			}
@@ -709,8 +709,10 @@ scan_start(ShardScanState *ss, ExprContext *econtext)
 	ss->shards_read = 0;
 	ss->buckets_read = 0;
 	ss->run_start = ss->run_end = 0;
-	/* ordered: the merge sends run after run; unordered: time buckets a
-	 * window of max_concurrency streams at a time, others all at once */
+	/*
+	 * Ordered, the merge sends run after run.  Unordered, time buckets send
+	 * a window of max_concurrency streams at a time, other reads all.
+	 */
 	ss->nstarted = 0;
 	if (ss->order == 0)
 		ss->nstarted = ss->bucket_col >= 0 ? Min(ss->nstreams, ss->max_inflight) :
