@@ -192,6 +192,29 @@ SELECT count(*) FROM readings
  WHERE event_type = 'SENSOR_READING' AND ts >= '2023-10-26 00:00+00' AND ts < '2023-10-28 00:00:01+00';
 ALTER FOREIGN TABLE readings OPTIONS (SET max_partitions '0');
 
+-- months of a date column, across a year's end; an order that is not the
+-- buckets' (a score) merges every bucket's streams at once; a timestamp
+-- without time zone is bucketed as UTC
+CREATE FOREIGN TABLE monthly (g text, d date, v int) SERVER ddb OPTIONS (table 'ts_tab',
+  partition_key 'PK', partition_key_format 'monthly#{g}#{d:month}',
+  sort_key 'SK', sort_key_format '{d}#{v:06}');
+INSERT INTO monthly SELECT 'g', d, i FROM generate_series(0, 119) i,
+  LATERAL (SELECT '2023-10-01'::date + i AS d) x;
+SELECT explain_analyze($$SELECT count(*), min(d), max(d) FROM monthly
+ WHERE g = 'g' AND d BETWEEN '2023-10-15' AND '2024-01-05'$$);
+SELECT count(*), min(d), max(d) FROM monthly WHERE g = 'g' AND d BETWEEN '2023-10-15' AND '2024-01-05';
+CREATE FOREIGN TABLE scored (g text, ts timestamp, score int) SERVER ddb OPTIONS (table 'ts_tab',
+  partition_key 'PK', partition_key_format 'scored#{g}#{ts:hour}',
+  sort_key 'SK', sort_key_format '{score:06}#{ts}');
+INSERT INTO scored SELECT 'g', '2023-10-27 10:00'::timestamp + i * interval '7 minutes', (i * 37) % 101
+  FROM generate_series(0, 40) i;
+SELECT explain_analyze($$SELECT score, ts FROM scored
+ WHERE g = 'g' AND ts >= '2023-10-27 10:30' AND ts < '2023-10-27 13:00' ORDER BY score DESC LIMIT 3$$);
+SELECT score, ts FROM scored
+ WHERE g = 'g' AND ts >= '2023-10-27 10:30' AND ts < '2023-10-27 13:00' ORDER BY score DESC LIMIT 3;
+SELECT partition_key FROM shard_fdw_key('scored', '{"g": "g", "ts": "2023-10-27 23:59:59.999999", "score": 1}');
+DROP FOREIGN TABLE monthly, scored;
+
 DROP FUNCTION same_rows;
 DROP FOREIGN TABLE readings, by_device, forms, day_part, by_hour;
 SELECT ddb_delete_table('ts_tab') AS deleted;
