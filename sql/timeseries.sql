@@ -181,13 +181,31 @@ EXECUTE range_read('2023-10-26 00:00+00', '2023-10-28 00:00+00');
 EXECUTE range_read('2023-10-26 00:00+00', '2023-10-28 00:00:01+00');
 EXECUTE range_read('-infinity', '2023-10-28 00:00+00');
 RESET plan_cache_mode;
--- more partitions than max_partitions, or no bound on one side: a Scan
+-- bounded on one side: read away from it, bucket after bucket, while a
+-- LIMIT wants rows in that order; past max_partitions buckets, an error
+SELECT explain_analyze($$SELECT item_id FROM readings
+ WHERE event_type = 'SENSOR_READING' AND ts > '2023-10-26 22:00+00' ORDER BY ts LIMIT 3$$);
+SELECT item_id, ts AT TIME ZONE 'UTC' AS utc FROM readings
+ WHERE event_type = 'SENSOR_READING' AND ts > '2023-10-26 22:00+00' ORDER BY ts LIMIT 3;
+SELECT line FROM explain_analyze($$SELECT item_id FROM readings
+ WHERE event_type = 'SENSOR_READING' AND ts <= '2023-10-28 02:00+00' ORDER BY ts DESC LIMIT 3$$) line
+ WHERE line !~ 'Items Scanned';
+SELECT item_id, ts AT TIME ZONE 'UTC' AS utc FROM readings
+ WHERE event_type = 'SENSOR_READING' AND ts <= '2023-10-28 02:00+00' ORDER BY ts DESC LIMIT 3;
+SELECT count(*) FROM (SELECT item_id FROM readings
+ WHERE event_type = 'SENSOR_READING' AND ts >= '2023-10-28 00:00+00' ORDER BY ts LIMIT 20) x;
+SELECT count(*) FROM (SELECT item_id FROM readings
+ WHERE event_type = 'SENSOR_READING' AND ts >= '2023-10-28 00:00+00' ORDER BY ts LIMIT 1000) x;
+-- more partitions than max_partitions, or no bound on one side without
+-- such an order and LIMIT: a Scan
 EXPLAIN (COSTS OFF) SELECT count(*) FROM readings
  WHERE event_type = 'SENSOR_READING' AND ts >= '2023-10-26 00:00+00' AND ts < '2023-10-28 00:00:01+00';
 EXPLAIN (COSTS OFF) SELECT count(*) FROM readings
  WHERE event_type = 'SENSOR_READING' AND ts >= '-infinity' AND ts < '2023-10-28 00:00+00';
 EXPLAIN (COSTS OFF) SELECT count(*) FROM readings
  WHERE event_type = 'SENSOR_READING' AND ts >= '2023-10-26 00:00+00';
+EXPLAIN (COSTS OFF) SELECT item_id FROM readings
+ WHERE event_type = 'SENSOR_READING' AND ts >= '2023-10-26 00:00+00' ORDER BY ts DESC LIMIT 3;
 SELECT count(*) FROM readings
  WHERE event_type = 'SENSOR_READING' AND ts >= '2023-10-26 00:00+00' AND ts < '2023-10-28 00:00:01+00';
 ALTER FOREIGN TABLE readings OPTIONS (SET max_partitions '0');

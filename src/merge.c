@@ -115,6 +115,9 @@ merge_next_ordered(ShardScanState *ss)
 		ss->heap = binaryheap_allocate(Max(ss->nstreams, 1), stream_cmp, ss);
 	while (binaryheap_empty(ss->heap))
 	{
+		/* a range open on one side ends only where max_partitions cut it */
+		if (ss->run_end >= ss->nstreams && ss->bucket_cut)
+			scan_too_many_partitions(ss);
 		if (ss->run_end >= ss->nstreams)
 			return NULL;
 		start_run(ss);

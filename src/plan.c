@@ -65,6 +65,7 @@ typedef struct Analysis
 	int			nbuckets;		/* buckets, -1 when known only at run time */
 	int			bucket_shards;	/* shards read in each bucket */
 	bool		bucket_over;	/* more partitions than max_partitions */
+	bool		bucket_open;	/* bounded on one side, read away from it */
 } Analysis;
 
 /* Planner state of one foreign relation, in baserel->fdw_private. */
@@ -483,12 +484,15 @@ time_infinite(Oid typid, Datum value)
 /*
  * Read by time bucket when the partition key's one open column is a
  * bucketed date or timestamp (route_bucket_column) that conds bound on
- * both sides: then a is keyed, each bucket a partition.  When both bounds
- * are constants the buckets are counted here, and more partitions than
- * max_partitions leave the read a Scan (bucket_over).
+ * both sides, or on one side when the rows are wanted in the order
+ * away from it (open_order: 1 ascending from a lower bound, -1 descending
+ * from an upper one; 0 when no such order and LIMIT are known): then a is
+ * keyed, each bucket a partition.  When both bounds are constants the
+ * buckets are counted here, and more partitions than max_partitions, or an
+ * infinite bound, leave the read a Scan (bucket_over).
  */
 static void
-find_buckets(ShardTable *t, Analysis *a, List *conds)
+find_buckets(ShardTable *t, Analysis *a, List *conds, int open_order)
 {
 	bool	   *fixed = palloc0(sizeof(bool) * Max(t->ncolumns, 1));
 	Cond	   *lo = NULL;
@@ -514,14 +518,23 @@ find_buckets(ShardTable *t, Analysis *a, List *conds)
 		else if ((c->op == COND_LT || c->op == COND_LE) && hi == NULL)
 			hi = c;
 	}
-	if (lo == NULL || hi == NULL)
+	if ((lo == NULL && hi == NULL) ||
+		((lo == NULL || hi == NULL) && open_order != (lo ? 1 : -1)))
 		return;
 	a->bucket_col = col;
 	a->bucket_lo = lo;
 	a->bucket_hi = hi;
+	a->bucket_open = lo == NULL || hi == NULL;
 	a->bucket_shards = route_shards_per_partition(t, fixed);
 	a->nbuckets = -1;
-	if (const_value(lo->value, &lo_value) && const_value(hi->value, &hi_value))
+	if (a->bucket_open && const_value((lo ? lo : hi)->value, &lo_value) &&
+		time_infinite(t->columns[col].typid, lo_value))
+	{
+		a->bucket_over = true;
+		return;
+	}
+	if (!a->bucket_open && const_value(lo->value, &lo_value) &&
+		const_value(hi->value, &hi_value))
 	{
 		Oid			typid = t->columns[col].typid;
 		int			max = t->max_partitions / a->bucket_shards;
@@ -546,10 +559,10 @@ find_buckets(ShardTable *t, Analysis *a, List *conds)
 /*
  * Sort out conditions (RestrictInfos) into key equalities, the sort key
  * condition and filters.  outer_ok admits values from other relations
- * (join clauses of a parameterized path).
+ * (join clauses of a parameterized path); open_order, see find_buckets.
  */
 static Analysis
-analyse(ShardTable *t, Index relid, List *clauses, bool outer_ok)
+analyse(ShardTable *t, Index relid, List *clauses, bool outer_ok, int open_order)
 {
 	Analysis	a = {0};
 	List	   *sort_candidates = NIL;
@@ -609,7 +622,7 @@ analyse(ShardTable *t, Index relid, List *clauses, bool outer_ok)
 		a.keyed = key_fixed(t, &t->pk, a.key_conds);
 	}
 	if (!a.keyed)
-		find_buckets(t, &a, recognised);
+		find_buckets(t, &a, recognised, open_order);
 
 	/*
 	 * DynamoDB takes one sort key condition: a prefix, or a lower bound, an
@@ -685,7 +698,7 @@ shard_get_rel_size(PlannerInfo *root, RelOptInfo *baserel, Oid foreigntableid)
 		pull_varattnos((Node *) lfirst_node(RestrictInfo, lc)->clause,
 					   baserel->relid, &ri->attrs_used);
 	ri->restrict_analysis = analyse(ri->table, baserel->relid,
-									baserel->baserestrictinfo, false);
+									baserel->baserestrictinfo, false, 0);
 
 	/*
 	 * Without statistics: a table is taken to hold 10000 rows and a
@@ -807,6 +820,30 @@ shard_get_paths(PlannerInfo *root, RelOptInfo *baserel, Oid foreigntableid)
 											   NULL, NULL, NIL));
 
 	/*
+	 * A time range bounded on one side is read bucket by bucket away from
+	 * that side when the query wants its rows in that order and stops at a
+	 * LIMIT: the path that delivers that order.
+	 */
+	if (!a->keyed && root->limit_tuples > 0 &&
+		bms_membership(root->all_baserels) == BMS_SINGLETON &&
+		(pathkeys = ordered_pathkeys(root, baserel, ri)) != NIL)
+	{
+		Analysis	open = analyse(ri->table, baserel->relid, baserel->baserestrictinfo,
+								   false,
+								   shard_pathkey_ascending(linitial_node(PathKey, pathkeys)) ?
+								   1 : -1);
+
+		if (open.keyed && open.bucket_open && open.bucket_col == sort_order_column(ri->table))
+		{
+			cost_read(&open, baserel->rows, &startup, &total);
+			add_path(baserel, (Path *)
+					 shard_create_foreignscan_path(root, baserel, NULL, baserel->rows,
+												   startup, total, pathkeys,
+												   NULL, NULL, NIL));
+		}
+	}
+
+	/*
 	 * Join clauses that fix partition key columns make a parameterized
 	 * path: a nested loop then sends one keyed Query per outer row.  Those
 	 * clauses are in joininfo, or implied by equivalence classes.
@@ -840,7 +877,7 @@ shard_get_paths(PlannerInfo *root, RelOptInfo *baserel, Oid foreigntableid)
 	{
 		Analysis	joined = analyse(ri->table, baserel->relid,
 									 list_concat(list_copy(baserel->baserestrictinfo),
-												 join_conds), true);
+												 join_conds), true, 0);
 
 		if (joined.keyed)
 		{
@@ -1005,16 +1042,15 @@ shard_get_plan(PlannerInfo *root, RelOptInfo *baserel, Oid foreigntableid,
 	List	   *attrs;
 	List	   *cols = fetched_columns(ri, &attrs);
 	List	   *fdw_exprs = NIL;
+	int			order = best_path->path.pathkeys == NIL ? 0 :
+		shard_pathkey_ascending(linitial_node(PathKey, best_path->path.pathkeys)) ? 1 : -1;
 	Analysis	a = analyse(ri->table, baserel->relid, scan_clauses,
-								best_path->path.param_info != NULL);
+							best_path->path.param_info != NULL, order);
 	ScanOp		op = a.full_key && ri->table->index == NULL ? SCAN_OP_GET :
 		a.keyed ? SCAN_OP_QUERY : SCAN_OP_SCAN;
-	int			order = 0;
 	List	   *fdw_private;
+	List	   *bucket_conds;
 
-	if (best_path->path.pathkeys != NIL)
-		order = shard_pathkey_ascending(linitial_node(PathKey, best_path->path.pathkeys)) ?
-			1 : -1;
 	if (op == SCAN_OP_GET && order != 0)
 		op = SCAN_OP_QUERY;
 
@@ -1032,15 +1068,18 @@ shard_get_plan(PlannerInfo *root, RelOptInfo *baserel, Oid foreigntableid,
 	fdw_private = lappend(fdw_private,
 						  makeBoolean(must_read_all(root, foreigntableid, ri->table)));
 	fdw_private = lappend(fdw_private,
-						  lappend_int(lappend_int(list_make4_int(a.bucket_col, a.nbuckets,
-																 a.bucket_shards, a.bucket_over),
-												  a.bucket_col >= 0 &&
-												  sort_order_column(ri->table) == a.bucket_col),
-									  root->limit_tuples <= 0));
-	fdw_private = lappend(fdw_private,
-						  flatten_conds(a.bucket_col >= 0 && !a.bucket_over ?
-										list_make2(a.bucket_lo, a.bucket_hi) : NIL,
-										&fdw_exprs));
+						  list_concat(list_make4_int(a.bucket_col, a.nbuckets,
+													 a.bucket_shards, a.bucket_over),
+									  list_make3_int(a.bucket_col >= 0 &&
+													 sort_order_column(ri->table) == a.bucket_col,
+													 root->limit_tuples <= 0,
+													 a.bucket_open)));
+	bucket_conds = NIL;
+	if (a.bucket_col >= 0 && !a.bucket_over && a.bucket_lo)
+		bucket_conds = lappend(bucket_conds, a.bucket_lo);
+	if (a.bucket_col >= 0 && !a.bucket_over && a.bucket_hi)
+		bucket_conds = lappend(bucket_conds, a.bucket_hi);
+	fdw_private = lappend(fdw_private, flatten_conds(bucket_conds, &fdw_exprs));
 	return make_foreignscan(tlist, extract_actual_clauses(scan_clauses, false),
 							baserel->relid, fdw_exprs, fdw_private, NIL, NIL,
 							outer_plan);

@@ -59,7 +59,8 @@ typedef enum ScanPrivate
 								 * row (the statement adds items to the
 								 * table) */
 	SCAN_PRIVATE_BUCKETS,		/* IntList: see BucketPrivate */
-	SCAN_PRIVATE_BUCKET_CONDS	/* IntList: the bounds of the bucket column */
+	SCAN_PRIVATE_BUCKET_CONDS	/* IntList: the bounds of the bucket column,
+								 * lower then upper (one of them when open) */
 } ScanPrivate;
 
 /* The members of SCAN_PRIVATE_BUCKETS, in order. */
@@ -72,8 +73,10 @@ typedef enum BucketPrivate
 								 * read by a Scan instead */
 	BUCKET_RUNS,				/* 1: the order is the buckets', read one
 								 * bucket after another */
-	BUCKET_AHEAD				/* 1: no LIMIT to stop early: later buckets
+	BUCKET_AHEAD,				/* 1: no LIMIT to stop early: later buckets
 								 * are sent while one is merged */
+	BUCKET_OPEN					/* 1: bounded on one side, read away from it
+								 * until the LIMIT is met */
 } BucketPrivate;
 
 extern void shard_get_rel_size(PlannerInfo *root, RelOptInfo *baserel,

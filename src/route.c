@@ -427,18 +427,21 @@ route_time_usecs(Oid typid, Datum value)
  * The key texts of column col that stand for the buckets a read of its
  * values from lo to hi (microseconds, both included) visits, oldest first
  * or, when desc, newest first: the start of each bucket.  At most max + 1
- * of them, so that the caller can tell more than max apart.
+ * of them, so that the caller can tell more than max apart; a range open
+ * at its far end (lo or hi the least or greatest timestamp) is cut there.
  */
 List *
 route_read_buckets(ShardTable *t, int col, int64 lo, int64 hi, bool desc, int max)
 {
 	ShardColumn *c = &t->columns[col];
 	KeyTimeForm form = route_bucket_form(t, col);
+	int64		first = keyfmt_bucket_start(form, lo);
+	int64		last = keyfmt_bucket_start(form, hi);
 	List	   *texts = NIL;
 
-	for (int64 start = keyfmt_bucket_start(form, lo);
-		 start <= hi && list_length(texts) <= max;
-		 start = keyfmt_bucket_next(form, start))
+	for (int64 start = desc ? last : first;
+		 start >= first && start <= last && list_length(texts) <= max;
+		 start = desc ? keyfmt_bucket_start(form, start - 1) : keyfmt_bucket_next(form, start))
 	{
 		Datum		value;
 
@@ -446,8 +449,7 @@ route_read_buckets(ShardTable *t, int col, int64 lo, int64 hi, bool desc, int ma
 			value = DateADTGetDatum((DateADT) (start / USECS_PER_DAY));
 		else
 			value = Int64GetDatum(start);
-		texts = desc ? lcons(codec_key_text(c, value), texts) :
-			lappend(texts, codec_key_text(c, value));
+		texts = lappend(texts, codec_key_text(c, value));
 	}
 	return texts;
 }

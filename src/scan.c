@@ -460,8 +460,8 @@ range_shard_meets_bounds(ShardScanState *ss, int shard)
 }
 
 /* Raise "the range spans more partitions than max_partitions". */
-static void
-too_many_partitions(ShardScanState *ss)
+void
+scan_too_many_partitions(ShardScanState *ss)
 {
 	ShardTable *t = ss->t;
 	ShardColumn *col = &t->columns[ss->bucket_col];
@@ -534,23 +534,25 @@ partition_streams(ShardScanState *ss, const char **texts)
  * (newest first for a descending order), or a list of one NULL when it
  * reads no buckets; NIL when a bound is NULL (nothing matches).  Errors
  * when a bound is infinite, or the buckets are more than max_partitions
- * allows.
+ * allows.  A range open on one side lists max_partitions' worth of buckets
+ * away from the other (bucket_cut when more lie beyond).
  */
 static List *
 bucket_texts(ShardScanState *ss)
 {
 	ShardTable *t = ss->t;
 	ShardColumn *col;
-	int64		bounds[2];
+	int64		bounds[2] = {MIN_TIMESTAMP, END_TIMESTAMP - 1};
 	List	   *texts;
 	int			max;
 
 	if (ss->bucket_col < 0 || ss->bucket_over)
 		return list_make1(NULL);
 	col = &t->columns[ss->bucket_col];
-	for (int i = 0; i < 2; i++)
+	for (int i = 0; i < ss->nbucket_conds; i++)
 	{
 		ExecCond   *c = &ss->bucket_conds[i];
+		bool		upper = c->op == COND_LT || c->op == COND_LE;
 
 		if (ss->nulls[c->expr])
 			return NIL;
@@ -561,15 +563,21 @@ bucket_texts(ShardScanState *ss)
 					 errmsg("cannot read the time buckets of column \"%s\" of foreign table \"%s\" up to infinity",
 							col->name, t->relname),
 					 errhint("Bound the column by finite values.")));
-		bounds[i] = route_time_usecs(col->typid, ss->values[c->expr]);
+		bounds[upper] = route_time_usecs(col->typid, ss->values[c->expr]);
+		/* ts < b reads up to the bucket of the instant before b */
+		if (c->op == COND_LT)
+			bounds[upper]--;
 	}
-	/* ts < b reads up to the bucket of the instant before b */
-	if (ss->bucket_conds[1].op == COND_LT)
-		bounds[1]--;
 	max = t->max_partitions / Max(ss->bucket_shards, 1);
 	texts = route_read_buckets(t, ss->bucket_col, bounds[0], bounds[1], ss->order < 0, max);
-	if (list_length(texts) > max)
-		too_many_partitions(ss);
+	ss->bucket_cut = false;
+	if (list_length(texts) > max && ss->bucket_open)
+	{
+		texts = list_truncate(texts, max);
+		ss->bucket_cut = true;
+	}
+	else if (list_length(texts) > max)
+		scan_too_many_partitions(ss);
 	return texts;
 }
 
@@ -676,7 +684,7 @@ scan_start(ShardScanState *ss, ExprContext *econtext)
 			}
 		}
 		if (ss->bucket_col >= 0 && list_length(streams) > ss->t->max_partitions)
-			too_many_partitions(ss);
+			scan_too_many_partitions(ss);
 	}
 	ss->filter_expr = request_filter_expression(ss);
 	ss->nstreams = list_length(streams);
@@ -773,6 +781,7 @@ shard_scan_create(ForeignScanState *node, int eflags)
 	ss->bucket_over = list_nth_int(buckets, BUCKET_OVER) != 0;
 	ss->bucket_runs = list_nth_int(buckets, BUCKET_RUNS) != 0;
 	ss->bucket_ahead = list_nth_int(buckets, BUCKET_AHEAD) != 0;
+	ss->bucket_open = list_nth_int(buckets, BUCKET_OPEN) != 0;
 	ss->bucket_conds = unpack_conds(list_nth(fs->fdw_private, SCAN_PRIVATE_BUCKET_CONDS),
 									&ss->nbucket_conds);
 	ss->exprs = fs->fdw_exprs;
@@ -1121,6 +1130,10 @@ buckets_text(ShardScanState *ss)
 	if (ss->nbuckets >= 0)
 		return psprintf("%d × %s = %d partitions (%s)", ss->nbuckets, shards,
 						ss->nbuckets * ss->bucket_shards, what);
+	if (ss->bucket_open)
+		return psprintf("%s from %s %s until the LIMIT is met, × %s, at most max_partitions (%d)",
+						what, expr_text(ss, ss->bucket_conds[0].expr),
+						ss->order > 0 ? "up" : "down", shards, t->max_partitions);
 	return psprintf("%s from %s to %s, × %s", what,
 					expr_text(ss, ss->bucket_conds[0].expr),
 					expr_text(ss, ss->bucket_conds[1].expr), shards);

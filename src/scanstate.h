@@ -73,6 +73,9 @@ struct ShardScanState
 	bool		bucket_over;	/* too many partitions: a Scan instead */
 	bool		bucket_runs;	/* ordered by the buckets: one at a time */
 	bool		bucket_ahead;	/* ... the next ones sent meanwhile */
+	bool		bucket_open;	/* bounded on one side: read away from it */
+	bool		bucket_cut;		/* ... and more buckets than max_partitions
+								 * lie beyond the last one listed */
 	ExecCond   *bucket_conds;	/* the bucket column's bounds: lo, hi */
 	int			nbucket_conds;
 	bool		need_ctid;		/* UPDATE/DELETE: the shard in ctid */
@@ -124,13 +127,14 @@ extern char *request_read_body(ShardScanState *ss, Stream *s,
 							   const DdbJson *start_key, size_t *len);
 extern char *request_item_key_json(ShardTable *t, const char *pk, const char *sk);
 
-/* in scan.c: a stream's pages */
+/* in scan.c: a stream's pages; the error of too many partitions */
 extern void scan_stream_fetch(ShardScanState *ss, Stream *s, const DdbJson *start_key);
 extern void scan_receive_page(ShardScanState *ss);
 extern const DdbJson *scan_stream_next_item(ShardScanState *ss, Stream *s,
 											bool *waiting);
 extern const DdbJson *scan_stream_next_item_wait(ShardScanState *ss, Stream *s);
 extern void scan_stream_start(ShardScanState *ss, Stream *s);
+pg_noreturn extern void scan_too_many_partitions(ShardScanState *ss);
 
 /* in merge.c: the streams' items, in arrival order or merged */
 extern const DdbJson *merge_next_unordered(ShardScanState *ss);

@@ -400,7 +400,8 @@ def gsi_reader_of_the_article_agrees_within_an_hour():
 @runner.test
 def newest_first_reads_only_the_newest_buckets():
     """ORDER BY ts DESC LIMIT 10 over two days reads from the newest bucket
-    back only as far as its tenth row."""
+    back only as far as its tenth row; ts > a ORDER BY ts LIMIT 10 from a's
+    bucket up only as far as its tenth row."""
     cases = [("readings", "event_type = 'SENSOR_READING'", "random", "SENSOR_READING",
               False, RANDOM_SHARDS),
              ("events_by_hour", "entity_id = 'device-group-A'", "gsi", "device-group-A",
@@ -425,6 +426,22 @@ def newest_first_reads_only_the_newest_buckets():
                 buckets = buckets_between(tenth, last, hours)
             figures = analyze(f"SELECT ts FROM {table} WHERE {fixed} AND {cond} "
                               f"ORDER BY ts DESC LIMIT 10")
+            assert figures["Buckets Read"] == buckets, (buckets, figures["plan"])
+            assert figures["proxy"] == buckets * shards, (buckets, figures["plan"])
+
+            # bounded below only, read upwards until the tenth row
+            cond = f"ts > {pg_time(lo)}"
+            oldest = rows(f"SELECT to_char(ts AT TIME ZONE 'UTC', 'YYYY-MM-DD HH24:MI:SS.US') "
+                          f"FROM local_events WHERE pattern = '{pattern}' AND key = {literal(key)} "
+                          f"AND {cond} ORDER BY ts LIMIT 10")
+            got = rows(f"SELECT to_char(ts AT TIME ZONE 'UTC', 'YYYY-MM-DD HH24:MI:SS.US') "
+                       f"FROM {table} WHERE {fixed} AND {cond} ORDER BY ts LIMIT 10")
+            assert got == oldest and len(got) == 10, (table, cond, got, oldest)
+            tenth = datetime.datetime.strptime(oldest[-1][0], "%Y-%m-%d %H:%M:%S.%f") \
+                .replace(tzinfo=UTC)
+            figures = analyze(f"SELECT ts FROM {table} WHERE {fixed} AND {cond} "
+                              f"ORDER BY ts LIMIT 10")
+            buckets = buckets_between(lo, tenth, hours)
             assert figures["Buckets Read"] == buckets, (buckets, figures["plan"])
             assert figures["proxy"] == buckets * shards, (buckets, figures["plan"])
 
