@@ -1037,6 +1037,20 @@ awscreds_sts_body(const AwsRole *role, const char *session_name,
 }
 
 /* See awscreds.h. */
+char *
+awscreds_container_relative_url(const char *relative)
+{
+	Buf			out;
+
+	buf_init(&out);
+	buf_puts(&out, "http://169.254.170.2");
+	if (relative[0] != '/')
+		buf_puts(&out, "/");
+	buf_puts(&out, relative);
+	return out.data;
+}
+
+/* See awscreds.h. */
 bool
 awscreds_container_url_ok(const char *url)
 {

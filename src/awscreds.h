@@ -145,6 +145,15 @@ extern char *awscreds_sts_body(const AwsRole *role, const char *session_name,
 							   const char *web_identity_token);
 
 /*
+ * awscreds_container_relative_url
+ *		The URL of a container credentials relative URI (ECS's
+ *		AWS_CONTAINER_CREDENTIALS_RELATIVE_URI): the ECS agent's address,
+ *		http://169.254.170.2, then the URI, a "/" put between them when the
+ *		URI does not start with one.  Returns a string from sfdw_alloc.
+ */
+extern char *awscreds_container_relative_url(const char *relative);
+
+/*
  * awscreds_container_url_ok
  *		Whether the SDKs allow a container credentials full URI: https, or
  *		http to a loopback address (127.0.0.0/8, [::1]) or to the ECS or

@@ -40,7 +40,6 @@
 #define METADATA_TIMEOUT_MS 5000
 #define IMDS_ENDPOINT "http://169.254.169.254"
 #define IMDS_TOKEN_TTL "21600"
-#define CONTAINER_HOST "http://169.254.170.2"
 
 /* The longest file (token, shared files) read. */
 #define MAX_FILE_BYTES (1024 * 1024)
@@ -245,8 +244,7 @@ container_creds(ShardCredentials *c)
 	const char *full = env("AWS_CONTAINER_CREDENTIALS_FULL_URI");
 	const char *token_file = env("AWS_CONTAINER_AUTHORIZATION_TOKEN_FILE");
 	const char *token = env("AWS_CONTAINER_AUTHORIZATION_TOKEN");
-	char	   *url = relative ? psprintf("%s%s%s", CONTAINER_HOST,
-										  relative[0] == '/' ? "" : "/", relative) :
+	char	   *url = relative ? awscreds_container_relative_url(relative) :
 		pstrdup(full ? full : "");
 	char	   *source = psprintf("the container credentials endpoint %s", url);
 	List	   *headers = NIL;

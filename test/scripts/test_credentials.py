@@ -417,10 +417,6 @@ def container_endpoint():
     restart(AWS_CONTAINER_CREDENTIALS_FULL_URI="http://10.1.2.3/creds")
     fails("SELECT sum(v) FROM kv", "must be an https URL")
     assert endpoint_log() == []
-    # the relative URI is ECS's agent's: here it answers no credentials
-    restart(AWS_CONTAINER_CREDENTIALS_RELATIVE_URI="/v2/credentials/task-1")
-    fails("SELECT sum(v) FROM kv",
-          "from the container credentials endpoint http://169.254.170.2/v2/credentials/task-1")
 
 
 @runner.test

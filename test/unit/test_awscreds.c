@@ -391,6 +391,13 @@ test_misc(void)
 			  "&RoleSessionName=s&WebIdentityToken=tok.en%2B%2F%3D");
 	free(body);
 
+	body = awscreds_container_relative_url("/v2/credentials/task-1");
+	CHECK_STR(body, "http://169.254.170.2/v2/credentials/task-1");
+	free(body);
+	body = awscreds_container_relative_url("v2/credentials/task-1");
+	CHECK_STR(body, "http://169.254.170.2/v2/credentials/task-1");
+	free(body);
+
 	CHECK(awscreds_container_url_ok("https://creds.example.com/v1"));
 	CHECK(awscreds_container_url_ok("http://127.0.0.1:8080/creds"));
 	CHECK(awscreds_container_url_ok("http://127.1.2.3/creds"));
