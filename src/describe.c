@@ -42,11 +42,11 @@ read_key_schema(const DdbJson *schema, const char **pk, const char **sk)
 }
 
 /*
- * The KeySchema of index (a GSI or LSI) in a DescribeTable "Table" object;
- * errors when the table has no such index.
+ * The description of index (a GSI or LSI) in a DescribeTable "Table"
+ * object; errors when the table has no such index.
  */
 static const DdbJson *
-index_key_schema(const DdbJson *desc, const char *table, const char *index)
+index_description(const DdbJson *desc, const char *table, const char *index)
 {
 	const char *lists[] = {"GlobalSecondaryIndexes", "LocalSecondaryIndexes"};
 
@@ -59,12 +59,27 @@ index_key_schema(const DdbJson *desc, const char *table, const char *index)
 			const char *name = ddbjson_get_string(&idx->elems[i], "IndexName");
 
 			if (name && strcmp(name, index) == 0)
-				return ddbjson_get(&idx->elems[i], "KeySchema");
+				return &idx->elems[i];
 		}
 	}
 	ereport(ERROR,
 			(errcode(ERRCODE_FDW_TABLE_NOT_FOUND),
 			 errmsg("DynamoDB table \"%s\" has no index \"%s\"", table, index)));
+}
+
+/*
+ * The DescribeTable description of DynamoDB table "table", or of its index
+ * "index" when that is not NULL, asked through group; it lives as long as
+ * the group.
+ */
+static const DdbJson *
+describe(DdbGroup *group, const char *table, const char *index)
+{
+	size_t		len;
+	char	   *body = request_describe(table, &len);
+	const DdbJson *desc = ddbjson_get(ddb_call(group, "DescribeTable", body, len), "Table");
+
+	return index ? index_description(desc, table, index) : desc;
 }
 
 /*
@@ -76,22 +91,40 @@ static void
 describe_keys(Oid serverid, const char *table, const char *index,
 			  const char **pk, const char **sk)
 {
-	DdbGroup   *group;
-	size_t		len;
-	char	   *body = request_describe(table, &len);
-	const DdbJson *desc;
+	DdbGroup   *group = ddb_group_create(shard_get_connection(serverid, GetUserId()), 1);
 
-	group = ddb_group_create(shard_get_connection(serverid, GetUserId()), 1);
-	desc = ddbjson_get(ddb_call(group, "DescribeTable", body, len), "Table");
 	*pk = NULL;
 	*sk = NULL;
-	read_key_schema(index ? index_key_schema(desc, table, index) :
-					ddbjson_get(desc, "KeySchema"), pk, sk);
+	read_key_schema(ddbjson_get(describe(group, table, index), "KeySchema"), pk, sk);
 	ddb_group_free(group);
 	if (*pk == NULL)
 		ereport(ERROR,
 				(errcode(ERRCODE_FDW_ERROR),
 				 errmsg("DescribeTable of \"%s\" gave no partition key", table)));
+}
+
+/* A number of a description, or -1 when it has none. */
+static double
+described_number(const DdbJson *desc, const char *key)
+{
+	return ddbjson_get(desc, key) ? ddbjson_get_number(desc, key) : -1;
+}
+
+/*
+ * What DescribeTable says of the DynamoDB table (or index) foreign table t
+ * reads: its ItemCount into *items and its size in bytes into *bytes (-1
+ * when absent).  DynamoDB updates both about every six hours.
+ */
+void
+shard_describe_size(ShardTable *t, double *items, double *bytes)
+{
+	DdbGroup   *group = ddb_group_create(shard_get_connection(GetForeignTable(t->relid)->serverid,
+															  GetUserId()), 1);
+	const DdbJson *desc = describe(group, t->table, t->index);
+
+	*items = described_number(desc, "ItemCount");
+	*bytes = described_number(desc, t->index ? "IndexSizeBytes" : "TableSizeBytes");
+	ddb_group_free(group);
 }
 
 /* Error context: which table's keys were being learnt. */

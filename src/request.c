@@ -752,12 +752,12 @@ request_read_body(ShardScanState *ss, Stream *s, const DdbJson *start_key, size_
 		write_expression_maps(ss, &w, projection);
 		write_values(ss, &w, ss->op == SCAN_OP_QUERY ?
 					 av_json(codec_key_type(&t->pk), s->pk_text) : NULL);
-		if (ss->op == SCAN_OP_SCAN && ss->nstreams > 1)
+		if (ss->op == SCAN_OP_SCAN && Max(ss->total_segments, ss->nstreams) > 1)
 		{
 			jw_key(&w, "Segment");
 			jw_int(&w, s->segment);
 			jw_key(&w, "TotalSegments");
-			jw_int(&w, ss->nstreams);
+			jw_int(&w, ss->total_segments > 0 ? ss->total_segments : ss->nstreams);
 		}
 		if (ss->order < 0)
 		{

@@ -837,6 +837,62 @@ shard_scan_next_match(ShardScanState *ss, ForeignScanState *node)
 	return NULL;
 }
 
+/*
+ * Read segments segs[0..nsegs - 1] of a parallel Scan in total segments of
+ * foreign table relid whole, every segment's pages in flight at once (up
+ * to max_concurrency), handing each item's row to fn in slot, a slot of
+ * the table's row type.  *stats gets the requests' counters.  For ANALYZE,
+ * which samples a table a few segments at a time.
+ */
+void
+shard_scan_segments(Oid relid, const int *segs, int nsegs, int total,
+					TupleTableSlot *slot, ShardRowFn fn, void *arg,
+					DdbStats *stats)
+{
+	ShardScanState *ss = palloc0(sizeof(ShardScanState));
+	const DdbJson *item;
+
+	ss->t = shard_get_table(relid);
+	ss->op = SCAN_OP_SCAN;
+	for (int i = 0; i < ss->t->ncolumns; i++)
+		ss->cols = lappend_int(ss->cols, i);
+	ss->key_conds = unpack_conds(NIL, &ss->nkey_conds);
+	ss->sort_conds = unpack_conds(NIL, &ss->nsort_conds);
+	ss->filters = unpack_conds(NIL, &ss->nfilters);
+	ss->runcxt = AllocSetContextCreate(CurrentMemoryContext, "shard_fdw sample",
+									   ALLOCSET_DEFAULT_SIZES);
+	ss->rowcxt = AllocSetContextCreate(CurrentMemoryContext, "shard_fdw sample row",
+									   ALLOCSET_DEFAULT_SIZES);
+	ss->conn = shard_get_connection(GetForeignTable(relid)->serverid, GetUserId());
+	ss->max_inflight = ss->conn->server->max_concurrency;
+	ss->group = ddb_group_create(ss->conn, ss->max_inflight);
+	ddb_group_hold(&ss->group, GetMemoryChunkContext(ss));
+	ss->total_segments = total;
+	ss->nstreams = nsegs;
+	ss->streams = palloc0(sizeof(Stream) * Max(nsegs, 1));
+	for (int i = 0; i < nsegs; i++)
+	{
+		ss->streams[i].segment = segs[i];
+		scan_stream_fetch(ss, &ss->streams[i], NULL);
+	}
+	ss->started = true;
+	while ((item = next_item(ss)) != NULL)
+	{
+		MemoryContext old;
+
+		MemoryContextReset(ss->rowcxt);
+		old = MemoryContextSwitchTo(ss->rowcxt);
+		item_to_values(ss, item, slot);
+		ExecStoreVirtualTuple(slot);
+		fn(slot, arg);
+		MemoryContextSwitchTo(old);
+	}
+	shard_scan_stop(ss);
+	*stats = ss->stats;
+	MemoryContextDelete(ss->runcxt);
+	MemoryContextDelete(ss->rowcxt);
+}
+
 /* Add the request counters of from to into (items are counted apart). */
 static void
 add_stats(DdbStats *into, const DdbStats *from)

@@ -12,6 +12,7 @@
 #include "shard_fdw.h"
 
 #include "commands/explain.h"
+#include "foreign/fdwapi.h"
 #include "nodes/execnodes.h"
 
 /* in scan.c */
@@ -31,6 +32,17 @@ extern const DdbJson *shard_scan_next_match(ShardScanState *ss,
 											ForeignScanState *node);
 extern void shard_scan_stop(ShardScanState *ss);
 extern void shard_scan_explain(ShardScanState *ss, ExplainState *es);
+
+/* A row of a sampling scan, handed over while it is valid. */
+typedef void (*ShardRowFn) (TupleTableSlot *slot, void *arg);
+
+extern void shard_scan_segments(Oid relid, const int *segs, int nsegs, int total,
+								TupleTableSlot *slot, ShardRowFn fn, void *arg,
+								DdbStats *stats);
+
+/* in analyze.c */
+extern bool shard_analyze(Relation relation, AcquireSampleRowsFunc *func,
+						  BlockNumber *totalpages);
 
 /* in direct.c */
 extern bool shard_plan_direct_modify(PlannerInfo *root, ModifyTable *plan,

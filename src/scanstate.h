@@ -67,6 +67,8 @@ struct ShardScanState
 	List	   *exprs;			/* fdw_exprs, for EXPLAIN */
 	List	   *expr_states;
 	int			max_inflight;
+	int			total_segments; /* Scan: TotalSegments, 0 for one per
+								 * stream */
 
 	/* per execution */
 	Datum	   *values;			/* evaluated fdw_exprs */

@@ -33,6 +33,7 @@ shard_fdw_handler(PG_FUNCTION_ARGS)
 	routine->ReScanForeignScan = shard_rescan;
 	routine->EndForeignScan = shard_end_scan;
 	routine->ExplainForeignScan = shard_explain_scan;
+	routine->AnalyzeForeignTable = shard_analyze;
 
 	routine->AddForeignUpdateTargets = shard_add_update_targets;
 	routine->PlanForeignModify = shard_plan_modify;

@@ -356,6 +356,13 @@ extern long route_write_shard(ShardTable *t, const char *const *values,
 							  DdbGroup *group, bool create, RouteDynamic *dyn);
 
 /* ---------------------------------------------------------------------
+ * in describe.c
+ * ---------------------------------------------------------------------
+ */
+
+extern void shard_describe_size(ShardTable *t, double *items, double *bytes);
+
+/* ---------------------------------------------------------------------
  * in codec.c
  * ---------------------------------------------------------------------
  */
