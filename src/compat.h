@@ -114,6 +114,15 @@
 #define POSIX_COLLATION_OID 951
 #endif
 
+/* PostgreSQL 14 added estimate_num_groups' EstimationInfo. */
+#if PG_VERSION_NUM >= 140000
+#define shard_estimate_num_groups(root, exprs, rows) \
+	estimate_num_groups(root, exprs, rows, NULL, NULL)
+#else
+#define shard_estimate_num_groups(root, exprs, rows) \
+	estimate_num_groups(root, exprs, rows, NULL)
+#endif
+
 /*
  * PostgreSQL 15 added the pg_prng generator, Boolean nodes and
  * InitMaterializedSRF; older versions get stand-ins.

@@ -45,7 +45,9 @@ typedef struct Cond
 {
 	int			col;			/* index into ShardTable.columns */
 	CondOp		op;
-	Expr	   *value;			/* NULL for COND_NULL, COND_NOT_NULL */
+	Expr	   *value;			/* NULL for COND_NULL, COND_NOT_NULL,
+								 * COND_BATCH */
+	RestrictInfo *rinfo;		/* the clause it comes from, if any */
 } Cond;
 
 /* What a list of conditions allows. */
@@ -326,7 +328,7 @@ fixed_by(List *conds, int col)
 	{
 		Cond	   *c = lfirst(lc);
 
-		if (c->col == col && (c->op == COND_EQ || c->op == COND_IN))
+		if (c->col == col && (c->op == COND_EQ || c->op == COND_IN || c->op == COND_BATCH))
 			return true;
 	}
 	return false;
@@ -438,10 +440,11 @@ filterable(ShardTable *t, Cond *c)
 /*
  * Sort out conditions (RestrictInfos) into key equalities, the sort key
  * condition and filters.  outer_ok admits values from other relations
- * (join clauses of a parameterized path).
+ * (join clauses of a parameterized path).  batch_cols (an IntList) are
+ * the key columns a batched lookup join fixes from its outer rows.
  */
 static Analysis
-analyse(ShardTable *t, Index relid, List *clauses, bool outer_ok)
+analyse(ShardTable *t, Index relid, List *clauses, bool outer_ok, List *batch_cols)
 {
 	Analysis	a = {0};
 	List	   *sort_candidates = NIL;
@@ -450,6 +453,14 @@ analyse(ShardTable *t, Index relid, List *clauses, bool outer_ok)
 	int			used = 0;
 
 	a.exact = true;
+	foreach(lc, batch_cols)
+	{
+		Cond	   *c = palloc0(sizeof(Cond));
+
+		c->col = lfirst_int(lc);
+		c->op = COND_BATCH;
+		a.key_conds = lappend(a.key_conds, c);
+	}
 	foreach(lc, clauses)
 	{
 		RestrictInfo *rinfo = lfirst_node(RestrictInfo, lc);
@@ -460,6 +471,7 @@ analyse(ShardTable *t, Index relid, List *clauses, bool outer_ok)
 			a.exact = false;
 			continue;
 		}
+		c->rinfo = rinfo;
 		if ((c->op == COND_EQ || c->op == COND_IN) &&
 			route_key_uses(t, c->col))
 			a.key_conds = lappend(a.key_conds, c);
@@ -491,6 +503,9 @@ analyse(ShardTable *t, Index relid, List *clauses, bool outer_ok)
 			if (c->op == COND_IN && (!route_key_has_column(t, &t->pk, c->col) ||
 									 route_key_has_column(t, &t->sk, c->col)))
 				a.exact = false;
+			else if (c->op == COND_BATCH && !route_key_has_column(t, &t->pk, c->col) &&
+					 !list_member_int(t->shard_by, c->col))
+				continue;
 			else
 				kept = lappend(kept, c);
 		}
@@ -557,13 +572,165 @@ analyse(ShardTable *t, Index relid, List *clauses, bool outer_ok)
  * ---------------------------------------------------------------------
  */
 
+/* ---------------------------------------------------------------------
+ * Estimates
+ *
+ * Every read is costed by one rule (read_cost): the round trips it waits
+ * for one after another, the requests it sends and the items it reads.
+ * What it reads comes from ANALYZE's figures: the table's items
+ * (reltuples), and the items of one partition key value, reltuples over
+ * the distinct values of the partition key's columns, spread evenly over
+ * the shards; a sort key condition reads its selectivity's share of them.
+ * Before ANALYZE a table is taken to hold 10000 items and a partition
+ * key value 100.
+ * ---------------------------------------------------------------------
+ */
+
+#define DEFAULT_TABLE_ITEMS 10000.0
+#define DEFAULT_PARTITION_ITEMS 100.0
+#define ROUND_TRIP_COST 100.0	/* waiting for DynamoDB: a few ms */
+#define REQUEST_COST 1.0		/* signing, sending, parsing one request */
+#define ITEM_COST 0.02			/* reading and converting one item */
+#define PAGE_ITEMS 2000.0		/* items in one page (1 MB), roughly */
+#define BATCH_GET_KEYS 100.0	/* keys of one BatchGetItem */
+
+/* What a read sends and reads. */
+typedef struct ReadSize
+{
+	double		requests;
+	double		rounds;			/* round trips one after another */
+	double		items;			/* items read */
+} ReadSize;
+
+/* True when ANALYZE has run on the relation. */
+static bool
+has_stats(RelOptInfo *rel)
+{
+	return rel->pages > 0 && rel->tuples >= 0;
+}
+
+/* The items of one partition key value, over all its shards. */
+static double
+partition_items(PlannerInfo *root, RelOptInfo *rel, ShardTable *t)
+{
+	List	   *vars = NIL;
+
+	if (!has_stats(rel))
+		return DEFAULT_PARTITION_ITEMS;
+	for (int i = 0; i < t->ncolumns; i++)
+		if (route_key_has_column(t, &t->pk, i))
+			vars = lappend(vars, makeVar(rel->relid, t->columns[i].attnum,
+										 t->columns[i].typid, -1, InvalidOid, 0));
+	if (vars == NIL)
+		return rel->tuples;
+	return rel->tuples / Max(shard_estimate_num_groups(root, vars, rel->tuples), 1.0);
+}
+
+/*
+ * The shards a Query of one partition key value reads: one when the
+ * conditions fix every shard_by column of a calculated or range table,
+ * else all of them.  *all gets the shards a value is spread over.
+ */
+static int
+shards_read(ShardTable *t, const Analysis *a, int *all)
+{
+	bool		fixed = t->shard_by != NIL &&
+		(t->strategy == SHARD_CALCULATED || t->strategy == SHARD_RANGE);
+	ListCell   *lc;
+
+	*all = t->strategy == SHARD_NONE ? 1 : Max(t->shards, 1);
+	foreach(lc, t->shard_by)
+		fixed &= fixed_by(a->key_conds, lfirst_int(lc));
+	return fixed ? 1 : *all + (t->legacy_unsharded ? 1 : 0);
+}
+
+/* The share of a partition's items that the sort key condition reads. */
+static double
+sort_selectivity(PlannerInfo *root, RelOptInfo *rel, const Analysis *a)
+{
+	List	   *clauses = NIL;
+	ListCell   *lc;
+
+	foreach(lc, a->sort_conds)
+		clauses = lappend(clauses, ((Cond *) lfirst(lc))->rinfo);
+	return clauselist_selectivity(root, clauses, rel->relid, JOIN_INNER, NULL);
+}
+
+/*
+ * What the read that a sends reads for lookups partition key values (or
+ * whole keys, for a GetItem), up to max_concurrency requests in flight.
+ * partitions bounds the partition key values among them.
+ */
+static ReadSize
+read_size(PlannerInfo *root, RelOptInfo *rel, ShardTable *t, const Analysis *a,
+		  double lookups, double partitions)
+{
+	ReadSize	r;
+	double		conc = shard_get_server(rel->serverid)->max_concurrency;
+
+	if (a->full_key && t->index == NULL)
+	{
+		r.items = lookups;
+		r.requests = ceil(lookups / BATCH_GET_KEYS);
+		r.rounds = ceil(r.requests / conc);
+	}
+	else if (a->keyed)
+	{
+		int			all;
+		int			shards = shards_read(t, a, &all);
+		double		per_stream = partition_items(root, rel, t) / all *
+			sort_selectivity(root, rel, a);
+		double		pages = Max(1.0, ceil(per_stream / PAGE_ITEMS));
+		double		streams = shards == 1 ?
+			Min(lookups, Min(partitions, lookups) * all) :
+			Min(partitions, lookups) * shards;
+
+		r.items = streams * per_stream;
+		r.requests = streams * pages;
+		r.rounds = ceil(streams / conc) * pages;
+	}
+	else
+	{
+		r.items = has_stats(rel) ? rel->tuples : DEFAULT_TABLE_ITEMS;
+		r.requests = Max(conc, ceil(r.items / PAGE_ITEMS));
+		r.rounds = ceil(r.requests / conc);
+	}
+	return r;
+}
+
+/* The cost of a read of size r returning rows rows. */
+static void
+read_cost(const ReadSize *r, double rows, Cost *startup, Cost *total)
+{
+	*startup = ROUND_TRIP_COST;
+	*total = r->rounds * ROUND_TRIP_COST + r->requests * REQUEST_COST +
+		r->items * ITEM_COST + rows * cpu_tuple_cost;
+}
+
+/*
+ * The rows of a scan of rel under its own conditions (analysed in a).
+ * Without statistics: 10000 for the table, 100 for a partition key value,
+ * 1 for a whole key, each narrowed by the other conditions.
+ */
+static double
+rel_rows(PlannerInfo *root, RelOptInfo *rel, const Analysis *a)
+{
+	double		sel = clauselist_selectivity(root, rel->baserestrictinfo, 0, JOIN_INNER, NULL);
+	double		base;
+
+	if (has_stats(rel))
+		return clamp_row_est(rel->tuples * sel);
+	base = a->full_key ? 1.0 : a->keyed ? DEFAULT_PARTITION_ITEMS : DEFAULT_TABLE_ITEMS;
+	return Min(clamp_row_est(base * sel / pow(DEFAULT_EQ_SEL, list_length(a->key_conds))),
+			   base);
+}
+
 /* GetForeignRelSize: analyse the conditions and estimate the rows. */
 void
 shard_get_rel_size(PlannerInfo *root, RelOptInfo *baserel, Oid foreigntableid)
 {
 	RelInfo    *ri = palloc0(sizeof(RelInfo));
 	ListCell   *lc;
-	double		base;
 
 	baserel->fdw_private = ri;
 	ri->table = shard_get_table(foreigntableid);
@@ -572,30 +739,9 @@ shard_get_rel_size(PlannerInfo *root, RelOptInfo *baserel, Oid foreigntableid)
 		pull_varattnos((Node *) lfirst_node(RestrictInfo, lc)->clause,
 					   baserel->relid, &ri->attrs_used);
 	ri->restrict_analysis = analyse(ri->table, baserel->relid,
-									baserel->baserestrictinfo, false);
+									baserel->baserestrictinfo, false, NIL);
 
-	/*
-	 * Without statistics: a table is taken to hold 10000 rows and a
-	 * partition 100, each narrowed by the other conditions.
-	 */
-	base = ri->restrict_analysis.full_key ? 1.0 :
-		ri->restrict_analysis.keyed ? 100.0 : 10000.0;
-	baserel->rows = clamp_row_est(base *
-								  clauselist_selectivity(root, baserel->baserestrictinfo,
-														 0, JOIN_INNER, NULL) /
-								  pow(DEFAULT_EQ_SEL, list_length(ri->restrict_analysis.key_conds)));
-	baserel->rows = Min(baserel->rows, base);
-}
-
-/*
- * The cost of reading rows through a DynamoDB operation: requests cost
- * more than rows, a Scan reads the whole table.
- */
-static void
-cost_read(const Analysis *a, double rows, Cost *startup, Cost *total)
-{
-	*startup = a->keyed ? 10.0 : 100.0;
-	*total = *startup + rows * 0.01 + (a->keyed ? 0.0 : 10000.0);
+	baserel->rows = rel_rows(root, baserel, &ri->restrict_analysis);
 }
 
 /*
@@ -679,8 +825,10 @@ shard_get_paths(PlannerInfo *root, RelOptInfo *baserel, Oid foreigntableid)
 	List	   *join_conds = NIL;
 	List	   *candidates;
 	Relids		outer = NULL;
+	ReadSize	size;
 
-	cost_read(a, baserel->rows, &startup, &total);
+	size = read_size(root, baserel, ri->table, a, a->full_key ? baserel->rows : 1, 1);
+	read_cost(&size, baserel->rows, &startup, &total);
 	add_path(baserel, (Path *)
 			 shard_create_foreignscan_path(root, baserel, NULL, baserel->rows,
 										   startup, total, NIL, NULL, NULL, NIL));
@@ -727,14 +875,17 @@ shard_get_paths(PlannerInfo *root, RelOptInfo *baserel, Oid foreigntableid)
 	{
 		Analysis	joined = analyse(ri->table, baserel->relid,
 									 list_concat(list_copy(baserel->baserestrictinfo),
-												 join_conds), true);
+												 join_conds), true, NIL);
 
 		if (joined.keyed)
 		{
 			ParamPathInfo *ppi = get_baserel_parampathinfo(root, baserel, outer);
-			double		rows = Min(ppi->ppi_rows, 100.0);
+			double		rows = has_stats(baserel) ? ppi->ppi_rows :
+				Min(ppi->ppi_rows, DEFAULT_PARTITION_ITEMS);
 
-			cost_read(&joined, rows, &startup, &total);
+			/* one loop: a round trip for one value */
+			size = read_size(root, baserel, ri->table, &joined, 1, 1);
+			read_cost(&size, rows, &startup, &total);
 			add_path(baserel, (Path *)
 					 shard_create_foreignscan_path(root, baserel, NULL, rows,
 												   startup, total, NIL, outer,
@@ -893,7 +1044,8 @@ shard_get_plan(PlannerInfo *root, RelOptInfo *baserel, Oid foreigntableid,
 	List	   *cols = fetched_columns(ri, &attrs);
 	List	   *fdw_exprs = NIL;
 	Analysis	a = analyse(ri->table, baserel->relid, scan_clauses,
-								best_path->path.param_info != NULL);
+								best_path->path.param_info != NULL,
+								best_path->fdw_private ? linitial(best_path->fdw_private) : NIL);
 	ScanOp		op = a.full_key && ri->table->index == NULL ? SCAN_OP_GET :
 		a.keyed ? SCAN_OP_QUERY : SCAN_OP_SCAN;
 	int			order = 0;

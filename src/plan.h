@@ -33,7 +33,9 @@ typedef enum CondOp
 	COND_PREFIX,				/* LIKE 'prefix%': begins_with */
 	COND_IN,					/* = ANY (array): one key per element, or IN */
 	COND_NULL,					/* IS NULL */
-	COND_NOT_NULL				/* IS NOT NULL */
+	COND_NOT_NULL,				/* IS NOT NULL */
+	COND_BATCH					/* = the value in each outer row of a batched
+								 * lookup join (join.c); no expression */
 } CondOp;
 
 /* The most values DynamoDB takes in one IN of a FilterExpression. */

@@ -565,7 +565,7 @@ scan_start(ShardScanState *ss, ExprContext *econtext)
 		/* IN lists here are on partition key columns: one sort key condition */
 		List	   *seen = NIL;
 
-		ss->key_cond_expr = request_key_condition(ss, linitial(combos));
+		ss->key_cond_expr = request_key_condition(ss, request_shared_texts(ss, linitial(combos)));
 		if (ss->key_cond_expr)
 		{
 			foreach(lc, combos)
@@ -989,6 +989,7 @@ conds_text(ShardScanState *ss, ExecCond *conds, int n)
 		[COND_EQ] = "=", [COND_NE] = "<>", [COND_LT] = "<", [COND_LE] = "<=",
 		[COND_GT] = ">", [COND_GE] = ">=", [COND_PREFIX] = "begins with",
 		[COND_IN] = "= ANY", [COND_NULL] = "IS NULL", [COND_NOT_NULL] = "IS NOT NULL",
+		[COND_BATCH] = "= outer rows' values",
 	};
 	StringInfoData buf;
 
@@ -1020,7 +1021,8 @@ shards_text(ShardScanState *ss)
 		bool		found = false;
 
 		for (int i = 0; i < ss->nkey_conds; i++)
-			if (ss->key_conds[i].col == lfirst_int(lc) && ss->key_conds[i].op == COND_EQ)
+			if (ss->key_conds[i].col == lfirst_int(lc) &&
+				(ss->key_conds[i].op == COND_EQ || ss->key_conds[i].op == COND_BATCH))
 				found = true;
 		fixed &= found;
 	}
