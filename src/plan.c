@@ -1074,3 +1074,103 @@ shard_get_plan(PlannerInfo *root, RelOptInfo *baserel, Oid foreigntableid,
 							baserel->relid, fdw_exprs, fdw_private, NIL, NIL,
 							outer_plan);
 }
+
+/* ---------------------------------------------------------------------
+ * Batched lookup joins (executed in join.c)
+ * ---------------------------------------------------------------------
+ */
+
+/* Outer rows per batch of Queries, and per BatchGetItem. */
+#define LOOKUP_BATCH_ROWS 10000
+
+/*
+ * Find in restrictlist (a join's clauses) the equalities that fix key
+ * columns of foreign relation inner with values of relation outer; true
+ * when they make every read keyed, filling *lookup.  Not for a relation
+ * that the statement modifies or that must be read whole first.
+ */
+bool
+shard_lookup_keys(PlannerInfo *root, RelOptInfo *inner, RelOptInfo *outer,
+				  List *restrictlist, ShardLookup *lookup)
+{
+	RelInfo    *ri = inner->fdw_private;
+	ShardTable *t = ri->table;
+	ListCell   *lc;
+	Analysis	a;
+
+	memset(lookup, 0, sizeof(*lookup));
+	if (inner->relid == (Index) root->parse->resultRelation ||
+		bms_is_member(SelfItemPointerAttributeNumber - FirstLowInvalidHeapAttributeNumber,
+					  ri->attrs_used) ||
+		must_read_all(root, planner_rt_fetch(inner->relid, root)->relid, t))
+		return false;
+	foreach(lc, restrictlist)
+	{
+		RestrictInfo *rinfo = lfirst_node(RestrictInfo, lc);
+		Cond		c;
+
+		if (rinfo->pseudoconstant ||
+			!recognise(t, inner->relid, rinfo->clause, true, &c) || c.op != COND_EQ ||
+			!route_key_uses(t, c.col) || list_member_int(lookup->cols, c.col) ||
+			!bms_is_subset(pull_varnos(root, (Node *) c.value), outer->relids) ||
+			!OidIsValid(lookup_type_cache(exprType((Node *) c.value),
+										  TYPECACHE_HASH_PROC)->hash_proc) ||
+			!OidIsValid(lookup_type_cache(t->columns[c.col].typid,
+										  TYPECACHE_HASH_PROC)->hash_proc))
+			continue;
+		lookup->cols = lappend_int(lookup->cols, c.col);
+		lookup->outer_exprs = lappend(lookup->outer_exprs, c.value);
+		lookup->collations = lappend_oid(lookup->collations,
+										 exprInputCollation((Node *) rinfo->clause));
+	}
+	if (lookup->cols == NIL)
+		return false;
+	a = analyse(t, inner->relid, inner->baserestrictinfo, false, lookup->cols);
+	lookup->whole_keys = a.full_key && t->index == NULL;
+	lookup->batch_rows = lookup->whole_keys ?
+		(int) BATCH_GET_KEYS * shard_get_server(inner->serverid)->max_concurrency :
+		LOOKUP_BATCH_ROWS;
+	return a.keyed;
+}
+
+/*
+ * The path of the foreign scan under a batched lookup join: it reads what
+ * the outer rows of each batch fix (COND_BATCH conditions).
+ */
+Path *
+shard_lookup_path(PlannerInfo *root, RelOptInfo *inner, ShardLookup *lookup)
+{
+	return (Path *) shard_create_foreignscan_path(root, inner, NULL, inner->rows, 0, 0,
+												  NIL, NULL, NULL,
+												  list_make1(lookup->cols));
+}
+
+/*
+ * The cost of the reads of a batched lookup join of outer_rows rows: a
+ * round of requests per batch, reading the partitions (or whole keys) the
+ * batch's rows fix.
+ */
+void
+shard_lookup_cost(PlannerInfo *root, RelOptInfo *inner, ShardLookup *lookup,
+				  double outer_rows, Cost *startup, Cost *total)
+{
+	RelInfo    *ri = inner->fdw_private;
+	Analysis	a = analyse(ri->table, inner->relid, inner->baserestrictinfo, false,
+							lookup->cols);
+	double		batch = Min(Max(outer_rows, 1.0), lookup->batch_rows);
+	double		batches = ceil(Max(outer_rows, 1.0) / batch);
+	List	   *pk_exprs = NIL;
+	ListCell   *lc1;
+	ListCell   *lc2;
+	double		partitions;
+	ReadSize	size;
+
+	forboth(lc1, lookup->cols, lc2, lookup->outer_exprs)
+		if (route_key_has_column(ri->table, &ri->table->pk, lfirst_int(lc1)))
+			pk_exprs = lappend(pk_exprs, lfirst(lc2));
+	partitions = pk_exprs == NIL ? 1.0 :
+		shard_estimate_num_groups(root, pk_exprs, batch);
+	size = read_size(root, inner, ri->table, &a, batch, partitions);
+	read_cost(&size, 0, startup, total);
+	*total *= batches;
+}

@@ -62,6 +62,29 @@ typedef enum ScanPrivate
 								 * table) */
 } ScanPrivate;
 
+/*
+ * A batched lookup join's keys (join.c): equalities between key columns
+ * of the foreign table and values of the outer relation's rows.
+ */
+typedef struct ShardLookup
+{
+	List	   *cols;			/* IntList: the key columns fixed */
+	List	   *outer_exprs;	/* their values, over the outer relation */
+	List	   *collations;		/* OidList: the equalities' collations */
+	bool		whole_keys;		/* each outer row fixes a whole item key */
+	int			batch_rows;		/* outer rows per batch */
+} ShardLookup;
+
+extern bool shard_lookup_keys(PlannerInfo *root, RelOptInfo *inner, RelOptInfo *outer,
+							  List *restrictlist, ShardLookup *lookup);
+extern Path *shard_lookup_path(PlannerInfo *root, RelOptInfo *inner,
+							   ShardLookup *lookup);
+extern void shard_lookup_cost(PlannerInfo *root, RelOptInfo *inner, ShardLookup *lookup,
+							  double outer_rows, Cost *startup, Cost *total);
+
+/* in join.c */
+extern void shard_join_init(void);
+
 extern void shard_get_rel_size(PlannerInfo *root, RelOptInfo *baserel,
 							   Oid foreigntableid);
 extern void shard_get_paths(PlannerInfo *root, RelOptInfo *baserel,

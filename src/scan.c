@@ -944,6 +944,20 @@ shard_rescan(ForeignScanState *node)
 	scan_reset(node->fdw_state);
 }
 
+/*
+ * Start a batched lookup's scan (COND_BATCH conditions) afresh for the
+ * outer rows of lookups: per row, key texts indexed by column, in memory
+ * that lasts until the next call.
+ */
+void
+shard_scan_set_lookups(ForeignScanState *node, List *lookups)
+{
+	ShardScanState *ss = node->fdw_state;
+
+	scan_reset(ss);
+	ss->lookups = lookups;
+}
+
 /* EndForeignScan */
 void
 shard_end_scan(ForeignScanState *node)

@@ -21,6 +21,7 @@ extern TupleTableSlot *shard_iterate_scan(ForeignScanState *node);
 extern void shard_rescan(ForeignScanState *node);
 extern void shard_end_scan(ForeignScanState *node);
 extern void shard_explain_scan(ForeignScanState *node, ExplainState *es);
+extern void shard_scan_set_lookups(ForeignScanState *node, List *lookups);
 
 /* A scan's state, for a node that runs a scan and does more (direct.c). */
 typedef struct ShardScanState ShardScanState;

@@ -405,6 +405,7 @@ extern char *request_meta_create(ShardTable *t, const char *base, long now, size
 extern char *request_meta_grow(ShardTable *t, const char *base, const DynamicMeta *seen,
 							   int target, long now, size_t *len);
 extern char *request_describe(const char *table, size_t *len);
+extern int	request_infinite_value(Oid typid, Datum value);
 extern char *request_count(ShardTable *t, const char *pk, const DdbJson *start_key,
 						   size_t *len);
 
