@@ -51,3 +51,5 @@ SELECT reltuples, relpages FROM pg_class WHERE oid = 'empty_events'::regclass;
 
 SELECT ddb_delete_table('Events');
 SELECT ddb_delete_table('EmptyEvents');
+DROP TABLE few_owners;
+DROP SERVER ddb CASCADE;

@@ -74,3 +74,5 @@ SELECT count(*), sum(v.qty) FROM many_wanted w JOIN inventory_local v
 RESET work_mem;
 
 SELECT ddb_delete_table('Inventory');
+DROP TABLE inventory_local, wanted, few, all_owners, many_wanted;
+DROP SERVER ddb CASCADE;
