@@ -124,8 +124,9 @@
 #endif
 
 /*
- * PostgreSQL 15 added the pg_prng generator, Boolean nodes and
- * InitMaterializedSRF; older versions get stand-ins.
+ * PostgreSQL 15 added the pg_prng generator, Boolean nodes,
+ * MarkGUCPrefixReserved and InitMaterializedSRF; older versions get
+ * stand-ins.
  */
 #if PG_VERSION_NUM >= 150000
 #include "common/pg_prng.h"
@@ -139,6 +140,7 @@
 	((double) random() / ((double) MAX_RANDOM_VALUE + 1.0))
 #define pg_prng_uint64_range(state, lo, hi) \
 	((uint64) (lo) + (uint64) random() % ((uint64) (hi) - (uint64) (lo) + 1))
+#define MarkGUCPrefixReserved(prefix) EmitWarningsOnPlaceholders(prefix)
 #define makeBoolean(b) makeInteger((b) ? 1 : 0)
 #define boolVal(v) (intVal(v) != 0)
 

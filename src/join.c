@@ -37,6 +37,7 @@
 #include "optimizer/paths.h"
 #include "optimizer/restrictinfo.h"
 #include "parser/parsetree.h"
+#include "utils/guc.h"
 #include "utils/hsearch.h"
 #include "utils/lsyscache.h"
 #include "utils/memutils.h"
@@ -96,6 +97,9 @@ typedef struct LookupState
 	int64		batches;
 } LookupState;
 
+/* shard_fdw.enable_lookup_join: whether the planner may choose the node. */
+static bool enable_lookup_join = true;
+
 static set_join_pathlist_hook_type prev_join_hook = NULL;
 static CustomPathMethods lookup_path_methods;
 static CustomScanMethods lookup_scan_methods;
@@ -123,7 +127,8 @@ lookup_join_paths(PlannerInfo *root, RelOptInfo *joinrel, RelOptInfo *outerrel,
 
 	if (prev_join_hook)
 		prev_join_hook(root, joinrel, outerrel, innerrel, jointype, extra);
-	if (jointype != JOIN_INNER || innerrel->reloptkind != RELOPT_BASEREL ||
+	if (!enable_lookup_join || jointype != JOIN_INNER ||
+		innerrel->reloptkind != RELOPT_BASEREL ||
 		innerrel->fdwroutine == NULL ||
 		innerrel->fdwroutine->GetForeignRelSize != shard_get_rel_size ||
 		innerrel->fdw_private == NULL || outer_path == NULL ||
@@ -534,10 +539,15 @@ lookup_explain(CustomScanState *node, List *ancestors, ExplainState *es)
 		ExplainPropertyInteger("Batches", NULL, st->batches, es);
 }
 
-/* Register the node and the join hook; once, when the library loads. */
+/* Register the node, its setting and the join hook, when the library loads. */
 void
 shard_join_init(void)
 {
+	DefineCustomBoolVariable("shard_fdw.enable_lookup_join",
+							 "Enables the planner's use of batched lookup joins with shard_fdw foreign tables.",
+							 NULL, &enable_lookup_join, true, PGC_USERSET, 0,
+							 NULL, NULL, NULL);
+	MarkGUCPrefixReserved("shard_fdw");
 	lookup_path_methods.CustomName = "Shard Lookup Join";
 	lookup_path_methods.PlanCustomPath = lookup_plan;
 	lookup_scan_methods.CustomName = "Shard Lookup Join";
