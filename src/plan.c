@@ -568,11 +568,6 @@ analyse(ShardTable *t, Index relid, List *clauses, bool outer_ok, List *batch_co
 }
 
 /* ---------------------------------------------------------------------
- * Callbacks
- * ---------------------------------------------------------------------
- */
-
-/* ---------------------------------------------------------------------
  * Estimates
  *
  * Every read is costed by one rule (read_cost): the round trips it waits
@@ -592,7 +587,6 @@ analyse(ShardTable *t, Index relid, List *clauses, bool outer_ok, List *batch_co
 #define REQUEST_COST 1.0		/* signing, sending, parsing one request */
 #define ITEM_COST 0.02			/* reading and converting one item */
 #define PAGE_ITEMS 2000.0		/* items in one page (1 MB), roughly */
-#define BATCH_GET_KEYS 100.0	/* keys of one BatchGetItem */
 
 /* What a read sends and reads. */
 typedef struct ReadSize
@@ -671,7 +665,7 @@ read_size(PlannerInfo *root, RelOptInfo *rel, ShardTable *t, const Analysis *a,
 	if (a->full_key && t->index == NULL)
 	{
 		r.items = lookups;
-		r.requests = ceil(lookups / BATCH_GET_KEYS);
+		r.requests = ceil(lookups / BATCH_GET_MAX);
 		r.rounds = ceil(r.requests / conc);
 	}
 	else if (a->keyed)
@@ -724,6 +718,11 @@ rel_rows(PlannerInfo *root, RelOptInfo *rel, const Analysis *a)
 	return Min(clamp_row_est(base * sel / pow(DEFAULT_EQ_SEL, list_length(a->key_conds))),
 			   base);
 }
+
+/* ---------------------------------------------------------------------
+ * Callbacks
+ * ---------------------------------------------------------------------
+ */
 
 /* GetForeignRelSize: analyse the conditions and estimate the rows. */
 void
@@ -1128,7 +1127,7 @@ shard_lookup_keys(PlannerInfo *root, RelOptInfo *inner, RelOptInfo *outer,
 	a = analyse(t, inner->relid, inner->baserestrictinfo, false, lookup->cols);
 	lookup->whole_keys = a.full_key && t->index == NULL;
 	lookup->batch_rows = lookup->whole_keys ?
-		(int) BATCH_GET_KEYS * shard_get_server(inner->serverid)->max_concurrency :
+		(int) BATCH_GET_MAX * shard_get_server(inner->serverid)->max_concurrency :
 		LOOKUP_BATCH_ROWS;
 	return a.keyed;
 }

@@ -41,6 +41,9 @@ typedef enum CondOp
 /* The most values DynamoDB takes in one IN of a FilterExpression. */
 #define MAX_IN_OPERANDS 100
 
+/* BatchGetItem takes at most this many keys. */
+#define BATCH_GET_MAX 100
+
 /*
  * The members of a ForeignScan's fdw_private list, in order.  Conditions
  * are IntLists of triples (column index, CondOp, index into fdw_exprs or

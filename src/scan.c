@@ -28,9 +28,6 @@
 
 #include "scanstate.h"
 
-/* BatchGetItem takes at most this many keys. */
-#define BATCH_GET_MAX 100
-
 /* ---------------------------------------------------------------------
  * Streams
  * ---------------------------------------------------------------------
