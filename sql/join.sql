@@ -32,6 +32,16 @@ SELECT count(*), sum(v.qty), sum(v.item) FROM wanted w JOIN inventory v
     ON v.owner = w.owner AND v.item = w.item;
 SELECT count(*), sum(v.qty), sum(v.item) FROM wanted w JOIN inventory_local v
     ON v.owner = w.owner AND v.item = w.item;
+-- the setting takes the node out of the planner's choices, and row locks
+-- (whose recheck would need the joined row again) keep it out
+SET shard_fdw.enable_lookup_join = off;
+EXPLAIN (COSTS OFF)
+  SELECT w.owner, v.qty FROM wanted w JOIN inventory v
+      ON v.owner = w.owner AND v.item = w.item;
+RESET shard_fdw.enable_lookup_join;
+EXPLAIN (COSTS OFF)
+  SELECT w.owner, v.qty FROM wanted w JOIN inventory v
+      ON v.owner = w.owner AND v.item = w.item FOR UPDATE OF w;
 
 -- a few outer rows on the partition key: their partitions, read at once;
 -- NULL keys match nothing, a duplicate outer row joins twice
@@ -67,6 +77,8 @@ CREATE TABLE many_wanted AS
   SELECT 'o' || (i % 200) AS owner, i % 100 AS item, repeat('x', 200) AS pad
     FROM generate_series(1, 2000) i;
 ANALYZE many_wanted;
+SELECT explain_analyze($$SELECT v.qty FROM many_wanted w JOIN inventory v
+    ON v.owner = w.owner AND v.item = w.item$$);
 SELECT count(*), sum(v.qty) FROM many_wanted w JOIN inventory v
     ON v.owner = w.owner AND v.item = w.item;
 SELECT count(*), sum(v.qty) FROM many_wanted w JOIN inventory_local v

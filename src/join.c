@@ -127,7 +127,8 @@ lookup_join_paths(PlannerInfo *root, RelOptInfo *joinrel, RelOptInfo *outerrel,
 
 	if (prev_join_hook)
 		prev_join_hook(root, joinrel, outerrel, innerrel, jointype, extra);
-	if (!enable_lookup_join || jointype != JOIN_INNER ||
+	/* no row marks: an EvalPlanQual recheck would need the joined row again */
+	if (!enable_lookup_join || jointype != JOIN_INNER || root->rowMarks != NIL ||
 		innerrel->reloptkind != RELOPT_BASEREL ||
 		innerrel->fdwroutine == NULL ||
 		innerrel->fdwroutine->GetForeignRelSize != shard_get_rel_size ||
