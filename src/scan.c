@@ -541,8 +541,9 @@ scan_start(ShardScanState *ss, ExprContext *econtext)
 			char	   *sk = ss->t->sk.attribute ? request_full_sort_key(ss, texts) : NULL;
 			ListCell   *lc2;
 
-			if (sk && sk[0] == '\0')
-				continue;		/* no stored key is empty */
+			/* no stored key is empty, or has an empty template field */
+			if (ss->t->sk.attribute && (sk == NULL || sk[0] == '\0'))
+				continue;
 			foreach(lc2, partition_streams(ss, texts))
 				keys = list_append_unique(keys,
 										  makeString(request_item_key_json(ss->t, ((Stream *) lfirst(lc2))->pk_text, sk)));
