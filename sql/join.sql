@@ -55,6 +55,18 @@ SELECT f.note, count(*), sum(v.qty) FROM few f JOIN inventory v USING (owner)
  GROUP BY f.note ORDER BY f.note;
 SELECT f.note, count(*), sum(v.qty) FROM few f JOIN inventory_local v USING (owner)
  GROUP BY f.note ORDER BY f.note;
+-- a condition of no column (pseudoconstant) gates the join, which the
+-- lookup join's node could not do
+SET enable_hashjoin = off;
+SET enable_mergejoin = off;
+SET enable_nestloop = off;
+EXPLAIN (COSTS OFF) SELECT count(*) FROM few f JOIN inventory v
+    ON v.owner = f.owner AND current_setting('work_mem') = '1kB';
+SELECT count(*) FROM few f JOIN inventory v
+    ON v.owner = f.owner AND current_setting('work_mem') = '1kB';
+RESET enable_hashjoin;
+RESET enable_mergejoin;
+RESET enable_nestloop;
 -- with a sort key condition and a join condition that stays local
 SELECT f.note, count(*) FROM few f JOIN inventory v
     ON v.owner = f.owner AND v.item < 10 AND v.qty > length(f.note)

@@ -50,7 +50,10 @@
 /* The members of the CustomPath's custom_private list, in order. */
 typedef enum LookupPathPrivate
 {
-	LOOKUP_PATH_INFO,			/* the ShardLookup (not a Node) */
+	LOOKUP_PATH_COLS,			/* IntList: ShardLookup.cols */
+	LOOKUP_PATH_EXPRS,			/* List: ShardLookup.outer_exprs */
+	LOOKUP_PATH_COLLATIONS,		/* OidList: ShardLookup.collations */
+	LOOKUP_PATH_BATCH_ROWS,		/* Integer: ShardLookup.batch_rows */
 	LOOKUP_PATH_CLAUSES			/* the join's RestrictInfos */
 } LookupPathPrivate;
 
@@ -118,15 +121,20 @@ static void
 lookup_join_paths(PlannerInfo *root, RelOptInfo *joinrel, RelOptInfo *outerrel,
 				  RelOptInfo *innerrel, JoinType jointype, JoinPathExtraData *extra)
 {
-	ShardLookup *lookup;
+	ShardLookup lookup;
 	CustomPath *cp;
 	Path	   *outer_path = outerrel->cheapest_total_path;
 	Cost		startup;
 	Cost		total;
 	QualCost	quals;
+	ListCell   *lc;
 
 	if (prev_join_hook)
 		prev_join_hook(root, joinrel, outerrel, innerrel, jointype, extra);
+	/* a pseudoconstant clause would need a gating Result that no scan gets */
+	foreach(lc, extra->restrictlist)
+		if (lfirst_node(RestrictInfo, lc)->pseudoconstant)
+			return;
 	/* no row marks: an EvalPlanQual recheck would need the joined row again */
 	if (!enable_lookup_join || jointype != JOIN_INNER || root->rowMarks != NIL ||
 		innerrel->reloptkind != RELOPT_BASEREL ||
@@ -136,10 +144,9 @@ lookup_join_paths(PlannerInfo *root, RelOptInfo *joinrel, RelOptInfo *outerrel,
 		outer_path->param_info != NULL || !bms_is_empty(joinrel->lateral_relids) ||
 		!bms_is_empty(innerrel->lateral_relids))
 		return;
-	lookup = palloc(sizeof(ShardLookup));
-	if (!shard_lookup_keys(root, innerrel, outerrel, extra->restrictlist, lookup))
+	if (!shard_lookup_keys(root, innerrel, outerrel, extra->restrictlist, &lookup))
 		return;
-	shard_lookup_cost(root, innerrel, lookup, outer_path->rows, &startup, &total);
+	shard_lookup_cost(root, innerrel, &lookup, outer_path->rows, &startup, &total);
 	cost_qual_eval(&quals, extra->restrictlist, root);
 
 	cp = makeNode(CustomPath);
@@ -149,15 +156,16 @@ lookup_join_paths(PlannerInfo *root, RelOptInfo *joinrel, RelOptInfo *outerrel,
 	cp->path.rows = joinrel->rows;
 	cp->path.startup_cost = outer_path->startup_cost + startup;
 	cp->path.total_cost = outer_path->total_cost + total +
-		outer_path->rows * cpu_operator_cost * list_length(lookup->cols) +
+		outer_path->rows * cpu_operator_cost * list_length(lookup.cols) +
 		joinrel->rows * (cpu_tuple_cost + quals.per_tuple);
-	cp->custom_paths = list_make2(outer_path, shard_lookup_path(root, innerrel, lookup));
-	cp->custom_private = list_make2(lookup, extra->restrictlist);
+	cp->custom_paths = list_make2(outer_path, shard_lookup_path(root, innerrel, &lookup));
+	cp->custom_private = list_make5(lookup.cols, lookup.outer_exprs, lookup.collations,
+									makeInteger(lookup.batch_rows), extra->restrictlist);
 	cp->methods = &lookup_path_methods;
 	add_path(joinrel, (Path *) cp);
 }
 
-/* A target list of the expressions of tlist's entries, from resno on. */
+/* into with the expressions of tlist's entries appended, numbered on. */
 static List *
 tlist_copy_from(List *tlist, List *into)
 {
@@ -169,7 +177,7 @@ tlist_copy_from(List *tlist, List *into)
 	return into;
 }
 
-/* The position in the inner scan's rows of the foreign table's column col. */
+/* The position in the inner scan's rows of the foreign table's attnum. */
 static int
 inner_position(List *tlist, Index relid, AttrNumber attnum)
 {
@@ -195,7 +203,7 @@ lookup_plan(PlannerInfo *root, RelOptInfo *rel, CustomPath *best_path, List *tli
 			List *clauses, List *custom_plans)
 {
 	CustomScan *cs = makeNode(CustomScan);
-	ShardLookup *lookup = list_nth(best_path->custom_private, LOOKUP_PATH_INFO);
+	List	   *cols = list_nth(best_path->custom_private, LOOKUP_PATH_COLS);
 	List	   *join_clauses = list_nth(best_path->custom_private, LOOKUP_PATH_CLAUSES);
 	Plan	   *outer_plan = linitial(custom_plans);
 	Plan	   *inner_plan = lsecond(custom_plans);
@@ -204,7 +212,7 @@ lookup_plan(PlannerInfo *root, RelOptInfo *rel, CustomPath *best_path, List *tli
 	List	   *inner_atts = NIL;
 	ListCell   *lc;
 
-	foreach(lc, lookup->cols)
+	foreach(lc, cols)
 		inner_atts = lappend_int(inner_atts,
 								 inner_position(inner_plan->targetlist, fs->scan.scanrelid,
 												t->columns[lfirst_int(lc)].attnum));
@@ -215,10 +223,12 @@ lookup_plan(PlannerInfo *root, RelOptInfo *rel, CustomPath *best_path, List *tli
 	cs->custom_scan_tlist = tlist_copy_from(inner_plan->targetlist,
 											tlist_copy_from(outer_plan->targetlist, NIL));
 	cs->custom_plans = custom_plans;
-	cs->custom_exprs = copyObject(lookup->outer_exprs);
-	cs->custom_private = list_make5(lookup->cols, lookup->collations, inner_atts,
+	cs->custom_exprs = copyObject(list_nth(best_path->custom_private, LOOKUP_PATH_EXPRS));
+	cs->custom_private = list_make5(cols,
+									list_nth(best_path->custom_private, LOOKUP_PATH_COLLATIONS),
+									inner_atts,
 									makeInteger(list_length(outer_plan->targetlist)),
-									makeInteger(lookup->batch_rows));
+									list_nth(best_path->custom_private, LOOKUP_PATH_BATCH_ROWS));
 	cs->methods = &lookup_scan_methods;
 	return &cs->scan.plan;
 }

@@ -1108,8 +1108,7 @@ shard_lookup_keys(PlannerInfo *root, RelOptInfo *inner, RelOptInfo *outer,
 		RestrictInfo *rinfo = lfirst_node(RestrictInfo, lc);
 		Cond		c;
 
-		if (rinfo->pseudoconstant ||
-			!recognise(t, inner->relid, rinfo->clause, true, &c) || c.op != COND_EQ ||
+		if (!recognise(t, inner->relid, rinfo->clause, true, &c) || c.op != COND_EQ ||
 			!route_key_uses(t, c.col) || list_member_int(lookup->cols, c.col) ||
 			!bms_is_subset(pull_varnos(root, (Node *) c.value), outer->relids) ||
 			!OidIsValid(lookup_type_cache(exprType((Node *) c.value),
