@@ -22,8 +22,10 @@
 #include "access/sysattr.h"
 #include "catalog/pg_class.h"
 #include "catalog/pg_collation.h"
+#include "catalog/pg_database.h"
 #include "catalog/pg_operator.h"
 #include "catalog/pg_type.h"
+#include "miscadmin.h"
 #include "nodes/makefuncs.h"
 #include "nodes/nodeFuncs.h"
 #include "optimizer/optimizer.h"
@@ -36,6 +38,7 @@
 #include "utils/builtins.h"
 #include "utils/lsyscache.h"
 #include "utils/selfuncs.h"
+#include "utils/syscache.h"
 #include "utils/typcache.h"
 
 #include "plan.h"
@@ -199,12 +202,55 @@ collation_exact_eq(Oid collation)
 	return !OidIsValid(collation) || get_collation_isdeterministic(collation);
 }
 
-/* True when ordering under collation is byte order, as DynamoDB's is. */
+/*
+ * The provider and the locale that collation sorts by (the database's for
+ * the default collation), or false when the catalogs do not say.
+ */
+static bool
+collation_locale(Oid collation, char *provider, char **locale)
+{
+	bool		is_default = collation == DEFAULT_COLLATION_OID;
+	int			cache = is_default ? DATABASEOID : COLLOID;
+	HeapTuple	tup = SearchSysCache1(cache, ObjectIdGetDatum(is_default ?
+															 MyDatabaseId : collation));
+	Datum		d;
+	bool		isnull;
+
+	if (!HeapTupleIsValid(tup))
+		return false;
+	*provider = is_default ? SHARD_DATABASE_PROVIDER(tup) :
+		((Form_pg_collation) GETSTRUCT(tup))->collprovider;
+	if (*provider == COLLPROVIDER_LIBC)
+		d = SysCacheGetAttr(cache, tup, is_default ? Anum_pg_database_datcollate :
+							Anum_pg_collation_collcollate, &isnull);
+	else
+		d = SHARD_LOCALE_ATTR(cache, tup, is_default, &isnull);
+	*locale = isnull ? NULL : SHARD_LOCALE_TEXT(d);
+	ReleaseSysCache(tup);
+	return *locale != NULL;
+}
+
+/*
+ * True when ordering under collation is byte order, as DynamoDB's is:
+ * "C" and "POSIX", glibc's C.UTF-8 (code point order, which is the order
+ * of UTF-8's bytes) and PostgreSQL 17's builtin C.UTF-8, named directly
+ * or as the database's default.
+ */
 static bool
 collation_byte_order(Oid collation)
 {
-	return !OidIsValid(collation) || collation == C_COLLATION_OID ||
-		collation == POSIX_COLLATION_OID;
+	char		provider;
+	char	   *locale;
+
+	if (!OidIsValid(collation) || collation == C_COLLATION_OID ||
+		collation == POSIX_COLLATION_OID)
+		return true;
+	if (!collation_locale(collation, &provider, &locale))
+		return false;
+	if (provider == COLLPROVIDER_LIBC)
+		return strcmp(locale, "C") == 0 || strcmp(locale, "POSIX") == 0 ||
+			strcmp(locale, "C.UTF-8") == 0 || strcmp(locale, "C.utf8") == 0;
+	return SHARD_BUILTIN_BYTE_ORDER(provider, locale);
 }
 
 /*
@@ -376,6 +422,64 @@ sort_order_column(ShardTable *t)
 							  col->typid == DATEOID))
 		return col - t->columns;
 	return -1;
+}
+
+/*
+ * True when the text of sort key template field i is as wide for every
+ * value: a zero-padded integer whose width holds every value of its type,
+ * a date or a timestamp (written with fixed width).
+ */
+static bool
+field_fixed_width(ShardTable *t, int i)
+{
+	KeyPart    *p = &t->sk.template->parts[i];
+	Oid			typid = shard_find_column(t, p->text)->typid;
+
+	if (p->width > 0)
+		return (typid == INT2OID && p->width >= 5) ||
+			(typid == INT4OID && p->width >= 10) ||
+			(typid == INT8OID && p->width >= 19);
+	return typid == TIMESTAMPTZOID || typid == TIMESTAMPOID || typid == DATEOID;
+}
+
+/*
+ * The columns whose order the sort key's order follows, in order, as an
+ * IntList (NIL when none): the sort key column itself, or the leading
+ * field of its template (sort_order_column) and the fields after it as
+ * long as each field before is of fixed width (then every key has the next
+ * field at the same place, after the same literal) and each is a
+ * zero-padded integer, a date, a timestamp, or text that ends the
+ * template.
+ */
+static List *
+sort_order_columns(ShardTable *t)
+{
+	KeyTemplate *tmpl = t->sk.template;
+	int			lead = sort_order_column(t);
+	List	   *cols;
+
+	if (lead < 0)
+		return NIL;
+	cols = list_make1_int(lead);
+	for (int i = 0; tmpl && i + 2 < tmpl->nparts; i += 2)
+	{
+		KeyPart    *next = &tmpl->parts[i + 2];
+		ShardColumn *col;
+
+		if (!field_fixed_width(t, i) || tmpl->parts[i + 1].kind != KP_LITERAL ||
+			next->kind != KP_COLUMN)
+			break;
+		col = shard_find_column(t, next->text);
+		if (!field_fixed_width(t, i + 2) && next->width == 0 &&
+			!((col->typid == TEXTOID || col->typid == VARCHAROID) &&
+			  i + 2 == tmpl->nparts - 1))
+			break;
+		if (next->width > 0 && col->typid != INT2OID && col->typid != INT4OID &&
+			col->typid != INT8OID)
+			break;
+		cols = lappend_int(cols, col - t->columns);
+	}
+	return cols;
 }
 
 /*
@@ -599,33 +703,56 @@ cost_read(const Analysis *a, double rows, Cost *startup, Cost *total)
 }
 
 /*
- * The pathkeys the scan can deliver when keyed: the query's own, when they
- * ask for the sort key's order (ascending or descending); else NIL.
+ * True when path key pk orders by column col as DynamoDB orders the sort
+ * key: in the default order of the column's type, under a byte-order
+ * collation (numbers, dates and bytes have none).
  */
-static List *
-ordered_pathkeys(PlannerInfo *root, RelOptInfo *baserel, RelInfo *ri)
+static bool
+pathkey_orders_column(ShardTable *t, Index relid, PathKey *pk, int col)
 {
-	ShardTable *t = ri->table;
-	int			order_col = sort_order_column(t);
-	PathKey    *pk;
+	TypeCacheEntry *tce = lookup_type_cache(t->columns[col].typid,
+											TYPECACHE_BTREE_OPFAMILY);
 	ListCell   *lc;
-	TypeCacheEntry *tce;
 
-	if (order_col < 0 || list_length(root->query_pathkeys) != 1 ||
-		!order_agrees(t, order_col))
-		return NIL;
-	pk = linitial(root->query_pathkeys);
-	tce = lookup_type_cache(t->columns[order_col].typid, TYPECACHE_BTREE_OPFAMILY);
-	if (pk->pk_opfamily != tce->btree_opf)
-		return NIL;
+	if (pk->pk_opfamily != tce->btree_opf ||
+		!collation_byte_order(pk->pk_eclass->ec_collation))
+		return false;
 	foreach(lc, pk->pk_eclass->ec_members)
 	{
 		EquivalenceMember *em = lfirst(lc);
 
-		if (column_of(t, baserel->relid, em->em_expr) == order_col)
-			return root->query_pathkeys;
+		if (column_of(t, relid, em->em_expr) == col)
+			return true;
 	}
-	return NIL;
+	return false;
+}
+
+/*
+ * The pathkeys the scan can deliver when keyed: the longest prefix of the
+ * query's that follows the sort key's columns (sort_order_columns), all
+ * ascending or all descending; else NIL.  When it is a proper prefix,
+ * PostgreSQL finishes the order (an Incremental Sort over the groups of
+ * rows equal on the prefix).
+ */
+static List *
+ordered_pathkeys(PlannerInfo *root, RelOptInfo *baserel, RelInfo *ri)
+{
+	List	   *cols = sort_order_columns(ri->table);
+	int			n = 0;
+	ListCell   *lc;
+
+	foreach(lc, root->query_pathkeys)
+	{
+		PathKey    *pk = lfirst(lc);
+
+		if (n == list_length(cols) ||
+			shard_pathkey_ascending(pk) !=
+			shard_pathkey_ascending(linitial_node(PathKey, root->query_pathkeys)) ||
+			!pathkey_orders_column(ri->table, baserel->relid, pk, list_nth_int(cols, n)))
+			break;
+		n++;
+	}
+	return n == 0 ? NIL : list_truncate(list_copy(root->query_pathkeys), n);
 }
 
 /* Which column an equivalence class member must be. */

@@ -397,6 +397,18 @@ sort_key_condition(ShardScanState *ss, const char **texts, StringInfo buf)
 			text = value_text(ss, c->col, c->expr);
 		if (t->sk.template)
 			inclusive = c->op == COND_GT || c->op == COND_GE;
+
+		/*
+		 * DynamoDB refuses an empty key value, which every stored key is
+		 * above: as a lower bound it excludes nothing, as an upper one
+		 * everything.
+		 */
+		if (text && text[0] == '\0' && strcmp(type, "N") != 0)
+		{
+			if (c->op == COND_GT || c->op == COND_GE)
+				continue;
+			return false;
+		}
 		if (c->op == COND_GT || c->op == COND_GE)
 		{
 			if (text && width > 0 && text[0] == '-')
