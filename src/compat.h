@@ -94,6 +94,24 @@
 							(private))
 #endif
 
+/* The same differences in create_foreign_upper_path. */
+#if PG_VERSION_NUM >= 180000
+#define shard_create_foreign_upper_path(root, rel, target, rows, startup, total, \
+										pathkeys, outer_path, private) \
+	create_foreign_upper_path((root), (rel), (target), (rows), 0, (startup), \
+							  (total), (pathkeys), (outer_path), NIL, (private))
+#elif PG_VERSION_NUM >= 170000
+#define shard_create_foreign_upper_path(root, rel, target, rows, startup, total, \
+										pathkeys, outer_path, private) \
+	create_foreign_upper_path((root), (rel), (target), (rows), (startup), \
+							  (total), (pathkeys), (outer_path), NIL, (private))
+#else
+#define shard_create_foreign_upper_path(root, rel, target, rows, startup, total, \
+										pathkeys, outer_path, private) \
+	create_foreign_upper_path((root), (rel), (target), (rows), (startup), \
+							  (total), (pathkeys), (outer_path), (private))
+#endif
+
 /*
  * Whether a path key sorts ascending: PostgreSQL 18 gives its direction as
  * a CompareType instead of a btree strategy number.

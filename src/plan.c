@@ -1049,3 +1049,86 @@ shard_get_plan(PlannerInfo *root, RelOptInfo *baserel, Oid foreigntableid,
 							baserel->relid, fdw_exprs, fdw_private, NIL, NIL,
 							outer_plan);
 }
+
+/* ---------------------------------------------------------------------
+ * Aggregates (upper.c)
+ * ---------------------------------------------------------------------
+ */
+
+/*
+ * True when column col is among the leading fields of the sort key
+ * template that the equalities in conds fix, each of fixed width, so that
+ * the begins_with of their text holds exactly the keys with those values.
+ */
+static bool
+in_fixed_prefix(ShardTable *t, List *conds, int col)
+{
+	KeyTemplate *tmpl = t->sk.template;
+
+	for (int i = 0; tmpl && i < tmpl->nparts; i += 2)
+	{
+		int			c;
+
+		if (tmpl->parts[i].kind != KP_COLUMN)
+			return false;
+		c = shard_find_column(t, tmpl->parts[i].text) - t->columns;
+		if (!fixed_by(conds, c) || !field_fixed_width(t, i))
+			return false;
+		if (c == col)
+			return true;
+	}
+	return false;
+}
+
+/*
+ * True when DynamoDB itself checks every key equality of a: each fixes a
+ * column of the partition key, or of the sort key's part of the key
+ * condition (the whole sort key, or leading fields of fixed width, which
+ * then take the place of any sort key bound), and none only chooses a
+ * shard.
+ */
+static bool
+key_conds_evaluated(ShardTable *t, Analysis *a)
+{
+	ListCell   *lc;
+
+	foreach(lc, a->key_conds)
+	{
+		Cond	   *c = lfirst(lc);
+
+		if (route_key_has_column(t, &t->pk, c->col))
+			continue;
+		if (a->sort_conds != NIL ||
+			!(a->full_key || in_fixed_prefix(t, a->key_conds, c->col)))
+			return false;
+	}
+	return true;
+}
+
+/*
+ * True when the conditions of foreign relation baserel make a Query (not a
+ * GetItem) that DynamoDB evaluates exactly, so that what DynamoDB counts
+ * is what the query counts; *filtered says whether some of them are
+ * filters, which DynamoDB applies after a Limit.
+ */
+bool
+shard_plan_exact_query(RelOptInfo *baserel, bool *filtered)
+{
+	RelInfo    *ri = baserel->fdw_private;
+	Analysis   *a = &ri->restrict_analysis;
+
+	*filtered = a->filters != NIL;
+	return a->keyed && a->exact && !(a->full_key && ri->table->index == NULL) &&
+		!sort_key_in_list(ri->table, a->key_conds) && key_conds_evaluated(ri->table, a);
+}
+
+/*
+ * True when reading the sort key in order reads column col in its order
+ * under collation: col leads the sort key's order, and sorts as its bytes
+ * do (see pathkey_orders_column).
+ */
+bool
+shard_plan_sort_column(ShardTable *t, int col, Oid collation)
+{
+	return col == sort_order_column(t) && collation_byte_order(collation);
+}

@@ -55,10 +55,21 @@ typedef enum ScanPrivate
 	SCAN_PRIVATE_ORDER,			/* Integer: 0 none, 1 ascending, -1 descending */
 	SCAN_PRIVATE_LIMIT,			/* Integer: rows the query needs, 0 all */
 	SCAN_PRIVATE_NEED_CTID,		/* Boolean: UPDATE/DELETE want each shard */
-	SCAN_PRIVATE_READ_ALL		/* Boolean: read to the end before the first
+	SCAN_PRIVATE_READ_ALL,		/* Boolean: read to the end before the first
 								 * row (the statement adds items to the
 								 * table) */
+	SCAN_PRIVATE_AGGREGATES		/* IntList: an aggregate's pairs (AggKind,
+								 * column index), upper.c; absent from a
+								 * plain scan */
 } ScanPrivate;
+
+/* An aggregate read by DynamoDB (upper.c). */
+typedef enum AggKind
+{
+	AGG_COUNT,					/* count(*): Select COUNT */
+	AGG_MIN,					/* min(column): the first item in order */
+	AGG_MAX						/* max(column): the last item in order */
+} AggKind;
 
 extern void shard_get_rel_size(PlannerInfo *root, RelOptInfo *baserel,
 							   Oid foreigntableid);
@@ -68,5 +79,15 @@ extern ForeignScan *shard_get_plan(PlannerInfo *root, RelOptInfo *baserel,
 								   Oid foreigntableid, ForeignPath *best_path,
 								   List *tlist, List *scan_clauses,
 								   Plan *outer_plan);
+extern bool shard_plan_exact_query(RelOptInfo *baserel, bool *filtered);
+extern bool shard_plan_sort_column(ShardTable *t, int col, Oid collation);
+
+/* in upper.c */
+extern void shard_get_upper_paths(PlannerInfo *root, UpperRelationKind stage,
+								  RelOptInfo *input_rel, RelOptInfo *output_rel,
+								  void *extra);
+extern ForeignScan *upper_get_plan(PlannerInfo *root, RelOptInfo *rel,
+								   Oid foreigntableid, ForeignPath *best_path,
+								   List *tlist, Plan *outer_plan);
 
 #endif							/* SHARD_FDW_PLAN_H */

@@ -692,8 +692,8 @@ write_values(ShardScanState *ss, JsonWriter *w, const char *pk_json)
 /*
  * The JSON body of the request for the next page of stream s (start_key:
  * the previous page's LastEvaluatedKey, or NULL): a Query of the stream's
- * shard (its partition key as :pk), a Scan segment, or a GetItem or
- * BatchGetItem of its keys.
+ * shard (its partition key as :pk; with select_count, Select COUNT and no
+ * projection), a Scan segment, or a GetItem or BatchGetItem of its keys.
  */
 char *
 request_read_body(ShardScanState *ss, Stream *s, const DdbJson *start_key, size_t *len)
@@ -701,7 +701,7 @@ request_read_body(ShardScanState *ss, Stream *s, const DdbJson *start_key, size_
 	ShardTable *t = ss->t;
 	Buf			out;
 	JsonWriter	w;
-	char	   *projection = projection_expression(ss);
+	char	   *projection = ss->select_count ? NULL : projection_expression(ss);
 	ListCell   *lc;
 
 	buf_init(&out);
@@ -760,6 +760,11 @@ request_read_body(ShardScanState *ss, Stream *s, const DdbJson *start_key, size_
 		{
 			jw_key(&w, "FilterExpression");
 			jw_cstring(&w, ss->filter_expr);
+		}
+		if (ss->select_count)
+		{
+			jw_key(&w, "Select");
+			jw_cstring(&w, "COUNT");
 		}
 		write_expression_maps(ss, &w, projection);
 		write_values(ss, &w, ss->op == SCAN_OP_QUERY ?
