@@ -84,6 +84,11 @@ SELECT n AS "limit", same_rows(format($$SELECT player_id, score FROM %%s WHERE g
   FROM unnest(ARRAY[1, 7, 13, 50, 100]) n;
 SELECT same_rows($$SELECT player_id, score FROM %s WHERE game_id = 'g'
    ORDER BY score, player_id COLLATE "en-x-icu" LIMIT 11 OFFSET 9$$, 'lb', 'local_lb');
+-- a LIMIT above the rows expected: a Sort of every row, over the plain
+-- read in whole pages, not over the prefix's small ones
+EXPLAIN (COSTS OFF)
+  SELECT player_id, score FROM lb
+   WHERE game_id = 'g' ORDER BY score DESC, player_id COLLATE "en-x-icu" DESC LIMIT 1000;
 
 -- a zero-padded field narrower than its type's values: a wider value
 -- would shift the fields after it, so only the first key is claimed

@@ -814,11 +814,21 @@ shard_get_paths(PlannerInfo *root, RelOptInfo *baserel, Oid foreigntableid)
 
 	pathkeys = a->keyed && !sort_key_in_list(ri->table, a->key_conds) ?
 		ordered_pathkeys(root, baserel, ri) : NIL;
+	/*
+	 * The whole order is a little cheaper than the plain read; a prefix of
+	 * it dearer, past add_path's fuzz of 1 %, so that both paths stay and a
+	 * Sort of every row takes the plain read (whole pages) while only an
+	 * Incremental Sort, which stops early under a LIMIT, takes the prefix
+	 * (pages of each shard's Limit).
+	 */
 	if (pathkeys != NIL)
 		add_path(baserel, (Path *)
 				 shard_create_foreignscan_path(root, baserel, NULL, baserel->rows,
-											   startup, total * 0.99, pathkeys,
-											   NULL, NULL, NIL));
+											   startup,
+											   total * (list_length(pathkeys) <
+														list_length(root->query_pathkeys) ?
+														1.05 : 0.99),
+											   pathkeys, NULL, NULL, NIL));
 
 	/*
 	 * Join clauses that fix partition key columns make a parameterized
