@@ -18,6 +18,7 @@
 
 #include <math.h>
 
+#include "access/htup_details.h"
 #include "access/stratnum.h"
 #include "access/sysattr.h"
 #include "catalog/pg_class.h"

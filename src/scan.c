@@ -559,8 +559,12 @@ scan_start(ShardScanState *ss, ExprContext *econtext)
 			char	   *sk = ss->t->sk.attribute ? request_full_sort_key(ss, texts) : NULL;
 			ListCell   *lc2;
 
-			if (sk && sk[0] == '\0')
-				continue;		/* no stored key is empty */
+			/*
+			 * No stored key is empty, nor has a part no row can be written
+			 * with (an empty or negative one), which leaves no sort key
+			 */
+			if (ss->t->sk.attribute && (sk == NULL || sk[0] == '\0'))
+				continue;
 			foreach(lc2, partition_streams(ss, texts))
 				keys = list_append_unique(keys,
 										  makeString(request_item_key_json(ss->t, ((Stream *) lfirst(lc2))->pk_text, sk)));
