@@ -1117,6 +1117,66 @@ key_conds_evaluated(ShardTable *t, Analysis *a)
 }
 
 /*
+ * True when filter c goes into the FilterExpression whatever the scan
+ * meets when it runs: its value is a constant (a parameter may turn out a
+ * NaN or a longer list) that DynamoDB can hold, not a NaN or an infinity,
+ * or an IN list of at most MAX_IN_OPERANDS of them.  request.c leaves any
+ * other filter to the local check alone.  Adds its operands to *operands.
+ */
+static bool
+filter_always_sent(Cond *c, int *operands)
+{
+	Expr	   *value = c->value;
+	Const	   *k;
+	Datum	   *elems;
+	bool	   *nulls;
+	int			n;
+	int16		elmlen;
+	bool		elmbyval;
+	char		elmalign;
+	Oid			elemtype;
+
+	(*operands)++;
+	if (value && IsA(value, RelabelType))
+		value = ((RelabelType *) value)->arg;
+	if (value == NULL || c->op == COND_PREFIX)
+		return true;
+	if (!IsA(value, Const))
+		return false;
+	k = (Const *) value;
+	if (k->constisnull)
+		return true;
+	if (c->op != COND_IN)
+		return request_infinite_value(k->consttype, k->constvalue) == 0;
+	elemtype = get_element_type(k->consttype);
+	get_typlenbyvalalign(elemtype, &elmlen, &elmbyval, &elmalign);
+	deconstruct_array(DatumGetArrayTypeP(k->constvalue), elemtype, elmlen, elmbyval,
+					  elmalign, &elems, &nulls, &n);
+	*operands += n;
+	for (int i = 0; i < n; i++)
+		if (!nulls[i] && request_infinite_value(elemtype, elems[i]) != 0)
+			return false;
+	return n <= MAX_IN_OPERANDS;
+}
+
+/*
+ * True when the filters of a all go into the FilterExpression whatever
+ * happens (filter_always_sent), and their expression stays well within
+ * DynamoDB's 4 KB: at most 80 bytes a condition and 10 an operand.
+ */
+static bool
+filters_always_sent(List *filters)
+{
+	int			operands = 0;
+	ListCell   *lc;
+
+	foreach(lc, filters)
+		if (!filter_always_sent(lfirst(lc), &operands))
+			return false;
+	return list_length(filters) * 80 + operands * 10 <= 4000;
+}
+
+/*
  * True when the conditions of foreign relation baserel make a Query (not a
  * GetItem) that DynamoDB evaluates exactly, so that what DynamoDB counts
  * is what the query counts; *filtered says whether some of them are
@@ -1128,18 +1188,25 @@ shard_plan_exact_query(RelOptInfo *baserel, bool *filtered)
 	RelInfo    *ri = baserel->fdw_private;
 	Analysis   *a = &ri->restrict_analysis;
 
+	ShardTable *t = ri->table;
+
 	*filtered = a->filters != NIL;
-	return a->keyed && a->exact && !(a->full_key && ri->table->index == NULL) &&
-		!sort_key_in_list(ri->table, a->key_conds) && key_conds_evaluated(ri->table, a);
+	return a->keyed && a->exact && !(a->full_key && t->index == NULL) &&
+		!sort_key_in_list(t, a->key_conds) && key_conds_evaluated(t, a) &&
+		filters_always_sent(a->filters) &&
+		/* a bound on a narrow field misses the keys of wider values */
+		(a->sort_conds == NIL || t->sk.template == NULL || field_fixed_width(t, 0));
 }
 
 /*
  * True when reading the sort key in order reads column col in its order
- * under collation: col leads the sort key's order, and sorts as its bytes
- * do (see pathkey_orders_column).
+ * under collation: col leads the sort key's order, a template's field with
+ * the same width for every value, and sorts as its bytes do (see
+ * pathkey_orders_column).
  */
 bool
 shard_plan_sort_column(ShardTable *t, int col, Oid collation)
 {
-	return col == sort_order_column(t) && collation_byte_order(collation);
+	return col == sort_order_column(t) && collation_byte_order(collation) &&
+		(t->sk.template == NULL || field_fixed_width(t, 0));
 }

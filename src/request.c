@@ -105,12 +105,12 @@ forget_names_since(ShardScanState *ss, int names, int values)
 }
 
 /*
- * 1 when value (of type typid) is a NaN or plus infinity, which sort above
- * every other value in PostgreSQL, -1 for minus infinity, 0 for any other
- * value: the infinite ones are never stored.
+ * See shard_fdw.h: 1 when value (of type typid) is a NaN or plus infinity,
+ * which sort above every other value in PostgreSQL, -1 for minus infinity,
+ * 0 for any other value: the infinite ones are never stored.
  */
-static int
-infinite_value(Oid typid, Datum value)
+int
+request_infinite_value(Oid typid, Datum value)
 {
 	double		d;
 
@@ -250,7 +250,7 @@ request_key_combinations(ShardScanState *ss)
 		if (ss->nulls[c->expr])
 			return NIL;
 		/* no stored key is a NaN or an infinity */
-		if (c->op != COND_IN && infinite_value(ss->types[c->expr], ss->values[c->expr]) != 0)
+		if (c->op != COND_IN && request_infinite_value(ss->types[c->expr], ss->values[c->expr]) != 0)
 			return NIL;
 		if (c->op != COND_IN)
 		{
@@ -268,7 +268,7 @@ request_key_combinations(ShardScanState *ss)
 				ShardColumn col = ss->t->columns[c->col];
 				const char **copy;
 
-				if (nulls[e] || infinite_value(elemtype, elems[e]) != 0)
+				if (nulls[e] || request_infinite_value(elemtype, elems[e]) != 0)
 					continue;
 				copy = palloc(sizeof(char *) * Max(ss->t->ncolumns, 1));
 				memcpy(copy, lfirst(lc), sizeof(char *) * ss->t->ncolumns);
@@ -378,7 +378,7 @@ sort_key_condition(ShardScanState *ss, const char **texts, StringInfo buf)
 		 * A NaN or plus infinity is above every stored number, minus
 		 * infinity below: as a bound it excludes every key or none.
 		 */
-		infinite = infinite_value(ss->types[c->expr], ss->values[c->expr]);
+		infinite = request_infinite_value(ss->types[c->expr], ss->values[c->expr]);
 		if (infinite != 0)
 		{
 			if ((infinite > 0) == (c->op == COND_GT || c->op == COND_GE))
@@ -467,7 +467,7 @@ filter_operand(ShardColumn *col, Oid typid, Datum value)
 
 	if (typid == BOOLOID)
 		return av_json_bool(DatumGetBool(value));
-	if (infinite_value(typid, value) != 0)
+	if (request_infinite_value(typid, value) != 0)
 		return NULL;
 	c.typid = typid;
 	return av_json(col->ddb_type == DDB_TYPE_N ? "N" : "S", codec_key_text(&c, value));

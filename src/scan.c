@@ -31,6 +31,8 @@
 /* BatchGetItem takes at most this many keys. */
 #define BATCH_GET_MAX 100
 
+static void check_item_key(ShardTable *t, const DdbJson *item, ShardKey *k);
+
 /* ---------------------------------------------------------------------
  * Streams
  * ---------------------------------------------------------------------
@@ -235,7 +237,12 @@ scan_stream_next_item(ShardScanState *ss, Stream *s, bool *waiting)
 			const DdbJson *lek = ddbjson_get(s->page->response, "LastEvaluatedKey");
 
 			if (s->pos < count)
+			{
+				/* a merge orders items by a sort key it must trust */
+				if (ss->order != 0)
+					check_item_key(ss->t, &items[s->pos], &ss->t->sk);
 				return &items[s->pos++];
+			}
 			if (s->next == NULL && s->ready == NULL && ss->limit > 0 &&
 				ss->op != SCAN_OP_GET && lek && lek->kind == DJ_OBJECT && lek->n > 0)
 				scan_stream_fetch(ss, s, lek);
