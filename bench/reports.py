@@ -14,7 +14,10 @@ LATENCY_MS to each request.
 Each section is a function registered in SECTIONS; it measures, checks its
 answers against the loaded data and prints its own table and ratios.  The
 extension is timed in the server (EXPLAIN ANALYZE's planning and execution
-time, in one psql session kept open), the Python readers around their call.
+time, in one psql session kept open), the Python readers around their call;
+after WARMUP untimed rounds, each of RUNS rounds runs every case of a
+section once, in a shuffled order, so that whatever else the machine does
+weighs on all of them alike.
 """
 
 import json
@@ -36,6 +39,7 @@ import bed  # noqa: E402  (the test bed's psql, proxy and boto3 helpers)
 LATENCY_MS = int(os.environ.get("BENCH_LATENCY_MS", "5"))
 PLAYERS = int(os.environ.get("BENCH_PLAYERS", "3000"))
 RUNS = int(os.environ.get("BENCH_RUNS", "15"))
+WARMUP = int(os.environ.get("BENCH_WARMUP", "3"))
 SHARDS = 10
 TABLE = "reports_lb"
 GAME = "g"
@@ -167,28 +171,47 @@ class Bench:
         self.table = resource("SHARD_FDW_ENDPOINT").Table(TABLE)
 
     def fdw(self, query):
-        """Median ms of RUNS runs of query, DynamoDB's figures for one run,
-        the plan's node types, and the rows."""
-        runs = [self.session.explain(query) for _ in range(RUNS)]
-        ms, totals, plan = runs[-1]
-        nodes = []
-        while plan is not None:
-            nodes.append(plan["Node Type"])
-            plan = (plan.get("Plans") or [None])[0]
-        return (statistics.median(r[0] for r in runs), totals, " > ".join(nodes),
-                self.session.rows(query))
+        """A case running query: (ms, (DynamoDB's figures, the plan's nodes))."""
+        def run():
+            ms, totals, plan = self.session.explain(query)
+            nodes = []
+            while plan is not None:
+                nodes.append(plan["Node Type"])
+                plan = (plan.get("Plans") or [None])[0]
+            return ms, (totals, " > ".join(nodes))
+        return run
 
     def python(self, reader, *args):
-        """Median ms of RUNS calls of reader, the proxy's requests for one
-        call, and its answer."""
-        times = []
-        for _ in range(RUNS):
+        """A case calling reader: (ms, its answer)."""
+        def run():
             started = time.perf_counter()
             answer = reader(self.table, *args)
-            times.append((time.perf_counter() - started) * 1000)
+            return (time.perf_counter() - started) * 1000, answer
+        return run
+
+    def requests(self, reader, *args):
+        """The requests the proxy sees for one call of reader."""
         before = bed.stats()["requests_total"]
-        answer = reader(self.table, *args)
-        return statistics.median(times), bed.stats()["requests_total"] - before, answer
+        reader(self.table, *args)
+        return bed.stats()["requests_total"] - before
+
+
+def measure(cases):
+    """{name: (median ms, what its last run gave)} of cases ({name: a
+    function returning (ms, what it gave)}): WARMUP rounds untimed, then
+    RUNS rounds, every case once a round in a shuffled order."""
+    names = list(cases)
+    times = {name: [] for name in names}
+    last = {}
+    order = random.Random(1)
+    for r in range(WARMUP + RUNS):
+        order.shuffle(names)
+        for name in names:
+            ms, gave = cases[name]()
+            if r >= WARMUP:
+                times[name].append(ms)
+                last[name] = gave
+    return {name: (statistics.median(times[name]), last[name]) for name in cases}
 
 
 # ------------------------------------------------------- section: count
@@ -218,52 +241,68 @@ def boto3_count(table, low=None):
         return sum(pool.map(lambda shard: count_shard(table, shard, low), range(SHARDS)))
 
 
+def boto3_rank(table, low):
+    """A rank: 1 + the count of sort keys from low (the next score's)."""
+    return 1 + boto3_count(table, low)
+
+
 @section("count")
 def count_and_rank(bench):
     """count(*) of the game and the rank of its median player."""
     players = bench.scores[GAME]
     median_score = sorted(s for _, s in players)[len(players) // 2]
+    low = f"{median_score + 1:020d}"
     where = f"game_id = '{GAME}'"
     rank_where = f"{where} AND score > {median_score}"
     expected = {"count": len(players),
                 "rank": 1 + sum(1 for _, s in players if s > median_score)}
-    cases = {
-        "count": (f"SELECT count(*) FROM lb WHERE {where}",
-                  f"SELECT count(*) FROM (SELECT 1 FROM lb WHERE {where} OFFSET 0) s",
-                  lambda: bench.python(boto3_count)),
-        "rank": (f"SELECT count(*) + 1 FROM lb WHERE {rank_where}",
-                 f"SELECT count(*) + 1 FROM (SELECT 1 FROM lb WHERE {rank_where} OFFSET 0) s",
-                 lambda: bench.python(lambda t: 1 + boto3_count(t, f"{median_score + 1:020d}"))),
+    queries = {
+        ("count", "shard_fdw"): f"SELECT count(*) FROM lb WHERE {where}",
+        ("count", "read every item"):
+            f"SELECT count(*) FROM (SELECT 1 FROM lb WHERE {where} OFFSET 0) s",
+        ("rank", "shard_fdw"): f"SELECT count(*) + 1 FROM lb WHERE {rank_where}",
+        ("rank", "read every item"):
+            f"SELECT count(*) + 1 FROM (SELECT 1 FROM lb WHERE {rank_where} OFFSET 0) s",
     }
-    say(f"count and rank ({RUNS} runs each)")
-    lines = []
-    for name, (pushed, read_all, python) in cases.items():
-        ms, totals, nodes, rows = bench.fdw(pushed)
-        all_ms, all_totals, _, all_rows = bench.fdw(read_all)
-        py_ms, py_requests, answer = python()
-        for method, got in (("shard_fdw", rows), ("read every item", all_rows),
-                            ("boto3", [str(answer)])):
-            if got != [str(expected[name])]:
-                sys.exit(f"{name} by {method}: {got}, not {expected[name]}")
-        if "Select" not in json.dumps(nodes) and nodes != "Foreign Scan":
-            sys.exit(f"{name}: not pushed down ({nodes})")
-        lines.append((name, ms, totals, all_ms, all_totals, py_ms, py_requests))
+    readers = {"count": (boto3_count,), "rank": (boto3_rank, low)}
+    for (name, method), query in queries.items():
+        got = bench.session.rows(query)
+        if got != [str(expected[name])]:
+            sys.exit(f"{name} by {method}: {got}, not {expected[name]}")
+        plan = "\n".join(bench.session.rows("EXPLAIN (COSTS OFF) " + query))
+        if ("Select: COUNT" in plan) != (method == "shard_fdw"):
+            sys.exit(f"{name} by {method}: an unexpected plan\n{plan}")
+    cases = {key: bench.fdw(query) for key, query in queries.items()}
+    for name, reader in readers.items():
+        cases[(name, "boto3 Select COUNT")] = bench.python(*reader)
+    say(f"count and rank ({WARMUP} warm-up + {RUNS} rounds)")
+    results = measure(cases)
+    for name in readers:
+        answer = results[(name, "boto3 Select COUNT")][1]
+        if answer != expected[name]:
+            sys.exit(f"{name} by boto3: {answer}, not {expected[name]}")
     print()
     print(f"count(*) of {PLAYERS} players over {SHARDS} shards and the rank of the "
           f"median score, {LATENCY_MS} ms per request: median ms of {RUNS} runs "
           f"(requests, items returned)")
-    print(f"{'':<8}{'shard_fdw':>24}{'read every item':>24}{'boto3 Select COUNT':>24}")
-    for name, ms, t, all_ms, all_t, py_ms, py_requests in lines:
-        print(f"{name:<8}"
-              f"{ms:>10.1f} ({t['DynamoDB Requests']:>3}, {t['DynamoDB Items Returned']:>5})"
-              f"{all_ms:>10.1f} ({all_t['DynamoDB Requests']:>3}, "
-              f"{all_t['DynamoDB Items Returned']:>5})"
-              f"{py_ms:>10.1f} ({py_requests:>3},     0)")
+    methods = ("shard_fdw", "read every item", "boto3 Select COUNT")
+    print(f"{'':<8}" + "".join(f"{m:>24}" for m in methods))
+    for name, reader in readers.items():
+        line = f"{name:<8}"
+        for method in methods[:2]:
+            ms, (totals, _) = results[(name, method)]
+            line += (f"{ms:>10.1f} ({totals['DynamoDB Requests']:>3}, "
+                     f"{totals['DynamoDB Items Returned']:>5})")
+        ms = results[(name, methods[2])][0]
+        line += f"{ms:>10.1f} ({bench.requests(*reader):>3},     0)"
+        print(line)
     print()
-    for name, ms, _, all_ms, _, py_ms, _ in lines:
-        print(f"summary: {name}: shard_fdw {ms:.1f} ms = {ms / py_ms:.2f}x boto3's Select "
-              f"COUNT reader ({py_ms:.1f} ms); reading every item {all_ms / ms:.2f}x "
-              f"slower ({all_ms:.1f} ms)")
+    for name in readers:
+        ms, boto3_ms, all_ms = (results[(name, m)][0] for m in
+                                ("shard_fdw", "boto3 Select COUNT", "read every item"))
+        print(f"summary: {name}: shard_fdw {ms:.1f} ms = {ms / boto3_ms:.2f}x boto3's "
+              f"Select COUNT reader ({boto3_ms:.1f} ms); reading every item "
+              f"{all_ms / ms:.2f}x shard_fdw's time ({all_ms:.1f} ms)")
 
 
 # -------------------------------------------------------- section: topn
@@ -273,41 +312,47 @@ def count_and_rank(bench):
 def top_with_tiebreak(bench):
     """Items DynamoDB reads for the game's top 100 with a tie-breaker."""
     players = bench.scores[GAME]
-    expected = [f"{p}|{s}" for p, s in sorted(players, key=lambda r: (r[1], r[0]),
-                                               reverse=True)[:TOP]]
+    ranked = [f"{p}|{s}" for p, s in sorted(players, key=lambda r: (r[1], r[0]),
+                                             reverse=True)]
     select = f"SELECT player_id, score FROM lb WHERE game_id = '{GAME}' ORDER BY"
+    icu = 'player_id COLLATE "en-x-icu" DESC'
+    # (label, ORDER BY, LIMIT, its order with nothing claimed, or None when
+    # it is the loaded data's byte order)
     cases = [
-        ("both keys pushed down", f"score DESC, player_id DESC", expected),
-        ('both keys, "C"', f'score DESC, player_id COLLATE "C" DESC', expected),
-        ('tie-breaker "en-x-icu"', f'score DESC, player_id COLLATE "en-x-icu" DESC', None),
-        ("nothing claimed", "score::numeric DESC, player_id DESC", expected),
+        ("both keys", "score DESC, player_id DESC", TOP, None),
+        ('both keys, "C"', 'score DESC, player_id COLLATE "C" DESC', TOP, None),
+        ('"en-x-icu" tie-breaker', f"score DESC, {icu}", TOP,
+         f"score::numeric DESC, {icu}"),
+        ('"en-x-icu" tie-breaker', f"score DESC, {icu}", TOP // 2,
+         f"score::numeric DESC, {icu}"),
+        ("nothing claimed", "score::numeric DESC, player_id DESC", TOP, None),
     ]
-    say(f"top {TOP} with a tie-breaker ({RUNS} runs each)")
-    results = []
-    for label, order, want in cases:
-        ms, totals, nodes, rows = bench.fdw(f"{select} {order} LIMIT {TOP}")
-        if want is None:
-            # PostgreSQL's own sort of every item is the expectation
-            want = bench.session.rows(f"{select} score::numeric DESC, "
-                                      f'player_id COLLATE "en-x-icu" DESC LIMIT {TOP}')
+    for label, order, limit, unclaimed in cases:
+        rows = bench.session.rows(f"{select} {order} LIMIT {limit}")
+        want = (ranked[:limit] if unclaimed is None else
+                bench.session.rows(f"{select} {unclaimed} LIMIT {limit}"))
         if rows != want:
-            sys.exit(f"{label}: the top {TOP} differs (first rows {rows[:3]} vs {want[:3]})")
-        results.append((label, ms, totals, nodes))
+            sys.exit(f"{label}: the top {limit} differs (first rows {rows[:3]} "
+                     f"vs {want[:3]})")
+    say(f"top {TOP} with a tie-breaker ({WARMUP} warm-up + {RUNS} rounds)")
+    results = measure({(label, limit): bench.fdw(f"{select} {order} LIMIT {limit}")
+                       for label, order, limit, _ in cases})
     print()
-    print(f"top {TOP} of {PLAYERS} players over {SHARDS} shards with a tie-breaker, "
+    print(f"the top of {PLAYERS} players over {SHARDS} shards with a tie-breaker, "
           f"{LATENCY_MS} ms per request: median ms of {RUNS} runs, DynamoDB's items "
           f"and requests per query, the plan")
-    print(f"{'':<24}{'ms':>8}{'scanned':>9}{'returned':>10}{'requests':>10}  plan")
-    for label, ms, t, nodes in results:
-        print(f"{label:<24}{ms:>8.1f}{t['DynamoDB Items Scanned']:>9}"
+    print(f"{'':<24}{'LIMIT':>6}{'ms':>8}{'scanned':>9}{'returned':>10}{'requests':>10}  plan")
+    for (label, limit), (ms, (t, nodes)) in results.items():
+        print(f"{label:<24}{limit:>6}{ms:>8.1f}{t['DynamoDB Items Scanned']:>9}"
               f"{t['DynamoDB Items Returned']:>10}{t['DynamoDB Requests']:>10}  {nodes}")
     print()
-    _, all_ms, all_t, _ = results[-1]
-    for label, ms, t, _ in results[:-1]:
-        print(f"summary: top-{TOP} {label}: {t['DynamoDB Items Scanned']} items read, "
-              f"{all_t['DynamoDB Items Scanned'] / t['DynamoDB Items Scanned']:.1f}x fewer "
-              f"than every item ({all_t['DynamoDB Items Scanned']}), "
-              f"{all_ms / ms:.2f}x faster")
+    all_ms, (all_t, _) = results[("nothing claimed", TOP)]
+    every = all_t["DynamoDB Items Scanned"]
+    for (label, limit), (ms, (t, _)) in results.items():
+        if label != "nothing claimed":
+            print(f"summary: top-{limit} {label}: {t['DynamoDB Items Scanned']} items read "
+                  f"({every / t['DynamoDB Items Scanned']:.1f}x fewer than the {every} "
+                  f"read when nothing is claimed), {all_ms / ms:.2f}x faster")
 
 
 # ------------------------------------------------------------------ main

@@ -184,6 +184,8 @@ upper_get_plan(PlannerInfo *root, RelOptInfo *rel, Oid foreigntableid,
 	scan = shard_get_plan(root, ui->input,
 						  planner_rt_fetch(ui->input->relid, root)->relid, read, NIL,
 						  ui->input->baserestrictinfo, NULL);
+	/* the aggregates follow the members of a plain scan's fdw_private */
+	Assert(list_length(scan->fdw_private) == SCAN_PRIVATE_AGGREGATES);
 	foreach(lc, ui->aggs)
 		scan_tlist = lappend(scan_tlist,
 							 makeTargetEntry(lfirst(lc), list_length(scan_tlist) + 1,
