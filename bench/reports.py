@@ -147,10 +147,12 @@ class Session:
         totals = {}
 
         def walk(node):
+            """Add up the counters of node, of its aggregates' reads (a
+            list under "DynamoDB Aggregates") and of the nodes below."""
             for key, value in node.items():
                 if key.startswith("DynamoDB") and isinstance(value, (int, float)):
                     totals[key] = totals.get(key, 0) + value
-            for child in node.get("Plans", []):
+            for child in node.get("DynamoDB Aggregates", []) + node.get("Plans", []):
                 walk(child)
         walk(result["Plan"])
         return (result["Planning Time"] + result["Execution Time"], totals,

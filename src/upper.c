@@ -302,20 +302,27 @@ upper_end_scan(ForeignScanState *node)
 		shard_scan_stop(us->scans[i]);
 }
 
-/* ExplainForeignScan of an aggregate: each aggregate and its reads. */
+/*
+ * ExplainForeignScan of an aggregate: each aggregate and its reads, one
+ * after another in the text format, a list of objects in the others.
+ */
 void
 upper_explain_scan(ForeignScanState *node, ExplainState *es)
 {
 	UpperState *us = node->fdw_state;
 
+	ExplainOpenGroup("DynamoDB Aggregates", "DynamoDB Aggregates", false, es);
 	for (int i = 0; i < us->nparts; i++)
 	{
 		const char *col = us->kinds[i] == AGG_COUNT ? "*" :
 			us->scans[i]->t->columns[us->cols[i]].name;
 
+		ExplainOpenGroup("DynamoDB Aggregate", NULL, true, es);
 		ExplainPropertyText("DynamoDB Aggregate",
 							psprintf("%s(%s)", us->kinds[i] == AGG_COUNT ? "count" :
 									 us->kinds[i] == AGG_MIN ? "min" : "max", col), es);
 		shard_scan_explain(us->scans[i], es);
+		ExplainCloseGroup("DynamoDB Aggregate", NULL, true, es);
 	}
+	ExplainCloseGroup("DynamoDB Aggregates", "DynamoDB Aggregates", false, es);
 }
