@@ -102,6 +102,21 @@ SELECT same_rows($$SELECT g, (SELECT count(*) FROM %1$s WHERE game_id = g),
                           (SELECT max(score) FROM %1$s WHERE game_id = g)
                      FROM (VALUES ('g0'), ('g1'), ('g2'), ('g9')) v(g)$$, 'lb', 'local_lb');
 
+-- grouped by columns the key condition fixes: one group, or none when
+-- nothing matches
+EXPLAIN (VERBOSE, COSTS OFF)
+  SELECT game_id, count(*), max(score) FROM lb WHERE game_id = 'g2' GROUP BY game_id;
+SELECT g AS game,
+       same_rows(format($$SELECT array_agg(x::text) FROM (SELECT game_id, count(*), max(score)
+                         FROM %%s WHERE game_id = %L GROUP BY game_id) x$$, g),
+                 'lb', 'local_lb') AS same,
+       same_rows(format($$SELECT array_agg(x::text) FROM (SELECT game_id, min(score) FROM %%s
+                         WHERE game_id = %L AND score > 4000 GROUP BY 1) x$$, g),
+                 'lb', 'local_lb') AS same_min
+  FROM unnest(ARRAY['g0', 'g2', 'g9']) g;
+EXPLAIN (COSTS OFF)
+  SELECT game_id, count(*) FROM lb WHERE game_id IN ('g1', 'g2') GROUP BY game_id;
+
 -- what stays local: conditions DynamoDB cannot evaluate, a filter under
 -- min or max (DynamoDB would filter after the Limit), columns that do not
 -- lead the sort key, grouping, other aggregates, a Scan

@@ -1210,3 +1210,24 @@ shard_plan_sort_column(ShardTable *t, int col, Oid collation)
 	return col == sort_order_column(t) && collation_byte_order(collation) &&
 		(t->sk.template == NULL || field_fixed_width(t, 0));
 }
+
+/*
+ * True when an equality that the scan's key condition uses fixes column
+ * col of foreign relation baserel to one value of the column's own type.
+ */
+bool
+shard_plan_fixed_column(RelOptInfo *baserel, int col)
+{
+	RelInfo    *ri = baserel->fdw_private;
+	ListCell   *lc;
+
+	foreach(lc, ri->restrict_analysis.key_conds)
+	{
+		Cond	   *c = lfirst(lc);
+
+		if (c->col == col && c->op == COND_EQ &&
+			exprType((Node *) c->value) == ri->table->columns[col].typid)
+			return true;
+	}
+	return false;
+}

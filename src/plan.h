@@ -58,9 +58,12 @@ typedef enum ScanPrivate
 	SCAN_PRIVATE_READ_ALL,		/* Boolean: read to the end before the first
 								 * row (the statement adds items to the
 								 * table) */
-	SCAN_PRIVATE_AGGREGATES		/* IntList: an aggregate's pairs (AggKind,
+	SCAN_PRIVATE_AGGREGATES,	/* IntList: an aggregate's pairs (AggKind,
 								 * column index), upper.c; absent from a
-								 * plain scan */
+								 * plain scan, like the next */
+	SCAN_PRIVATE_GROUPED		/* Boolean: the aggregate has a GROUP BY (of
+								 * fixed columns): no row when nothing
+								 * matches */
 } ScanPrivate;
 
 /* An aggregate read by DynamoDB (upper.c). */
@@ -68,7 +71,9 @@ typedef enum AggKind
 {
 	AGG_COUNT,					/* count(*): Select COUNT */
 	AGG_MIN,					/* min(column): the first item in order */
-	AGG_MAX						/* max(column): the last item in order */
+	AGG_MAX,					/* max(column): the last item in order */
+	AGG_GROUP_COLUMN			/* a GROUP BY column an equality fixes: the
+								 * value it is equal to */
 } AggKind;
 
 extern void shard_get_rel_size(PlannerInfo *root, RelOptInfo *baserel,
@@ -81,6 +86,7 @@ extern ForeignScan *shard_get_plan(PlannerInfo *root, RelOptInfo *baserel,
 								   Plan *outer_plan);
 extern bool shard_plan_exact_query(RelOptInfo *baserel, bool *filtered);
 extern bool shard_plan_sort_column(ShardTable *t, int col, Oid collation);
+extern bool shard_plan_fixed_column(RelOptInfo *baserel, int col);
 
 /* in upper.c */
 extern void shard_get_upper_paths(PlannerInfo *root, UpperRelationKind stage,

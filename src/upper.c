@@ -8,10 +8,11 @@
  *		side (GetForeignUpperPaths, the plan) and the executor's (the scans
  *		of scan.c, one per aggregate, run one after another).
  *
- * Only an aggregate of one foreign table without GROUP BY or HAVING, and
- * only where DynamoDB evaluates every condition exactly, since nothing is
- * checked locally: DynamoDB's count is the query's count.  min and max also
- * need no filter, which DynamoDB applies after the Limit.
+ * Only an aggregate of one foreign table without HAVING, grouped by
+ * nothing or by columns that equalities fix (one group), and only where
+ * DynamoDB evaluates every condition exactly, since nothing is checked
+ * locally: DynamoDB's count is the query's count.  min and max also need
+ * no filter, which DynamoDB applies after the Limit.
  *
  *-------------------------------------------------------------------------
  */
@@ -36,7 +37,8 @@
 typedef struct UpperInfo
 {
 	RelOptInfo *input;			/* the foreign table's relation */
-	List	   *aggs;			/* the Aggrefs, in the scan's order */
+	List	   *exprs;			/* the Aggrefs and GROUP BY Vars, in the
+								 * scan's order */
 	List	   *parts;			/* IntList: (AggKind, column) pairs */
 } UpperInfo;
 
@@ -47,6 +49,7 @@ typedef struct UpperState
 	AggKind    *kinds;
 	int		   *cols;
 	ShardScanState **scans;		/* one per aggregate */
+	bool		grouped;		/* no row when nothing matches */
 	bool		done;			/* its one row was returned */
 } UpperState;
 
@@ -109,9 +112,26 @@ recognise_aggregate(ShardTable *t, RelOptInfo *input, Aggref *agg, AggKind *kind
 }
 
 /*
- * GetForeignUpperPaths: for the aggregates of a query without grouping
- * over one keyed read that DynamoDB evaluates exactly, a path that asks
- * DynamoDB for them.
+ * The column of input that expr is when the query groups by it and an
+ * equality fixes it, or -1.
+ */
+static int
+group_column(ShardTable *t, RelOptInfo *input, List *group_exprs, Expr *expr)
+{
+	Var		   *var = (Var *) expr;
+	int			col;
+
+	if (!IsA(var, Var) || var->varno != (int) input->relid || var->varlevelsup != 0 ||
+		var->varattno <= 0 || !list_member(group_exprs, var))
+		return -1;
+	col = shard_column_index(t, var->varattno);
+	return col >= 0 && shard_plan_fixed_column(input, col) ? col : -1;
+}
+
+/*
+ * GetForeignUpperPaths: for the aggregates of a query over one keyed read
+ * that DynamoDB evaluates exactly, grouped by nothing or by columns fixed
+ * by equalities, a path that asks DynamoDB for them.
  */
 void
 shard_get_upper_paths(PlannerInfo *root, UpperRelationKind stage,
@@ -124,32 +144,47 @@ shard_get_upper_paths(PlannerInfo *root, UpperRelationKind stage,
 	ListCell   *lc;
 	List	   *nodes;
 
+	List	   *group_exprs = NIL;
+	bool		any_aggregate = false;
+
 	if (stage != UPPERREL_GROUP_AGG || output_rel->fdw_private != NULL ||
 		input_rel->reloptkind != RELOPT_BASEREL || input_rel->fdw_private == NULL ||
 		((GroupPathExtraData *) extra)->patype != PARTITIONWISE_AGGREGATE_NONE ||
-		parse->groupClause != NIL || parse->groupingSets != NIL ||
-		root->hasHavingQual || !shard_plan_exact_query(input_rel, &filtered))
+		parse->groupingSets != NIL || root->hasHavingQual ||
+		!shard_plan_exact_query(input_rel, &filtered))
 		return;
 	t = shard_get_table(planner_rt_fetch(input_rel->relid, root)->relid);
+	foreach(lc, parse->groupClause)
+	{
+		Expr	   *expr = (Expr *) get_sortgroupclause_expr(lfirst(lc), parse->targetList);
+
+		if (group_column(t, input_rel, list_make1(expr), expr) < 0)
+			return;
+		group_exprs = lappend(group_exprs, expr);
+	}
 	ui = palloc0(sizeof(UpperInfo));
 	ui->input = input_rel;
 	nodes = pull_var_clause((Node *) output_rel->reltarget->exprs,
 							PVC_INCLUDE_AGGREGATES | PVC_RECURSE_PLACEHOLDERS);
 	foreach(lc, nodes)
 	{
-		Aggref	   *agg = lfirst(lc);
-		AggKind		kind;
-		int			col;
+		Expr	   *node = lfirst(lc);
+		AggKind		kind = AGG_GROUP_COLUMN;
+		int			col = group_column(t, input_rel, group_exprs, node);
 
-		if (!IsA(agg, Aggref) || !recognise_aggregate(t, input_rel, agg, &kind, &col) ||
-			(kind != AGG_COUNT && filtered))
+		if (col < 0 &&
+			(!IsA(node, Aggref) ||
+			 !recognise_aggregate(t, input_rel, (Aggref *) node, &kind, &col) ||
+			 (kind != AGG_COUNT && filtered)))
 			return;
-		if (list_member(ui->aggs, agg))
+		any_aggregate |= kind != AGG_GROUP_COLUMN;
+		if (list_member(ui->exprs, node))
 			continue;
-		ui->aggs = lappend(ui->aggs, agg);
+		ui->exprs = lappend(ui->exprs, node);
 		ui->parts = lappend_int(lappend_int(ui->parts, kind), col);
 	}
-	if (ui->aggs == NIL)
+	/* an aggregate tells whether anything matched, and so whether a group is */
+	if (!any_aggregate)
 		return;
 	output_rel->fdw_private = ui;
 
@@ -160,14 +195,15 @@ shard_get_upper_paths(PlannerInfo *root, UpperRelationKind stage,
 	 */
 	add_path(output_rel, (Path *)
 			 shard_create_foreign_upper_path(root, output_rel, output_rel->reltarget,
-											 1.0, list_length(ui->aggs),
-											 list_length(ui->aggs), NIL, NULL, NIL));
+											 1.0, list_length(ui->exprs),
+											 list_length(ui->exprs), NIL, NULL, NIL));
 }
 
 /*
  * GetForeignPlan of an aggregate: the plan of the keyed read (shard_get_plan
  * over the foreign table's conditions) with the aggregates to compute; the
- * scan's tuple holds their values, in the order of fdw_scan_tlist.
+ * scan's tuple holds their values and the GROUP BY columns', in the order
+ * of fdw_scan_tlist.
  */
 ForeignScan *
 upper_get_plan(PlannerInfo *root, RelOptInfo *rel, Oid foreigntableid,
@@ -186,12 +222,13 @@ upper_get_plan(PlannerInfo *root, RelOptInfo *rel, Oid foreigntableid,
 						  ui->input->baserestrictinfo, NULL);
 	/* the aggregates follow the members of a plain scan's fdw_private */
 	Assert(list_length(scan->fdw_private) == SCAN_PRIVATE_AGGREGATES);
-	foreach(lc, ui->aggs)
+	foreach(lc, ui->exprs)
 		scan_tlist = lappend(scan_tlist,
 							 makeTargetEntry(lfirst(lc), list_length(scan_tlist) + 1,
 											 NULL, false));
 	return make_foreignscan(tlist, NIL, 0, scan->fdw_exprs,
-							lappend(list_copy(scan->fdw_private), ui->parts),
+							lappend(lappend(list_copy(scan->fdw_private), ui->parts),
+									makeBoolean(root->parse->groupClause != NIL)),
 							scan_tlist, NIL, outer_plan);
 }
 
@@ -209,6 +246,7 @@ upper_begin_scan(ForeignScanState *node, int eflags)
 	UpperState *us = palloc0(sizeof(UpperState));
 
 	us->nparts = list_length(parts) / 2;
+	us->grouped = boolVal(list_nth(fs->fdw_private, SCAN_PRIVATE_GROUPED));
 	us->kinds = palloc(sizeof(AggKind) * us->nparts);
 	us->cols = palloc(sizeof(int) * us->nparts);
 	us->scans = palloc(sizeof(ShardScanState *) * us->nparts);
@@ -232,28 +270,48 @@ upper_begin_scan(ForeignScanState *node, int eflags)
 }
 
 /*
- * The value of aggregate i: the sum of the shards' counts, or the first
- * non-NULL value of the column in the merged order (NULL when none).
+ * The value a GROUP BY column is fixed to: the equality's value, evaluated
+ * by scan ss as it would for its key condition.
  */
 static Datum
-aggregate_value(ForeignScanState *node, UpperState *us, int i, bool *isnull)
+group_value(ForeignScanState *node, ShardScanState *ss, int col, bool *isnull)
+{
+	for (int i = 0; i < ss->nkey_conds; i++)
+		if (ss->key_conds[i].col == col && ss->key_conds[i].op == COND_EQ)
+			return ExecEvalExpr(list_nth(ss->expr_states, ss->key_conds[i].expr),
+								node->ss.ps.ps_ExprContext, isnull);
+	elog(ERROR, "shard_fdw: no equality fixes GROUP BY column %d", col);
+}
+
+/*
+ * The value of aggregate i: the sum of the shards' counts, or the first
+ * non-NULL value of the column in the merged order (NULL when none).
+ * *matched is set when it shows that some item matched.
+ */
+static Datum
+aggregate_value(ForeignScanState *node, UpperState *us, int i, bool *isnull,
+				bool *matched)
 {
 	ShardScanState *ss = us->scans[i];
 	Form_pg_attribute att = TupleDescAttr(node->ss.ss_ScanTupleSlot->tts_tupleDescriptor, i);
 	const DdbJson *item;
 
+	if (us->kinds[i] == AGG_GROUP_COLUMN)
+		return group_value(node, ss, us->cols[i], isnull);
 	if (us->kinds[i] == AGG_COUNT)
 	{
 		ss->counted = 0;
 		/* the pages carry no items: this reads them all, counting */
 		(void) shard_scan_next_match(ss, node);
 		*isnull = false;
+		*matched |= ss->counted > 0;
 		return Int64GetDatum(ss->counted);
 	}
 	while ((item = shard_scan_next_match(ss, node)) != NULL)
 	{
 		Datum		value = shard_scan_item_value(ss, item, us->cols[i], isnull);
 
+		*matched = true;
 		if (!*isnull)
 			return datumCopy(value, att->attbyval, att->attlen);
 	}
@@ -267,17 +325,22 @@ upper_iterate_scan(ForeignScanState *node)
 {
 	UpperState *us = node->fdw_state;
 	TupleTableSlot *slot = node->ss.ss_ScanTupleSlot;
+	bool		matched = false;
 
 	ExecClearTuple(slot);
 	if (us->done)
 		return slot;
 	for (int i = 0; i < us->nparts; i++)
 	{
-		slot->tts_values[i] = aggregate_value(node, us, i, &slot->tts_isnull[i]);
+		slot->tts_values[i] = aggregate_value(node, us, i, &slot->tts_isnull[i],
+											  &matched);
 		/* what is in flight is no longer needed */
 		shard_scan_reset(us->scans[i]);
 	}
 	us->done = true;
+	/* a group of nothing is no row; no grouping gives one row anyway */
+	if (us->grouped && !matched)
+		return slot;
 	return ExecStoreVirtualTuple(slot);
 }
 
@@ -317,6 +380,12 @@ upper_explain_scan(ForeignScanState *node, ExplainState *es)
 		const char *col = us->kinds[i] == AGG_COUNT ? "*" :
 			us->scans[i]->t->columns[us->cols[i]].name;
 
+		if (us->kinds[i] == AGG_GROUP_COLUMN)
+		{
+			ExplainPropertyText("Group Key",
+								psprintf("%s (fixed by the key condition)", col), es);
+			continue;
+		}
 		ExplainOpenGroup("DynamoDB Aggregate", NULL, true, es);
 		ExplainPropertyText("DynamoDB Aggregate",
 							psprintf("%s(%s)", us->kinds[i] == AGG_COUNT ? "count" :

@@ -16,7 +16,8 @@ local table, also as nested loops with parameters; prepared statements
 under force_generic_plan; keyed reads ordered by the sort key's fields,
 score and player_id, in one direction or two, the tiebreak under any of the
 collations, with a LIMIT; count(*), min(score) and max(score) with key
-equalities, sort key bounds and filters) must give what the local table
+equalities, sort key bounds and filters, grouped by game_id or not) must
+give what the local table
 gives: the same
 multiset without ORDER BY, the same sequence under a total order, and under
 ORDER BY score alone the same scores in the same places with rows drawn
@@ -423,6 +424,8 @@ def keyed_aggregate_query():
         where.append(f"player_id = {literal(some_player())}")
     select = rng.sample(["count(*)", "count(*) + 1", "min(score)", "max(score)"],
                         rng.randint(1, 3))
+    if rng.random() < 0.3:
+        return Query(select=["game_id"] + select, where=where, group="game_id")
     return Query(select=select, where=where)
 
 
