@@ -143,7 +143,6 @@ shard_get_upper_paths(PlannerInfo *root, UpperRelationKind stage,
 	bool		filtered;
 	ListCell   *lc;
 	List	   *nodes;
-
 	List	   *group_exprs = NIL;
 	bool		any_aggregate = false;
 
