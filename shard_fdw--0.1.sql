@@ -41,9 +41,10 @@ END
 $$;
 
 -- ALTER TABLE works on foreign tables too, and RENAME COLUMN reports the
--- column.
+-- column; IMPORT FOREIGN SCHEMA reports the tables it creates.
 CREATE EVENT TRIGGER shard_fdw_check_ddl ON ddl_command_end
-  WHEN TAG IN ('CREATE FOREIGN TABLE', 'ALTER FOREIGN TABLE', 'ALTER TABLE')
+  WHEN TAG IN ('CREATE FOREIGN TABLE', 'ALTER FOREIGN TABLE', 'ALTER TABLE',
+               'IMPORT FOREIGN SCHEMA')
   EXECUTE FUNCTION shard_fdw_check_ddl();
 
 -- Refuses, before an ALTER runs, what its end cannot tell from a sound

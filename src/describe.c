@@ -24,10 +24,10 @@ PG_FUNCTION_INFO_V1(shard_fdw_check_table);
 
 /*
  * The HASH and RANGE attributes of a KeySchema array, into *pk and *sk
- * (left alone when absent).
+ * (left alone when absent), as palloc'd copies.
  */
-static void
-read_key_schema(const DdbJson *schema, const char **pk, const char **sk)
+void
+describe_key_schema(const DdbJson *schema, const char **pk, const char **sk)
 {
 	for (int i = 0; schema && schema->kind == DJ_ARRAY && i < schema->n; i++)
 	{
@@ -42,11 +42,11 @@ read_key_schema(const DdbJson *schema, const char **pk, const char **sk)
 }
 
 /*
- * The KeySchema of index (a GSI or LSI) in a DescribeTable "Table" object;
- * errors when the table has no such index.
+ * The KeySchema of index (a GSI or LSI) in a DescribeTable "Table" object,
+ * or NULL when the table has no such index.
  */
 static const DdbJson *
-index_key_schema(const DdbJson *desc, const char *table, const char *index)
+index_key_schema(const DdbJson *desc, const char *index)
 {
 	const char *lists[] = {"GlobalSecondaryIndexes", "LocalSecondaryIndexes"};
 
@@ -62,9 +62,29 @@ index_key_schema(const DdbJson *desc, const char *table, const char *index)
 				return ddbjson_get(&idx->elems[i], "KeySchema");
 		}
 	}
-	ereport(ERROR,
-			(errcode(ERRCODE_FDW_TABLE_NOT_FOUND),
-			 errmsg("DynamoDB table \"%s\" has no index \"%s\"", table, index)));
+	return NULL;
+}
+
+/*
+ * The "Table" object of DynamoDB table "table" from DescribeTable through
+ * a new group of conn, which lives as long as *group (the caller frees
+ * it), or NULL when the request fails and quiet is true (else the
+ * request's error is raised).
+ */
+static const DdbJson *
+describe_table(DdbConn *conn, const char *table, bool quiet, DdbGroup **group)
+{
+	size_t		len;
+	char	   *body = request_describe(table, &len);
+	DdbRequest *req;
+
+	*group = ddb_group_create(conn, 1);
+	req = ddb_run(*group, "DescribeTable", body, len, true);
+	if (req->status == DDB_OK)
+		return ddbjson_get(req->response, "Table");
+	if (!quiet)
+		ddb_report_error(req);
+	return NULL;
 }
 
 /*
@@ -77,21 +97,84 @@ describe_keys(Oid serverid, const char *table, const char *index,
 			  const char **pk, const char **sk)
 {
 	DdbGroup   *group;
-	size_t		len;
-	char	   *body = request_describe(table, &len);
-	const DdbJson *desc;
+	const DdbJson *desc = describe_table(shard_get_connection(serverid, GetUserId()),
+										 table, false, &group);
+	const DdbJson *schema = index ? index_key_schema(desc, index) :
+		ddbjson_get(desc, "KeySchema");
 
-	group = ddb_group_create(shard_get_connection(serverid, GetUserId()), 1);
-	desc = ddbjson_get(ddb_call(group, "DescribeTable", body, len), "Table");
+	if (index && schema == NULL)
+		ereport(ERROR,
+				(errcode(ERRCODE_FDW_TABLE_NOT_FOUND),
+				 errmsg("DynamoDB table \"%s\" has no index \"%s\"", table, index)));
 	*pk = NULL;
 	*sk = NULL;
-	read_key_schema(index ? index_key_schema(desc, table, index) :
-					ddbjson_get(desc, "KeySchema"), pk, sk);
+	describe_key_schema(schema, pk, sk);
 	ddb_group_free(group);
 	if (*pk == NULL)
 		ereport(ERROR,
 				(errcode(ERRCODE_FDW_ERROR),
 				 errmsg("DescribeTable of \"%s\" gave no partition key", table)));
+}
+
+/* True when attribute name is among the attribute names request uses. */
+static bool
+request_names(const DdbJson *request, const char *name)
+{
+	const char *members[] = {"Key", "Item", "ExclusiveStartKey"};
+	const DdbJson *names = ddbjson_get(request, "ExpressionAttributeNames");
+
+	for (size_t m = 0; m < lengthof(members); m++)
+		if (ddbjson_get(ddbjson_get(request, members[m]), name))
+			return true;
+	for (int i = 0; names && names->kind == DJ_OBJECT && i < names->n; i++)
+		if (names->elems[i].kind == DJ_STRING && strcmp(names->elems[i].str, name) == 0)
+			return true;
+	return false;
+}
+
+/*
+ * A hint for a request that DynamoDB refused because its key does not
+ * match the key schema of table (or of its index, when index is not
+ * NULL): the table's actual keys, asked with DescribeTable through conn,
+ * and the foreign table options that must name them (those whose key
+ * the request did not use, or both when it used them all).  NULL when
+ * DescribeTable fails too.  request is the refused request's body.
+ */
+char *
+describe_key_hint(DdbConn *conn, const char *table, const char *index,
+				  const DdbJson *request)
+{
+	DdbGroup   *group;
+	const DdbJson *desc = describe_table(conn, table, true, &group);
+	const DdbJson *schema;
+	const char *pk = NULL;
+	const char *sk = NULL;
+	bool		pk_used;
+	bool		sk_used;
+	StringInfoData hint;
+
+	schema = index ? index_key_schema(desc, index) : ddbjson_get(desc, "KeySchema");
+	describe_key_schema(schema, &pk, &sk);
+	ddb_group_free(group);
+	if (pk == NULL)
+		return NULL;
+	pk_used = request_names(request, pk);
+	sk_used = sk == NULL || request_names(request, sk);
+	initStringInfo(&hint);
+	appendStringInfo(&hint, "The key of %s \"%s\" is partition key \"%s\"",
+					 index ? "index" : "table", index ? index : table, pk);
+	if (sk)
+		appendStringInfo(&hint, " and sort key \"%s\"", sk);
+	else
+		appendStringInfoString(&hint, " without a sort key");
+	if (pk_used == sk_used)
+		appendStringInfo(&hint, "; the foreign table's \"partition_key\"%s must name %s.",
+						 sk ? " and \"sort_key\" options" : " option",
+						 sk ? "them" : "it");
+	else
+		appendStringInfo(&hint, "; set the foreign table's \"%s\" option to \"%s\".",
+						 pk_used ? "sort_key" : "partition_key", pk_used ? sk : pk);
+	return hint.data;
 }
 
 /* Error context: which table's keys were being learnt. */

@@ -1220,6 +1220,76 @@ request_describe(const char *table, size_t *len)
 	return jw_end_body(&w, len);
 }
 
+/* The ListTables body of the page after table last (NULL: the first). */
+char *
+request_list_tables(const char *last, size_t *len)
+{
+	Buf			out;
+	JsonWriter	w;
+
+	buf_init(&out);
+	jw_init(&w, &out);
+	jw_begin_object(&w);
+	if (last)
+	{
+		jw_key(&w, "ExclusiveStartTableName");
+		jw_cstring(&w, last);
+	}
+	return jw_end_body(&w, len);
+}
+
+/*
+ * The Scan body that samples the first limit items of segment segment of
+ * segments of table "table".
+ */
+char *
+request_sample(const char *table, int limit, int segment, int segments, size_t *len)
+{
+	Buf			out;
+	JsonWriter	w;
+
+	jw_begin_request(&w, &out, table);
+	jw_key(&w, "Limit");
+	jw_int(&w, limit);
+	jw_key(&w, "Segment");
+	jw_int(&w, segment);
+	jw_key(&w, "TotalSegments");
+	jw_int(&w, segments);
+	return jw_end_body(&w, len);
+}
+
+/*
+ * The Query body that samples the first limit items of the S partition
+ * key value pk of table "table", whose partition key is attribute.
+ */
+char *
+request_partition_sample(const char *table, const char *attribute, const char *pk,
+						 int limit, size_t *len)
+{
+	Buf			out;
+	JsonWriter	w;
+
+	jw_begin_request(&w, &out, table);
+	jw_key(&w, "KeyConditionExpression");
+	jw_cstring(&w, "#k = :k");
+	jw_key(&w, "ExpressionAttributeNames");
+	jw_begin_object(&w);
+	jw_key(&w, "#k");
+	jw_cstring(&w, attribute);
+	jw_end_object(&w);
+	jw_key(&w, "ExpressionAttributeValues");
+	jw_begin_object(&w);
+	jw_key(&w, ":k");
+	jw_begin_object(&w);
+	jw_key(&w, "S");
+	jw_cstring(&w, pk);
+	jw_end_object(&w);
+	jw_end_object(&w);
+	jw_key(&w, "Limit");
+	jw_int(&w, limit);
+	return jw_end_body(&w, len);
+}
+
 /*
  * The Query body that counts the items of partition key pk (Select COUNT),
  * from start_key on (NULL for the first page).

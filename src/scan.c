@@ -978,6 +978,60 @@ conds_text(ShardScanState *ss, ExecCond *conds, int n)
 	return buf.data;
 }
 
+/*
+ * True when the key condition on column col goes into the key sent to
+ * DynamoDB: col is the partition key or a field of its template, or,
+ * for GetItem, of the sort key, or, for a Query, a field of the sort
+ * key's template that every field before it is fixed with (begins_with).
+ * Otherwise the column only chose the shard (shard_by).
+ */
+static bool
+cond_in_key(ShardScanState *ss, int col)
+{
+	ShardTable *t = ss->t;
+	const KeyTemplate *tmpl = t->sk.template;
+	const char **fixed;
+
+	if (route_key_has_column(t, &t->pk, col))
+		return true;
+	if (!route_key_has_column(t, &t->sk, col))
+		return false;
+	if (ss->op == SCAN_OP_GET || tmpl == NULL)
+		return true;
+	fixed = palloc0(sizeof(char *) * tmpl->nparts);
+	for (int p = 0; p < tmpl->nparts; p++)
+		for (int i = 0; i < ss->nkey_conds; i++)
+			if (tmpl->parts[p].kind == KP_COLUMN &&
+				strcmp(tmpl->parts[p].text, t->columns[ss->key_conds[i].col].name) == 0)
+				fixed[p] = "";
+	for (int p = 0, known = keyfmt_known_fields(tmpl, fixed), field = 0;
+		 p < tmpl->nparts && field < known; p++)
+	{
+		if (tmpl->parts[p].kind == KP_LITERAL)
+			continue;
+		if (strcmp(tmpl->parts[p].text, t->columns[col].name) == 0)
+			return true;
+		field++;
+	}
+	return false;
+}
+
+/*
+ * The key conditions that go into the key sent (in_key) or that only
+ * chose the shard (!in_key), as conds_text shows them; NULL when none.
+ */
+static char *
+key_conds_text(ShardScanState *ss, bool in_key)
+{
+	ExecCond   *conds = palloc(sizeof(ExecCond) * Max(ss->nkey_conds, 1));
+	int			n = 0;
+
+	for (int i = 0; i < ss->nkey_conds; i++)
+		if (cond_in_key(ss, ss->key_conds[i].col) == in_key)
+			conds[n++] = ss->key_conds[i];
+	return n > 0 || in_key ? conds_text(ss, conds, n) : NULL;
+}
+
 /* The shards the plan visits, for EXPLAIN. */
 static char *
 shards_text(ShardScanState *ss)
@@ -1035,7 +1089,9 @@ shard_scan_explain(ShardScanState *ss, ExplainState *es)
 			ExplainPropertyText("Partition Key",
 								psprintf("%s = %s", t->pk.attribute,
 										 quote_literal_cstr(t->pk.format)), es);
-		ExplainPropertyText("Key Condition", conds_text(ss, ss->key_conds, ss->nkey_conds), es);
+		ExplainPropertyText("Key Condition", key_conds_text(ss, true), es);
+		if (key_conds_text(ss, false))
+			ExplainPropertyText("Shard Chosen By", key_conds_text(ss, false), es);
 	}
 	if (ss->nsort_conds > 0)
 		ExplainPropertyText("Sort Key Condition",

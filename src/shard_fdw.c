@@ -121,5 +121,7 @@ shard_fdw_handler(PG_FUNCTION_ARGS)
 	routine->EndDirectModify = shard_end_direct_modify;
 	routine->ExplainDirectModify = shard_explain_direct_modify;
 
+	routine->ImportForeignSchema = shard_import_schema;
+
 	PG_RETURN_POINTER(routine);
 }

@@ -356,6 +356,20 @@ extern long route_write_shard(ShardTable *t, const char *const *values,
 							  DdbGroup *group, bool create, RouteDynamic *dyn);
 
 /* ---------------------------------------------------------------------
+ * in describe.c
+ * ---------------------------------------------------------------------
+ */
+extern void describe_key_schema(const DdbJson *schema, const char **pk, const char **sk);
+extern char *describe_key_hint(DdbConn *conn, const char *table, const char *index,
+							   const DdbJson *request);
+
+/* ---------------------------------------------------------------------
+ * in import.c
+ * ---------------------------------------------------------------------
+ */
+extern List *shard_import_schema(ImportForeignSchemaStmt *stmt, Oid serverid);
+
+/* ---------------------------------------------------------------------
  * in codec.c
  * ---------------------------------------------------------------------
  */
@@ -399,6 +413,11 @@ extern char *request_meta_create(ShardTable *t, const char *base, long now, size
 extern char *request_meta_grow(ShardTable *t, const char *base, const DynamicMeta *seen,
 							   int target, long now, size_t *len);
 extern char *request_describe(const char *table, size_t *len);
+extern char *request_list_tables(const char *last, size_t *len);
+extern char *request_sample(const char *table, int limit, int segment, int segments,
+							size_t *len);
+extern char *request_partition_sample(const char *table, const char *attribute,
+									  const char *pk, int limit, size_t *len);
 extern char *request_count(ShardTable *t, const char *pk, const DdbJson *start_key,
 						   size_t *len);
 

@@ -24,6 +24,7 @@
 
 #include "access/xact.h"
 #include "miscadmin.h"
+#include "utils/builtins.h"
 #include "utils/memutils.h"
 
 #include "sigv4.h"
@@ -44,6 +45,7 @@ struct DdbTransport
 	dlist_head	attempts;		/* attempts in flight */
 	dlist_head	groups;
 	RetryBudget budget;
+	bool		proven;			/* the endpoint answered as DynamoDB */
 	char		key_day[9];		/* the YYYYMMDD signing_key is for */
 	unsigned char signing_key[SIGV4_KEY_LEN];
 };
@@ -70,12 +72,24 @@ struct DdbAttempt
 	size_t		sent;			/* bytes of the body handed to libcurl */
 	StringInfoData response;
 	char		crc[16];		/* x-amz-crc32 as received, "" if none */
+	bool		from_dynamodb;	/* the answer came with x-amzn-RequestId or
+								 * x-amz-crc32, or as a DynamoDB error */
+	char		content_type[64];	/* Content-Type as received, "" if none */
 	char		errbuf[CURL_ERROR_SIZE];
 	dlist_node	node;
 };
 
 /* Cumulative counters of this backend. */
 static DdbStats backend_stats;
+
+/*
+ * The endpoints (URLs) that have answered as DynamoDB in this backend.  A
+ * failure of any kind there may pass, and is retried; until an endpoint
+ * has answered so, a refused connection or an answer that is not
+ * DynamoDB's means the endpoint is wrong, and retrying would only delay
+ * saying so.
+ */
+static List *proven_endpoints = NIL;
 
 static bool curl_ready = false;
 
@@ -95,6 +109,7 @@ transport_create(DdbConn *conn)
 	const char *endpoint = conn->server->endpoint;
 	const char *hoststart;
 	const char *hostend;
+	ListCell   *lc;
 
 	if (!curl_ready)
 	{
@@ -118,6 +133,8 @@ transport_create(DdbConn *conn)
 	t->conn = conn;
 	t->host = pnstrdup(hoststart, hostend - hoststart);
 	t->url = psprintf("%.*s/", (int) (hostend - endpoint), endpoint);
+	foreach(lc, proven_endpoints)
+		t->proven |= strcmp(lfirst(lc), t->url) == 0;
 	retry_budget_init(&t->budget);
 	dlist_init(&t->queue);
 	dlist_init(&t->attempts);
@@ -434,12 +451,33 @@ on_header(char *data, size_t size, size_t nmemb, void *arg)
 	DdbAttempt *a = arg;
 	size_t		n = size * nmemb;
 	static const char name[] = "x-amz-crc32:";
+	static const char request_id[] = "x-amzn-requestid:";
+	static const char content_type[] = "content-type:";
 
+	if (n > sizeof(request_id) - 1 &&
+		pg_strncasecmp(data, request_id, sizeof(request_id) - 1) == 0)
+		a->from_dynamodb = true;
+	if (n > sizeof(content_type) - 1 &&
+		pg_strncasecmp(data, content_type, sizeof(content_type) - 1) == 0)
+	{
+		size_t		start = sizeof(content_type) - 1;
+		size_t		len = 0;
+
+		while (start < n && data[start] == ' ')
+			start++;
+		while (start + len < n && len < sizeof(a->content_type) - 1 &&
+			   data[start + len] != '\r' && data[start + len] != '\n' &&
+			   data[start + len] != ';')
+			len++;
+		memcpy(a->content_type, data + start, len);
+		a->content_type[len] = '\0';
+	}
 	if (n > sizeof(name) - 1 && pg_strncasecmp(data, name, sizeof(name) - 1) == 0)
 	{
 		size_t		start = sizeof(name) - 1;
 		size_t		len = 0;
 
+		a->from_dynamodb = true;
 		while (start < n && data[start] == ' ')
 			start++;
 		while (start + len < n && len < sizeof(a->crc) - 1 &&
@@ -780,6 +818,7 @@ judge_answer(DdbRequest *req, DdbAttempt *a, long status)
 		req->response = body;
 		return false;
 	}
+	a->from_dynamodb |= ddbjson_get_string(body, "__type") != NULL;
 	set_error(req, ddbjson_get_string(body, "__type") ? ddbjson_get_string(body, "__type") : "HttpError",
 			  ddbjson_get_string(body, "message") ? ddbjson_get_string(body, "message") :
 			  ddbjson_get_string(body, "Message"));
@@ -833,6 +872,56 @@ judge_transport_error(DdbRequest *req, DdbAttempt *a, CURLcode code)
 	}
 }
 
+/* Remember that the transport's endpoint answered as DynamoDB. */
+static void
+endpoint_proven(DdbTransport *t)
+{
+	MemoryContext old;
+
+	if (t->proven)
+		return;
+	t->proven = true;
+	old = MemoryContextSwitchTo(TopMemoryContext);
+	proven_endpoints = lappend(proven_endpoints, pstrdup(t->url));
+	MemoryContextSwitchTo(old);
+}
+
+/*
+ * After a failed attempt of req on an endpoint that has not yet answered
+ * as DynamoDB (an answer that is not DynamoDB's, or a transport failure
+ * that would be retried): record that the endpoint looks wrong, and return
+ * false (no retry), when the attempt could not connect or got an answer
+ * that is not DynamoDB's.  A timeout is left to the retries: a slow
+ * DynamoDB is still DynamoDB.  code is libcurl's result.
+ */
+static bool
+endpoint_may_retry(DdbRequest *req, DdbAttempt *a, CURLcode code)
+{
+	Buf			start;
+
+	if (code == CURLE_OPERATION_TIMEDOUT)
+		return true;
+	if (code == CURLE_COULDNT_CONNECT || code == CURLE_COULDNT_RESOLVE_HOST)
+	{
+		req->error_type = pstrdup("EndpointUnreachable");
+		return false;
+	}
+	if (code != CURLE_OK)
+	{
+		req->error_type = pstrdup("NotDynamoDB");
+		req->error_message = psprintf("no HTTP answer: %s", req->error_message);
+		return false;
+	}
+	buf_init(&start);
+	ddb_append_printable(&start, a->response.data, Min(a->response.len, 80));
+	req->error_type = pstrdup("NotDynamoDB");
+	req->error_message = psprintf("%s%s%sbody \"%s%s\"",
+								  a->content_type[0] ? "Content-Type " : "",
+								  a->content_type, a->content_type[0] ? ", " : "",
+								  start.data, a->response.len > 80 ? "..." : "");
+	return false;
+}
+
 /*
  * Hand a finished request to its group, and count it, failed or not (a
  * duplicate key is a request too); capacity comes with successes.
@@ -877,6 +966,15 @@ attempt_done(DdbTransport *t, DdbAttempt *a, CURLcode code)
 	}
 	else
 		retry = judge_transport_error(req, a, code);
+	if (a->from_dynamodb)
+		endpoint_proven(t);
+	else if (!t->proven && req->response == NULL && (retry || code == CURLE_OK))
+	{
+		MemoryContext old = MemoryContextSwitchTo(req->cxt);
+
+		retry = endpoint_may_retry(req, a, code) && retry;
+		MemoryContextSwitchTo(old);
+	}
 	attempt_free(t, a);
 
 	if (!retry)
@@ -1037,9 +1135,131 @@ static const ErrorMapping error_map[] = {
 	{NULL}
 };
 
+/* DynamoDB's words when a request's key is not the table's key schema. */
+static const char *const key_schema_errors[] = {
+	"missed key schema element",
+	"key element does not match the schema",
+	"One of the required keys was not given a value",
+	"Missing the key",
+	"Query key condition not supported",
+	NULL
+};
+
+/*
+ * The DynamoDB table a request body names (the first of a batch or a
+ * transaction), with its IndexName in *index (NULL when none); NULL when
+ * the body names none.  *parsed gets the parsed body.
+ */
+static const char *
+request_target(DdbRequest *req, const char **index, const DdbJson **parsed)
+{
+	char		err[SFDW_ERRLEN];
+	const DdbJson *body = ddbjson_parse(req->body, req->body_len, err, sizeof(err));
+	const DdbJson *items;
+
+	*parsed = body;
+	*index = ddbjson_get_string(body, "IndexName");
+	if (ddbjson_get_string(body, "TableName"))
+		return ddbjson_get_string(body, "TableName");
+	items = ddbjson_get(body, "RequestItems");
+	if (items && items->kind == DJ_OBJECT && items->n > 0)
+		return items->keys[0];
+	items = ddbjson_get(body, "TransactItems");
+	if (items && items->kind == DJ_ARRAY && items->n > 0 &&
+		items->elems[0].kind == DJ_OBJECT && items->elems[0].n > 0)
+		return ddbjson_get_string(&items->elems[0].elems[0], "TableName");
+	return NULL;
+}
+
+/* The detail of a failed request: [type: ]message (HTTP status, attempts). */
+static char *
+failure_detail(DdbRequest *req, bool with_type)
+{
+	StringInfoData buf;
+
+	initStringInfo(&buf);
+	if (with_type)
+		appendStringInfo(&buf, "%s: ", req->error_type);
+	appendStringInfoString(&buf, req->error_message);
+	if (req->http_status)
+		appendStringInfo(&buf, " (HTTP %ld, ", req->http_status);
+	else
+		appendStringInfoString(&buf, " (");
+	appendStringInfo(&buf, "%d attempt%s)", req->attempts, req->attempts == 1 ? "" : "s");
+	return buf.data;
+}
+
+/*
+ * Raise the error of a request that failed for a reason the user must
+ * mend in the server's or the foreign table's options, naming what to
+ * change; return when the failure is of another kind.
+ */
+static void
+report_wrong_options(DdbRequest *req)
+{
+	const ShardServer *server = req->group->conn->server;
+	const char *servername = GetForeignServer(server->serverid)->servername;
+	const char *table;
+	const char *index;
+	const DdbJson *body;
+
+	if (strcmp(req->error_type, "EndpointUnreachable") == 0)
+		ereport(ERROR,
+				(errcode(ERRCODE_FDW_UNABLE_TO_ESTABLISH_CONNECTION),
+				 errmsg("could not connect to endpoint \"%s\" of server \"%s\"",
+						server->endpoint, servername),
+				 errdetail("%s", failure_detail(req, false)),
+				 errhint("Start DynamoDB (or DynamoDB Local) there, or set the server's \"endpoint\" option to where it runs: ALTER SERVER %s OPTIONS (SET endpoint 'http://host:port').",
+						 quote_identifier(servername))));
+	if (strcmp(req->error_type, "NotDynamoDB") == 0)
+		ereport(ERROR,
+				(errcode(ERRCODE_FDW_UNABLE_TO_ESTABLISH_CONNECTION),
+				 errmsg("endpoint \"%s\" of server \"%s\" does not answer like DynamoDB",
+						server->endpoint, servername),
+				 errdetail("%s", failure_detail(req, false)),
+				 errhint("Set the server's \"endpoint\" option to DynamoDB's URL (https://dynamodb.%s.amazonaws.com) or to DynamoDB Local's (http://host:port): ALTER SERVER %s OPTIONS (SET endpoint '...').",
+						 server->region, quote_identifier(servername))));
+	if (strcmp(req->error_type, "ResourceNotFoundException") != 0 &&
+		strcmp(req->error_type, "ValidationException") != 0)
+		return;
+	table = request_target(req, &index, &body);
+	if (table == NULL)
+		return;
+	if (req->error_type[0] == 'R')
+		ereport(ERROR,
+				(errcode(ERRCODE_FDW_TABLE_NOT_FOUND),
+				 index ?
+				 errmsg("DynamoDB table \"%s\" or its index \"%s\" not found", table, index) :
+				 errmsg("DynamoDB table \"%s\" not found", table),
+				 errdetail("%s", failure_detail(req, true)),
+				 errhint("Check the foreign table's \"table\"%s, and the \"region\" and \"endpoint\" options of server \"%s\".",
+						 index ? " and \"index\" options" : " option", servername)));
+	if (index && strstr(req->error_message, "does not have the specified index"))
+		ereport(ERROR,
+				(errcode(ERRCODE_FDW_TABLE_NOT_FOUND),
+				 errmsg("DynamoDB table \"%s\" has no index \"%s\"", table, index),
+				 errdetail("%s", failure_detail(req, true)),
+				 errhint("Check the foreign table's \"index\" option.")));
+	for (int i = 0; key_schema_errors[i]; i++)
+		if (strstr(req->error_message, key_schema_errors[i]))
+		{
+			char	   *hint = describe_key_hint(req->group->conn, table, index, body);
+
+			ereport(ERROR,
+					(errcode(ERRCODE_FDW_INVALID_COLUMN_NAME),
+					 errmsg("DynamoDB %s request failed: the key does not match the key schema of table \"%s\"%s%s%s",
+							req->action, table, index ? " (index \"" : "",
+							index ? index : "", index ? "\")" : ""),
+					 errdetail("%s", failure_detail(req, true)),
+					 hint ? errhint("%s", hint) : 0));
+		}
+}
+
 /*
  * Raise the error of a failed request: SQLSTATE by DynamoDB error type,
- * DynamoDB's own type and message in the detail.
+ * DynamoDB's own type and message in the detail.  Failures that wrong
+ * options explain (endpoint, table, index, key attributes) say which
+ * option to change.
  */
 void
 ddb_report_error(DdbRequest *req)
@@ -1048,6 +1268,7 @@ ddb_report_error(DdbRequest *req)
 	int			sqlstate = ERRCODE_FDW_ERROR;
 	const char *hint = NULL;
 
+	report_wrong_options(req);
 	for (m = error_map; m->type; m++)
 		if (strcmp(m->type, req->error_type) == 0)
 		{
@@ -1061,10 +1282,6 @@ ddb_report_error(DdbRequest *req)
 	ereport(ERROR,
 			(errcode(sqlstate),
 			 errmsg("DynamoDB %s request failed: %s", req->action, req->error_type),
-			 req->http_status ?
-			 errdetail("%s (HTTP %ld, %d attempt%s)", req->error_message,
-					   req->http_status, req->attempts, req->attempts == 1 ? "" : "s") :
-			 errdetail("%s (%d attempt%s)", req->error_message,
-					   req->attempts, req->attempts == 1 ? "" : "s"),
+			 errdetail("%s", failure_detail(req, false)),
 			 hint ? errhint("%s", hint) : 0));
 }

@@ -1,6 +1,9 @@
--- The shard_fdw demo: seed 002's game leaderboard, end to end, on a real
--- PostgreSQL and DynamoDB Local.  test/demo.sh runs it with
--- SHARD_FDW_ENDPOINT pointing at DynamoDB Local.
+-- The shard_fdw demo: a write-sharded game leaderboard (the partition key
+-- game_id#hash(player_id)%10 spreads one game's writes over ten
+-- partitions; the sort key, the zero-padded score#player_id, keeps each
+-- shard in score order), end to end, on a real PostgreSQL and DynamoDB
+-- Local.  test/demo.sh runs it with SHARD_FDW_ENDPOINT pointing at
+-- DynamoDB Local.
 \set ON_ERROR_STOP 1
 \getenv endpoint SHARD_FDW_ENDPOINT
 \echo '== the extension, a server, and credentials'
@@ -35,6 +38,8 @@ CREATE FOREIGN TABLE leaderboard (
 );
 
 \echo '== 5,000 scores for two games, written as sharded PutItems'
+EXPLAIN (COSTS OFF)
+INSERT INTO leaderboard VALUES ('game_1', 'someone', 1, now());
 \timing on
 INSERT INTO leaderboard
 SELECT 'game_' || (i % 2), 'player' || i, (i * 7919) % 1000000,
@@ -65,5 +70,8 @@ SELECT player_id, score
  LIMIT 100;
 
 \echo '== one player: its shard is known, so one Query'
+SELECT game_id, player_id, score FROM leaderboard
+ WHERE game_id = 'game_1' AND player_id = 'player4321';
+EXPLAIN (ANALYZE, COSTS OFF, TIMING OFF, SUMMARY OFF)
 SELECT game_id, player_id, score FROM leaderboard
  WHERE game_id = 'game_1' AND player_id = 'player4321';

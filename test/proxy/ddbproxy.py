@@ -49,6 +49,9 @@ let through before it fires, default 0).  Kinds and their own keys:
   truncate   forward, announce the full Content-Length, send half the
              body, close the connection
   badcrc     forward, answer the real body with a wrong x-amz-crc32
+  web        answer as a plain web server would: "status" (default 404)
+             with an HTML page and none of DynamoDB's headers; not
+             forwarded
   unprocessed  BatchGetItem and BatchWriteItem: forward only the first
              "processed" keys or items of the request (default 0: nothing
              is forwarded) and answer the rest in UnprocessedKeys or
@@ -209,6 +212,7 @@ FAULT_KEYS = {
     "malformed": {"body"},
     "truncate": set(),
     "badcrc": set(),
+    "web": {"status"},
     "mutate": {"mutation", "seed", "attributes"},
     "unprocessed": {"processed"},
 }
@@ -1232,6 +1236,14 @@ class Handler(BaseHTTPRequestHandler):
         good = int(crc32(response.body))
         self.send(response.with_header("x-amz-crc32", str(good ^ 0x5A5A5A5A)))
 
+    def fault_web(self, fault, _body, _tables):
+        """Answer like a web server that is not DynamoDB: HTML, no
+        x-amzn-RequestId or x-amz-crc32."""
+        status = int(fault.params.get("status", 404))
+        page = (f"<html><head><title>{status}</title></head>"
+                f"<body><h1>{status}</h1></body></html>\n").encode()
+        self.send(Response(status, [("Content-Type", "text/html")], page))
+
     def fault_unprocessed(self, fault, body, _tables):
         """Answer a batch with all but its first "processed" entries left
         unprocessed."""
@@ -1320,6 +1332,7 @@ FAULT_HANDLERS = {
     "unprocessed": Handler.fault_unprocessed,
     "truncate": Handler.fault_truncate,
     "badcrc": Handler.fault_badcrc,
+    "web": Handler.fault_web,
     "mutate": Handler.fault_mutate,
 }
 

@@ -1,0 +1,113 @@
+-- Errors that say what to change, at once: an endpoint that refuses the
+-- connection or does not answer like DynamoDB fails on its first attempt
+-- (retries are for a DynamoDB that answered as DynamoDB); a missing table
+-- or index is named; keys that do not match the table's key schema name
+-- the option to set and the table's actual keys; EXPLAIN tells the key
+-- condition sent to DynamoDB from the columns that only chose the shard.
+\ir sql/include/server.sql
+\ir sql/include/explain_analyze.sql
+
+-- fails_fast(query): the error query raises, how many attempts it made
+-- and whether it came within 2 seconds
+CREATE FUNCTION fails_fast(query text)
+RETURNS TABLE (state text, message text, hint text, attempts bigint, within_2s boolean)
+LANGUAGE plpgsql AS $$
+DECLARE
+  started timestamptz := clock_timestamp();
+  before bigint := (SELECT s.attempts FROM shard_fdw_stats() s);
+BEGIN
+  EXECUTE query;
+  RAISE EXCEPTION 'no error';
+EXCEPTION WHEN OTHERS THEN
+  GET STACKED DIAGNOSTICS state = RETURNED_SQLSTATE, message = MESSAGE_TEXT,
+                          hint = PG_EXCEPTION_HINT;
+  message := replace(message, current_setting('regress.endpoint'), '<endpoint>');
+  attempts := (SELECT s.attempts FROM shard_fdw_stats() s) - before;
+  within_2s := clock_timestamp() - started < interval '2 seconds';
+  RETURN NEXT;
+END
+$$;
+SELECT set_config('regress.endpoint', :'endpoint', false) IS NOT NULL AS set;
+\x on
+
+-- nothing listens on port 1: one attempt, not max_retries of them (a
+-- Scan makes one per segment, all at once)
+CREATE SERVER refused FOREIGN DATA WRAPPER shard_fdw
+  OPTIONS (endpoint 'http://127.0.0.1:1', max_retries '10');
+CREATE USER MAPPING FOR CURRENT_USER SERVER refused
+  OPTIONS (access_key_id :'akid', secret_access_key :'secret');
+SELECT * FROM fails_fast($$SELECT shard_fdw_request('refused', 'ListTables', '{}')$$);
+CREATE FOREIGN TABLE far (k text) SERVER refused OPTIONS (table 'far', partition_key 'k');
+SELECT * FROM fails_fast($$SELECT * FROM far$$);
+
+-- a fresh backend whose endpoint answers like a web server, or closes the
+-- connection without an answer: the endpoint looks wrong, said at once
+\c
+SELECT set_config('regress.endpoint', :'endpoint', false) IS NOT NULL AS set;
+\! curl -s -o /dev/null -X POST "$SHARD_FDW_PROXY/faults" -d '{"kind": "reset", "action": "ListTables"}'
+SELECT * FROM fails_fast($$SELECT shard_fdw_request('ddb', 'ListTables', '{}')$$);
+\! curl -s -o /dev/null -X POST "$SHARD_FDW_PROXY/faults" -d '{"kind": "web", "status": 404, "action": "ListTables"}'
+SELECT * FROM fails_fast($$SELECT shard_fdw_request('ddb', 'ListTables', '{}')$$);
+\! curl -s -o /dev/null -X POST "$SHARD_FDW_PROXY/faults" -d '{"kind": "web", "status": 502, "action": "ListTables"}'
+SELECT * FROM fails_fast($$SELECT shard_fdw_request('ddb', 'ListTables', '{}')$$);
+-- once it has answered as DynamoDB, the same faults are passing ones, retried
+SELECT shard_fdw_request('ddb', 'ListTables', '{}') ? 'TableNames' AS answered;
+SELECT retries AS before FROM shard_fdw_stats() \gset
+\! curl -s -o /dev/null -X POST "$SHARD_FDW_PROXY/faults" -d '{"kind": "web", "status": 502, "action": "ListTables", "count": 2}'
+SELECT shard_fdw_request('ddb', 'ListTables', '{}') ? 'TableNames' AS answered;
+SELECT retries - :before AS retries FROM shard_fdw_stats();
+-- and so are a DynamoDB's 5xx and throttles on a fresh backend
+\c
+SELECT retries AS before FROM shard_fdw_stats() \gset
+\! curl -s -o /dev/null -X POST "$SHARD_FDW_PROXY/faults" -d '{"kind": "status", "status": 500, "action": "ListTables"}'
+\! curl -s -o /dev/null -X POST "$SHARD_FDW_PROXY/faults" -d '{"kind": "throttle", "action": "ListTables"}'
+SELECT shard_fdw_request('ddb', 'ListTables', '{}') ? 'TableNames' AS answered;
+SELECT retries - :before AS retries FROM shard_fdw_stats();
+SELECT set_config('regress.endpoint', :'endpoint', false) IS NOT NULL AS set;
+\x off
+
+-- a missing table, or index, is named
+SELECT ddb_create_table('endpoint_tab', 'pk', 'sk') AS status;
+CREATE FOREIGN TABLE nowhere (k text) SERVER ddb
+  OPTIONS (table 'no_such_table', partition_key 'k');
+SELECT * FROM nowhere WHERE k = 'x';
+CREATE FOREIGN TABLE nowhere_ix (k text) SERVER ddb
+  OPTIONS (table 'no_such_table', index 'by_k', partition_key 'k');
+SELECT * FROM nowhere_ix WHERE k = 'x';
+CREATE FOREIGN TABLE no_index (pk text, sk text) SERVER ddb
+  OPTIONS (table 'endpoint_tab', index 'by_k', partition_key 'pk', sort_key 'sk');
+SELECT * FROM no_index WHERE pk = 'x';
+
+-- keys that are not the table's: the option to set and the actual keys
+CREATE FOREIGN TABLE wrong_pk (game text, sk text) SERVER ddb
+  OPTIONS (table 'endpoint_tab', partition_key 'game', sort_key 'sk');
+SELECT * FROM wrong_pk WHERE game = 'g';
+SELECT * FROM wrong_pk WHERE game = 'g' AND sk = 's';
+INSERT INTO wrong_pk VALUES ('g', 's');
+CREATE FOREIGN TABLE wrong_sk (pk text, score text) SERVER ddb
+  OPTIONS (table 'endpoint_tab', partition_key 'pk', sort_key 'score');
+SELECT * FROM wrong_sk WHERE pk = 'g' AND score = 's';
+CREATE FOREIGN TABLE wrong_both (game text, score text) SERVER ddb
+  OPTIONS (table 'endpoint_tab', partition_key 'game', sort_key 'score');
+SELECT * FROM wrong_both WHERE game = 'g' AND score = 's';
+SELECT * FROM fails_fast($$SELECT * FROM wrong_both WHERE game = 'g' AND score = 's'$$);
+
+-- EXPLAIN: player_id chose the shard but is not in the key condition; the
+-- items of the shard are read and filtered here
+CREATE FOREIGN TABLE board (game_id text, player_id text, score bigint) SERVER ddb
+  OPTIONS (table 'endpoint_tab', partition_key 'pk', partition_key_format '{game_id}#{shard}',
+           sort_key 'sk', sort_key_format '{score:020}#{player_id}',
+           shards '4', shard_strategy 'calculated', shard_by 'player_id', shard_hash 'fnv1a_32');
+INSERT INTO board SELECT 'g', 'p' || i, i * 10 FROM generate_series(1, 20) i;
+SELECT explain_analyze($$SELECT score FROM board WHERE game_id = 'g' AND player_id = 'p7'$$);
+SELECT score FROM board WHERE game_id = 'g' AND player_id = 'p7';
+-- with the score, player_id is part of the key too (GetItem)
+EXPLAIN (COSTS OFF) SELECT 1 FROM board WHERE game_id = 'g' AND player_id = 'p7' AND score = 70;
+-- a leading sort key field is in the key condition (begins_with)
+EXPLAIN (COSTS OFF) SELECT player_id FROM board WHERE game_id = 'g' AND score = 70;
+
+DROP FOREIGN TABLE far, nowhere, nowhere_ix, no_index, wrong_pk, wrong_sk, wrong_both, board;
+DROP FUNCTION fails_fast(text), explain_analyze(text);
+SELECT ddb_delete_table('endpoint_tab') AS deleted;
+DROP SERVER ddb CASCADE;
+DROP SERVER refused CASCADE;
