@@ -131,6 +131,7 @@ modify_setup(EState *estate, ResultRelInfo *rinfo, bool do_nothing)
 	ms->conn = shard_get_connection(GetForeignTable(RelationGetRelid(rel))->serverid,
 									userid);
 	ms->group = ddb_group_create(ms->conn, ms->conn->server->max_concurrency);
+	ddb_group_set_budget(ms->group, budget_for(ms->t, true));
 	ms->rowcxt = AllocSetContextCreate(estate->es_query_cxt, "shard_fdw modify row",
 									   ALLOCSET_DEFAULT_SIZES);
 	rinfo->ri_FdwState = ms;
@@ -1138,6 +1139,9 @@ shard_explain_writes(DdbGroup *group, ExplainState *es)
 	ExplainPropertyFloat("DynamoDB Write Consumed Capacity", NULL, stats->capacity, 1, es);
 	ExplainPropertyInteger("DynamoDB Write Retries", NULL, stats->retries, es);
 	ExplainPropertyInteger("DynamoDB Write Throttles", NULL, stats->throttles, es);
+	if (ddb_group_budget(group))
+		ExplainPropertyFloat("DynamoDB Write Budget Wait", "ms",
+							 (double) stats->budget_wait_us / 1000.0, 1, es);
 }
 
 /* ExplainForeignModify; with ANALYZE, the rows written and the requests. */

@@ -700,6 +700,7 @@ shard_scan_create(ForeignScanState *node, int eflags)
 	 * gone with that state's memory even if nothing ends the scan.
 	 */
 	ss->group = ddb_group_create(ss->conn, ss->max_inflight);
+	ddb_group_set_budget(ss->group, budget_for(ss->t, false));
 	ddb_group_hold(&ss->group, GetMemoryChunkContext(ss));
 	return ss;
 }
@@ -876,6 +877,7 @@ add_stats(DdbStats *into, const DdbStats *from)
 	into->throttles += from->throttles;
 	into->scanned += from->scanned;
 	into->capacity += from->capacity;
+	into->budget_wait_us += from->budget_wait_us;
 }
 
 /*
@@ -1139,6 +1141,9 @@ shard_scan_explain(ShardScanState *ss, ExplainState *es)
 		ExplainPropertyInteger("DynamoDB Items Scanned", NULL, total.scanned, es);
 		ExplainPropertyInteger("DynamoDB Items Returned", NULL, total.items, es);
 		ExplainPropertyFloat("DynamoDB Consumed Capacity", NULL, total.capacity, 1, es);
+		if (t->max_read_units > 0)
+			ExplainPropertyFloat("DynamoDB Budget Wait", "ms",
+								 (double) total.budget_wait_us / 1000.0, 1, es);
 		ExplainPropertyInteger("DynamoDB Retries", NULL, total.retries, es);
 		ExplainPropertyInteger("DynamoDB Throttles", NULL, total.throttles, es);
 	}
