@@ -159,4 +159,5 @@ DROP FOREIGN TABLE lb, names, wide;
 DROP TABLE local_lb, local_names, local_wide;
 SELECT ddb_delete_table('AggBoards') AS deleted;
 SELECT ddb_delete_table('AggNames') AS deleted;
+DROP FUNCTION same_rows(text, text, text);
 DROP SERVER ddb CASCADE;

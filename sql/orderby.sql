@@ -117,4 +117,5 @@ DROP FOREIGN TABLE lb, lb_narrow, names;
 DROP TABLE local_lb, local_names;
 SELECT ddb_delete_table('OrderBoards') AS deleted;
 SELECT ddb_delete_table('OrderNames') AS deleted;
+DROP FUNCTION same_rows(text, text, text);
 DROP SERVER ddb CASCADE;

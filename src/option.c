@@ -101,6 +101,10 @@ static const ShardOption shard_options[] = {
 	OPT("sort_key", ForeignTableRelationId, OPT_STRING, NULL),
 	OPT("partition_key_format", ForeignTableRelationId, OPT_TEMPLATE, NULL),
 	OPT("sort_key_format", ForeignTableRelationId, OPT_TEMPLATE, NULL),
+	OPT("index_partition_key", ForeignTableRelationId, OPT_STRING, NULL),
+	OPT("index_partition_key_format", ForeignTableRelationId, OPT_TEMPLATE, NULL),
+	OPT("index_sort_key", ForeignTableRelationId, OPT_STRING, NULL),
+	OPT("index_sort_key_format", ForeignTableRelationId, OPT_TEMPLATE, NULL),
 	OPT_RANGE("shards", ForeignTableRelationId, 1, 100000, "1"),
 	OPT_ONE_OF("shard_strategy", ForeignTableRelationId,
 			   "none,random,calculated,range,dynamic", "none"),
@@ -119,6 +123,8 @@ static const ShardOption shard_options[] = {
 	OPT_ONE_OF("insert_mode", ForeignTableRelationId, "insert,upsert", "insert"),
 	/* 16 BatchWriteItems of 25 in flight */
 	OPT_RANGE("batch_size", ForeignTableRelationId, 1, 10000, "400"),
+	/* time buckets × shards one read may visit */
+	OPT_RANGE("max_partitions", ForeignTableRelationId, 1, 1000000, "1000"),
 	OPT("consistent_read", ForeignTableRelationId, OPT_BOOL, NULL),
 	OPT_RANGE("max_read_units_per_second", ForeignTableRelationId, 1, INT_MAX, NULL),
 	OPT_RANGE("max_write_units_per_second", ForeignTableRelationId, 1, INT_MAX, NULL),
@@ -553,6 +559,35 @@ check_table_options(List *options)
 		ereport(ERROR,
 				(errcode(ERRCODE_FDW_OPTION_NAME_NOT_FOUND),
 				 errmsg("shard_strategy \"dynamic\" needs option \"metadata_table\"")));
+	for (int i = 0; i < 2; i++)
+	{
+		const char *name = i == 0 ? "index_partition_key" : "index_sort_key";
+		const char *format_name = psprintf("%s_format", name);
+		const char *format = shard_option_value(options, format_name);
+
+		if ((format == NULL) != (shard_option_value(options, name) == NULL))
+			ereport(ERROR,
+					(errcode(ERRCODE_FDW_OPTION_NAME_NOT_FOUND),
+					 errmsg("option \"%s\" needs option \"%s\"",
+							format ? format_name : name, format ? name : format_name),
+					 errhint("An index key written with each item is an attribute name and its template.")));
+		if (format && shard_option_value(options, "index"))
+			ereport(ERROR,
+					(errcode(ERRCODE_FDW_INVALID_OPTION_NAME),
+					 errmsg("option \"%s\" cannot be used with option \"index\"", format_name),
+					 errhint("A foreign table that reads through an index is read-only; give the index keys' templates to the table that writes them.")));
+		if (format)
+		{
+			KeyTemplate *t = parse_template_option(format_name, format);
+
+			for (int p = 0; p < t->nparts; p++)
+				if (t->parts[p].kind == KP_SHARD)
+					ereport(ERROR,
+							(errcode(ERRCODE_FDW_INVALID_OPTION_NAME),
+							 errmsg("invalid value for option \"%s\": {shard} may appear only in \"partition_key_format\"",
+									format_name)));
+		}
+	}
 	if (shard_option_value(options, "index") && shard_option_value(options, "insert_mode"))
 		ereport(ERROR,
 				(errcode(ERRCODE_FDW_INVALID_OPTION_NAME),
@@ -866,6 +901,15 @@ check_template_columns(ShardTable *t, KeyTemplate *tmpl, const char *option)
 							col->name, t->relname, format_type_be(col->typid), option),
 					 errhint("A zero-padded field {%s:0%d} needs a column of a number type.",
 							 col->name, part->width)));
+		if (part->form != KT_PLAIN &&
+			((col->typid != TIMESTAMPTZOID && col->typid != TIMESTAMPOID &&
+			  col->typid != DATEOID) || col->ddb_type != DDB_TYPE_S))
+			ereport(ERROR,
+					(errcode(ERRCODE_FDW_INVALID_DATA_TYPE),
+					 errmsg("column \"%s\" of foreign table \"%s\" is of type %s, but option \"%s\" writes it as a time",
+							col->name, t->relname, format_type_be(col->typid), option),
+					 errhint("Time forms such as {%s:day} and {%s:isoformat} need a date, timestamp or timestamptz column stored as S.",
+							 col->name, col->name)));
 	}
 }
 
@@ -960,6 +1004,24 @@ resolve_key(ShardTable *t, ShardKey *key, const char *name_option,
 				 errhint("Key attributes are S, N or B.")));
 }
 
+/*
+ * Resolve an index key written with each item: its attribute and template
+ * (the validator saw that one comes with the other), or no key.
+ */
+static void
+resolve_index_key(ShardTable *t, ShardKey *key, const char *name_option,
+				  const char *attribute, const char *format)
+{
+	key->column = -1;
+	key->type = DDB_TYPE_S;
+	if (format == NULL)
+		return;
+	key->attribute = pstrdup(attribute);
+	key->format = pstrdup(format);
+	key->template = parse_template_option(psprintf("%s_format", name_option), format);
+	check_template_columns(t, key->template, psprintf("%s_format", name_option));
+}
+
 /* Parse shard_by into column indexes. */
 static List *
 parse_shard_by(ShardTable *t, const char *value)
@@ -1040,6 +1102,7 @@ shard_get_table(Oid relid)
 	t->insert_mode = strcmp(table_setting(o, "insert_mode"), "upsert") == 0 ?
 		INSERT_MODE_UPSERT : INSERT_MODE_INSERT;
 	t->batch_size = atoi(table_setting(o, "batch_size"));
+	t->max_partitions = atoi(table_setting(o, "max_partitions"));
 	t->consistent_read = consistent_read ?
 		parse_bool_option("consistent_read", consistent_read) :
 		server->consistent_read;
@@ -1060,6 +1123,12 @@ shard_get_table(Oid relid)
 				pk_attr, shard_option_value(o, "partition_key_format"), true);
 	resolve_key(t, &t->sk, "sort_key", "sort_key_format",
 				sk_attr, shard_option_value(o, "sort_key_format"), false);
+	resolve_index_key(t, &t->index_pk, "index_partition_key",
+					  shard_option_value(o, "index_partition_key"),
+					  shard_option_value(o, "index_partition_key_format"));
+	resolve_index_key(t, &t->index_sk, "index_sort_key",
+					  shard_option_value(o, "index_sort_key"),
+					  shard_option_value(o, "index_sort_key_format"));
 	if (t->metadata_key == NULL)
 		t->metadata_key = pstrdup(pk_attr);
 	return t;

@@ -141,6 +141,8 @@ typedef struct ShardTable
 	char	   *index;
 	ShardKey	pk;
 	ShardKey	sk;
+	ShardKey	index_pk;		/* index keys written with each item, from */
+	ShardKey	index_sk;		/* templates; attribute NULL when none */
 	int			shards;
 	ShardStrategy strategy;
 	List	   *shard_by;		/* column indexes (int) into columns[] */
@@ -158,6 +160,7 @@ typedef struct ShardTable
 	bool		legacy_unsharded;
 	InsertMode	insert_mode;
 	int			batch_size;
+	int			max_partitions; /* time buckets × shards one read visits */
 	bool		consistent_read;
 	int			max_read_units;	/* per second, the table's or its server's;
 								 * 0: no budget */
@@ -406,8 +409,15 @@ extern char *route_partition_key(ShardTable *t, const char *const *values,
 								 long shard, bool base, char *err, size_t errlen);
 extern char *route_sort_key(ShardTable *t, const char *const *values,
 							char *err, size_t errlen);
+extern char *route_index_key(ShardTable *t, const ShardKey *k, const char *const *values);
 extern List *route_read_shards(ShardTable *t, const char *const *values,
 							   int known_shards);
+extern int	route_shards_per_partition(ShardTable *t, const bool *fixed);
+extern int	route_bucket_column(ShardTable *t, const bool *fixed);
+extern KeyTimeForm route_bucket_form(ShardTable *t, int col);
+extern int64 route_time_usecs(Oid typid, Datum value);
+extern List *route_read_buckets(ShardTable *t, int col, int64 lo, int64 hi,
+								bool desc, int max);
 
 /* Where route_write_shard placed a row of a dynamically sharded table. */
 typedef struct RouteDynamic
@@ -467,7 +477,8 @@ extern char *request_put(ShardTable *t, const char *item, bool conditional, size
 extern char *request_batch_put(ShardTable *t, char **items, int n, size_t *len);
 extern char *request_get_stored(ShardTable *t, const DdbJson *item, size_t *len);
 extern char *request_update(ShardTable *t, TupleTableSlot *slot, const char *pk,
-							const char *sk, size_t *len);
+							const char *sk, const char *const *index_keys, size_t *len);
+extern bool request_is_key_attribute(ShardTable *t, const char *attribute);
 extern char *request_move(ShardTable *t, const char *old_pk, const char *old_sk,
 						  const char *item, size_t *len);
 extern char *request_delete(ShardTable *t, const char *pk, const char *sk, size_t *len);
