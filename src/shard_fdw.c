@@ -83,6 +83,15 @@ explain_scan(ForeignScanState *node, ExplainState *es)
 		shard_explain_scan(node, es);
 }
 
+void		_PG_init(void);
+
+/* Load time: the batched lookup join's planner hook and node. */
+void
+_PG_init(void)
+{
+	shard_join_init();
+}
+
 /* The FdwRoutine of shard_fdw. */
 Datum
 shard_fdw_handler(PG_FUNCTION_ARGS)
@@ -98,6 +107,7 @@ shard_fdw_handler(PG_FUNCTION_ARGS)
 	routine->EndForeignScan = end_scan;
 	routine->ExplainForeignScan = explain_scan;
 	routine->GetForeignUpperPaths = shard_get_upper_paths;
+	routine->AnalyzeForeignTable = shard_analyze;
 
 	routine->AddForeignUpdateTargets = shard_add_update_targets;
 	routine->PlanForeignModify = shard_plan_modify;

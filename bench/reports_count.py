@@ -1,6 +1,6 @@
 """Reports over a sharded leaderboard: what shard_fdw reads, and how fast.
 
-Run by bench/reports.sh once DynamoDB Local, the test proxy and PostgreSQL
+Run by bench/reports.sh (its count and topn sections) once DynamoDB Local, the test proxy and PostgreSQL
 are up (it reads the environment test/lib.sh exports).  Every number it
 prints is measured in this run.
 
