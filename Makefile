@@ -15,7 +15,7 @@ DATA = shard_fdw--0.1.sql
 PGFILEDESC = "shard_fdw - foreign data wrapper for sharded DynamoDB tables"
 
 PURE_SRCS = src/pure.c src/sigv4.c src/ddbjson.c src/ddbshape.c src/keyfmt.c \
-	src/shardhash.c src/avorder.c src/infer.c
+	src/shardhash.c src/avorder.c src/awscreds.c src/infer.c
 PG_SRCS = $(filter-out $(PURE_SRCS),$(wildcard src/*.c))
 OBJS = $(PURE_SRCS:.c=.o) $(PG_SRCS:.c=.o)
 
@@ -60,13 +60,15 @@ unit: test/unit/unit_tests
 	test/unit/unit_tests test/unit/sigv4
 
 # libFuzzer targets over the plain-C code that reads what DynamoDB sends:
-# response bodies (parser and shape checks), stored keys (templates) and
+# response bodies (parser and shape checks), stored keys (templates),
+# what the credential sources send or hold (profiles, STS XML, JSON), and
 # the sampled keys IMPORT FOREIGN SCHEMA infers templates from.
 # Inputs found go to test/fuzz/found/<target>, crashes to test/fuzz/found/,
 # libFuzzer's output to test/fuzz/found/<target>.log (its tail is printed
 # on a finding);
 # the committed seeds in test/fuzz/corpus/<target> are only read.
-FUZZ_TARGETS = test/fuzz/fuzz_response test/fuzz/fuzz_keyfmt test/fuzz/fuzz_infer
+FUZZ_TARGETS = test/fuzz/fuzz_response test/fuzz/fuzz_keyfmt test/fuzz/fuzz_awscreds \
+	test/fuzz/fuzz_infer
 FUZZ_SECONDS ?= 30
 FUZZ_CC = clang
 FUZZ_CFLAGS = -g -O1 -fsanitize=fuzzer,address,undefined \
@@ -77,6 +79,9 @@ test/fuzz/fuzz_response: test/fuzz/fuzz_response.c test/fuzz/alloc.c src/pure.c 
 
 test/fuzz/fuzz_keyfmt: test/fuzz/fuzz_keyfmt.c test/fuzz/alloc.c src/pure.c src/keyfmt.c src/pure.h src/keyfmt.h
 	$(FUZZ_CC) $(FUZZ_CFLAGS) -o $@ $(filter %.c,$^)
+
+test/fuzz/fuzz_awscreds: test/fuzz/fuzz_awscreds.c test/fuzz/alloc.c src/pure.c src/sigv4.c src/ddbjson.c src/ddbshape.c src/awscreds.c src/pure.h src/sigv4.h src/ddbjson.h src/awscreds.h
+	$(FUZZ_CC) $(FUZZ_CFLAGS) -o $@ $(filter %.c,$^) -lssl -lcrypto -ljson-c
 
 test/fuzz/fuzz_infer: test/fuzz/fuzz_infer.c test/fuzz/alloc.c src/pure.c src/infer.c src/keyfmt.c src/shardhash.c src/pure.h src/infer.h src/keyfmt.h src/shardhash.h
 	$(FUZZ_CC) $(FUZZ_CFLAGS) -o $@ $(filter %.c,$^) -lssl -lcrypto

@@ -136,6 +136,23 @@ def top_query(table):
             f"ORDER BY score DESC LIMIT {TOP}")
 
 
+# bench_ms runs a query `runs` times and returns each run's wall-clock
+# milliseconds as measured in the server: planning and execution, all rows
+# fetched, no psql start-up and no client round trip.
+BENCH_MS_SQL = """
+CREATE FUNCTION bench_ms(query text, runs int) RETURNS SETOF float8
+LANGUAGE plpgsql AS $$
+DECLARE
+  t0 timestamptz;
+BEGIN
+  FOR r IN 1 .. runs LOOP
+    t0 := clock_timestamp();
+    EXECUTE query;
+    RETURN NEXT extract(epoch FROM clock_timestamp() - t0) * 1000;
+  END LOOP;
+END $$;"""
+
+
 def setup_sql():
     """Two servers through the proxy: the default one, and max_concurrency 1."""
     endpoint = sql_literal(bed.env("SHARD_FDW_ENDPOINT"))
@@ -155,21 +172,7 @@ def setup_sql():
         parts.append(foreign_table(fdw_table("shard_fdw", shards), "ddb", shards))
         parts.append(foreign_table(fdw_table("sequential", shards), "ddb_seq",
                                    shards))
-    # bench_ms runs a query `runs` times and returns each run's wall-clock
-    # milliseconds as measured in the server: planning and execution, all
-    # rows fetched, no psql start-up and no client round trip.
-    parts.append("""
-CREATE FUNCTION bench_ms(query text, runs int) RETURNS SETOF float8
-LANGUAGE plpgsql AS $$
-DECLARE
-  t0 timestamptz;
-BEGIN
-  FOR r IN 1 .. runs LOOP
-    t0 := clock_timestamp();
-    EXECUTE query;
-    RETURN NEXT extract(epoch FROM clock_timestamp() - t0) * 1000;
-  END LOOP;
-END $$;""")
+    parts.append(BENCH_MS_SQL)
     return "\n".join(parts)
 
 

@@ -46,6 +46,8 @@ conn_destroy(DdbConn *conn)
 {
 	if (conn->transport)
 		transport_destroy(conn->transport);
+	if (conn->creds)
+		credentials_destroy(conn->creds);
 	MemoryContextDelete(conn->cxt);
 }
 
@@ -61,7 +63,8 @@ conn_build(DdbConn *conn)
 	PG_TRY();
 	{
 		conn->server = shard_get_server(conn->serverid);
-		conn->creds = shard_get_credentials(conn->serverid, conn->userid);
+		conn->creds = credentials_create(conn->server,
+										 shard_get_cred_spec(conn->serverid, conn->userid));
 		conn->transport = transport_create(conn);
 	}
 	PG_CATCH();

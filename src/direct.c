@@ -70,6 +70,7 @@ shard_begin_direct_modify(ForeignScanState *node, int eflags)
 		return;
 	dd->group = ddb_group_create(shard_scan_conn(dd->scan),
 								 shard_scan_conn(dd->scan)->server->max_concurrency);
+	ddb_group_set_budget(dd->group, budget_for(dd->t, true));
 }
 
 /* Error context callback: how far the DELETE got. */

@@ -23,7 +23,21 @@
  */
 #define SHARD_MAX_DIGITS 18
 
+/* The longest date or timestamp an isoformat field matches in a key. */
+#define ISO_MAX_LEN 40
 
+/* The names of the time forms in a field's format, by KeyTimeForm. */
+static const char *const time_form_names[] = {
+	NULL, "isoformat", "month", "day", "hour", "minute"
+};
+
+/*
+ * The shape of each bucket's text, by KeyTimeForm: D stands for a digit,
+ * every other character for itself.
+ */
+static const char *const bucket_shapes[] = {
+	NULL, NULL, "DDDD-DD", "DDDD-DD-DD", "DDDD-DD-DDTDD:00:00Z", "DDDD-DD-DDTDD:DD:00Z"
+};
 
 /* True when c is an ASCII digit (isdigit would depend on the locale). */
 static bool
@@ -48,20 +62,30 @@ add_part(KeyTemplate *t, int *cap, KeyPartKind kind,
 	p->kind = kind;
 	p->text = sfdw_strndup(text, len);
 	p->width = width;
+	p->form = KT_PLAIN;
 }
 
 /*
- * Parse the format of a field named name: "0" followed by the width W.
- * Returns false with a message in err when the format is anything else or
- * W is out of range.
+ * Parse the format of a field named name: "0" followed by the width W, or
+ * (not on {shard}) the name of a time form.  Returns false with a message
+ * in err when the format is anything else or W is out of range.
  */
 static bool
-parse_width(const char *name, const char *spec, size_t speclen, int *width,
-			char *err, size_t errlen)
+parse_format(const char *name, bool shard, const char *spec, size_t speclen,
+			 int *width, KeyTimeForm *form, char *err, size_t errlen)
 {
 	size_t		i;
 	int			w = 0;
 
+	for (int f = KT_ISOFORMAT; f <= KT_MINUTE && !shard; f++)
+	{
+		if (strlen(time_form_names[f]) == speclen &&
+			memcmp(time_form_names[f], spec, speclen) == 0)
+		{
+			*form = (KeyTimeForm) f;
+			return true;
+		}
+	}
 	if (speclen < 2 || spec[0] != '0')
 		goto bad;
 	for (i = 1; i < speclen; i++)
@@ -81,9 +105,14 @@ parse_width(const char *name, const char *spec, size_t speclen, int *width,
 	return true;
 
 bad:
-	sfdw_set_error(err, errlen,
-			"field \"%s\" has unsupported format \"%.*s\" (only 0W, zero padding to width W, is supported)",
-			name, (int) speclen, spec);
+	if (shard)
+		sfdw_set_error(err, errlen,
+				"field \"%s\" has unsupported format \"%.*s\" (only 0W, zero padding to width W, is supported)",
+				name, (int) speclen, spec);
+	else
+		sfdw_set_error(err, errlen,
+				"field \"%s\" has unsupported format \"%.*s\" (0W, zero padding to width W, isoformat, month, day, hour and minute are supported)",
+				name, (int) speclen, spec);
 	return false;
 }
 
@@ -101,6 +130,7 @@ parse_field(KeyTemplate *t, int *cap, bool *seen_shard, const char *text,
 	char	   *name;
 	KeyPartKind kind;
 	int			width = 0;
+	KeyTimeForm form = KT_PLAIN;
 	bool		ok = true;
 
 	for (close = open + 1; text[close] != '}'; close++)
@@ -136,8 +166,8 @@ parse_field(KeyTemplate *t, int *cap, bool *seen_shard, const char *text,
 	{
 		const char *spec = text + open + 1 + namelen + 1;
 
-		ok = parse_width(name, spec, close - (size_t) (spec - text), &width,
-						 err, errlen);
+		ok = parse_format(name, kind == KP_SHARD, spec, close - (size_t) (spec - text),
+						  &width, &form, err, errlen);
 	}
 	if (ok && t->nparts > 0 && t->parts[t->nparts - 1].kind != KP_LITERAL)
 	{
@@ -167,6 +197,7 @@ parse_field(KeyTemplate *t, int *cap, bool *seen_shard, const char *text,
 		if (kind == KP_SHARD)
 			*seen_shard = true;
 		add_part(t, cap, kind, name, namelen, width);
+		t->parts[t->nparts - 1].form = form;
 	}
 	sfdw_free(name);
 	*next = close + 1;
@@ -307,6 +338,119 @@ integer_digits(const char *value, const char **digits, size_t *ndigits)
 }
 
 /*
+ * True when text starts with shape (see bucket_shapes); text is
+ * NUL-terminated, or at least as long as shape.
+ */
+static bool
+has_shape(const char *text, const char *shape)
+{
+	for (; *shape != '\0'; shape++, text++)
+	{
+		if (*shape == 'D' ? !is_digit(*text) : *text != *shape)
+			return false;
+	}
+	return true;
+}
+
+/* A date or timestamp value taken apart (see time_value). */
+typedef struct TimeValue
+{
+	const char *date;			/* YYYY-MM-DD: 10 bytes */
+	const char *hms;			/* HH:MM:SS: 8 bytes; NULL for a date */
+	char		frac[7];		/* six digits, or "" without a fraction */
+	bool		utc;			/* it ended with Z or +00:00 */
+} TimeValue;
+
+/*
+ * Take value apart as a date or a timestamp: YYYY-MM-DD, optionally
+ * followed by THH:MM:SS, a fraction of one to six digits, and Z or +00:00.
+ * Returns false when it is not of that form.
+ */
+static bool
+time_value(const char *value, TimeValue *tv)
+{
+	const char *p = value + 10;
+	size_t		n = 0;
+
+	memset(tv, 0, sizeof(*tv));
+	if (!has_shape(value, "DDDD-DD-DD"))
+		return false;
+	tv->date = value;
+	if (*p == '\0')
+		return true;
+	if (!has_shape(p, "TDD:DD:DD"))
+		return false;
+	tv->hms = p + 1;
+	p += 9;
+	if (*p == '.')
+	{
+		for (p++; is_digit(p[n]) && n < 6; n++)
+			tv->frac[n] = p[n];
+		if (n == 0)
+			return false;
+		p += n;
+		for (; n < 6; n++)
+			tv->frac[n] = '0';
+	}
+	tv->utc = strcmp(p, "Z") == 0 || strcmp(p, "+00:00") == 0;
+	return tv->utc || *p == '\0';
+}
+
+/*
+ * Append the text of time form p->form of value to out; see KeyTimeForm.
+ */
+static bool
+render_time(const KeyPart *p, const char *value, Buf *out, char *err, size_t errlen)
+{
+	TimeValue	tv;
+
+	if (!time_value(value, &tv))
+	{
+		sfdw_set_error(err, errlen,
+				"value \"%s\" of field \"%s\" is not a date or timestamp",
+				value, p->text);
+		return false;
+	}
+	switch (p->form)
+	{
+		case KT_PLAIN:			/* not called for it (render_part) */
+		case KT_ISOFORMAT:
+			buf_append(out, tv.date, 10);
+			if (tv.hms == NULL)
+				break;
+			buf_putc(out, 'T');
+			buf_append(out, tv.hms, 8);
+			if (tv.frac[0] != '\0' && strcmp(tv.frac, "000000") != 0)
+			{
+				buf_putc(out, '.');
+				buf_puts(out, tv.frac);
+			}
+			if (tv.utc)
+				buf_puts(out, "+00:00");
+			break;
+		case KT_MONTH:
+			buf_append(out, tv.date, 7);
+			break;
+		case KT_DAY:
+			buf_append(out, tv.date, 10);
+			break;
+		case KT_HOUR:
+		case KT_MINUTE:
+			{
+				/* HH or HH:MM kept, the rest of ":00:00Z" after it */
+				size_t		kept = p->form == KT_HOUR ? 2 : 5;
+
+				buf_append(out, tv.date, 10);
+				buf_putc(out, 'T');
+				buf_append(out, tv.hms ? tv.hms : "00:00", kept);
+				buf_puts(out, &":00:00Z"[kept - 2]);
+			}
+			break;
+	}
+	return true;
+}
+
+/*
  * Append part p to out, with value the column text of a KP_COLUMN part and
  * shard the number of a KP_SHARD part.
  */
@@ -347,6 +491,8 @@ render_part(const KeyPart *p, const char *value, long shard, Buf *out,
 			sfdw_set_error(err, errlen, "value of field \"%s\" is empty", p->text);
 			return false;
 		}
+		if (p->form != KT_PLAIN)
+			return render_time(p, value, out, err, errlen);
 		if (p->width == 0)
 		{
 			buf_puts(out, value);
@@ -364,6 +510,22 @@ render_part(const KeyPart *p, const char *value, long shard, Buf *out,
 		buf_putc(out, '0');
 	buf_append(out, digits, ndigits);
 	return true;
+}
+
+/*
+ * Render column field p for value; see keyfmt.h.
+ */
+bool
+keyfmt_render_field(const KeyPart *p, const char *value, Buf *out,
+					char *err, size_t errlen)
+{
+	size_t		start = out->len;
+
+	if (render_part(p, value, 0, out, err, errlen))
+		return true;
+	out->len = start;
+	out->data[start] = '\0';
+	return false;
 }
 
 /*
@@ -472,6 +634,38 @@ typedef struct Matcher
 } Matcher;
 
 /*
+ * True when text[0..len) is a date or timestamp in an ISO-8601 form:
+ * YYYY-MM-DD, optionally followed by THH:MM:SS, a fraction of one to nine
+ * digits, and Z or an offset +HH:MM or -HH:MM.
+ */
+static bool
+iso_text(const char *text, size_t len)
+{
+	size_t		i = 19;
+	size_t		digits = 0;
+
+	if (len < 10 || !has_shape(text, "DDDD-DD-DD"))
+		return false;
+	if (len == 10)
+		return true;
+	if (len < 19 || !has_shape(text + 10, "TDD:DD:DD"))
+		return false;
+	if (i < len && text[i] == '.')
+	{
+		for (i++; i < len && is_digit(text[i]) && digits < 9; i++)
+			digits++;
+		if (digits == 0)
+			return false;
+	}
+	if (i == len)
+		return true;
+	if (text[i] == 'Z')
+		return i + 1 == len;
+	return (text[i] == '+' || text[i] == '-') && i + 6 == len &&
+		has_shape(text + i + 1, "DD:DD");
+}
+
+/*
  * Match parts part.. of the template against key[pos..], filling their
  * spans.  Fields try their shortest span first.
  */
@@ -499,6 +693,16 @@ match_from(Matcher *m, int part, size_t pos)
 			match_from(m, part + 1, pos + len))
 			return true;
 	}
+	else if (keyfmt_is_bucket(p))
+	{
+		const char *shape = bucket_shapes[p->form];
+		size_t		len = strlen(shape);
+
+		m->spans[part].len = len;
+		if (len <= m->keylen - pos && has_shape(m->key + pos, shape) &&
+			match_from(m, part + 1, pos + len))
+			return true;
+	}
 	else
 	{
 		bool		digits_only = p->kind == KP_SHARD || p->width > 0;
@@ -521,6 +725,10 @@ match_from(Matcher *m, int part, size_t pos)
 			if (p->kind == KP_SHARD && len > SHARD_MAX_DIGITS &&
 				m->key[pos + len - 1 - SHARD_MAX_DIGITS] != '0')
 				break;
+			if (p->form == KT_ISOFORMAT && len > ISO_MAX_LEN)
+				break;
+			if (p->form == KT_ISOFORMAT && !iso_text(m->key + pos, len))
+				continue;
 			m->spans[part].len = len;
 			if (match_from(m, part + 1, pos + len))
 				return true;
@@ -589,6 +797,161 @@ keyfmt_field_text(const KeyTemplate *t, int part, const char *key,
 		}
 	}
 	return sfdw_strndup(text, len);
+}
+
+/*
+ * True when part p of a decoded key gives its column's value back.
+ */
+bool
+keyfmt_decodes(const KeyPart *p)
+{
+	return p->kind == KP_COLUMN && p->form < KT_MONTH;
+}
+
+/*
+ * True when part p is a time bucket.
+ */
+bool
+keyfmt_is_bucket(const KeyPart *p)
+{
+	return p->kind == KP_COLUMN && p->form >= KT_MONTH;
+}
+
+/*
+ * The finest bucket of column "column" in t, or KT_PLAIN.
+ */
+KeyTimeForm
+keyfmt_finest_bucket(const KeyTemplate *t, const char *column)
+{
+	KeyTimeForm finest = KT_PLAIN;
+
+	for (int i = 0; i < t->nparts; i++)
+		if (keyfmt_is_bucket(&t->parts[i]) && strcmp(t->parts[i].text, column) == 0 &&
+			t->parts[i].form > finest)
+			finest = t->parts[i].form;
+	return finest;
+}
+
+/*
+ * The name of a time form.
+ */
+const char *
+keyfmt_time_form_name(KeyTimeForm form)
+{
+	return form == KT_PLAIN ? "plain" : time_form_names[form];
+}
+
+#define USECS_PER_MINUTE_ ((int64_t) 60 * 1000000)
+#define USECS_PER_HOUR_ (60 * USECS_PER_MINUTE_)
+#define USECS_PER_DAY_ (24 * USECS_PER_HOUR_)
+/* Days from 1970-01-01 to 2000-01-01. */
+#define EPOCH_2000_DAYS 10957
+
+/* a / b rounded towards minus infinity, for b > 0. */
+static int64_t
+floor_div(int64_t a, int64_t b)
+{
+	return a / b - (a % b < 0);
+}
+
+/*
+ * Days since 1970-01-01 of year-month-day in the proleptic Gregorian
+ * calendar, and back (H. Hinnant's civil calendar algorithms).
+ */
+static int64_t
+days_from_civil(int64_t y, int m, int d)
+{
+	int64_t		era;
+	int64_t		yoe;
+	int64_t		doy;
+
+	y -= m <= 2;
+	era = floor_div(y, 400);
+	yoe = y - era * 400;
+	doy = (153 * (m + (m > 2 ? -3 : 9)) + 2) / 5 + d - 1;
+	return era * 146097 + yoe * 365 + yoe / 4 - yoe / 100 + doy - 719468;
+}
+
+static void
+civil_from_days(int64_t z, int64_t *y, int *m)
+{
+	int64_t		era;
+	int64_t		doe;
+	int64_t		yoe;
+	int64_t		doy;
+	int64_t		mp;
+
+	z += 719468;
+	era = floor_div(z, 146097);
+	doe = z - era * 146097;
+	yoe = (doe - doe / 1460 + doe / 36524 - doe / 146096) / 365;
+	doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
+	mp = (5 * doy + 2) / 153;
+	*m = (int) (mp < 10 ? mp + 3 : mp - 9);
+	*y = yoe + era * 400 + (*m <= 2);
+}
+
+/* The length of a bucket of form in microseconds; 0 for months. */
+static int64_t
+bucket_usecs(KeyTimeForm form)
+{
+	switch (form)
+	{
+		case KT_MINUTE:
+			return USECS_PER_MINUTE_;
+		case KT_HOUR:
+			return USECS_PER_HOUR_;
+		case KT_DAY:
+			return USECS_PER_DAY_;
+		case KT_PLAIN:
+		case KT_ISOFORMAT:
+		case KT_MONTH:
+			break;
+	}
+	return 0;
+}
+
+/*
+ * The start of the month that holds usecs, or of the one after it when
+ * next.
+ */
+static int64_t
+month_start(int64_t usecs, bool next)
+{
+	int64_t		y;
+	int			m;
+
+	civil_from_days(floor_div(usecs, USECS_PER_DAY_) + EPOCH_2000_DAYS, &y, &m);
+	if (next && m == 12)
+	{
+		y++;
+		m = 1;
+	}
+	else if (next)
+		m++;
+	return (days_from_civil(y, m, 1) - EPOCH_2000_DAYS) * USECS_PER_DAY_;
+}
+
+/*
+ * The start of the bucket holding usecs.
+ */
+int64_t
+keyfmt_bucket_start(KeyTimeForm form, int64_t usecs)
+{
+	int64_t		len = bucket_usecs(form);
+
+	return len > 0 ? floor_div(usecs, len) * len : month_start(usecs, false);
+}
+
+/*
+ * The start of the bucket after the one starting at start.
+ */
+int64_t
+keyfmt_bucket_next(KeyTimeForm form, int64_t start)
+{
+	int64_t		len = bucket_usecs(form);
+
+	return len > 0 ? start + len : month_start(start, true);
 }
 
 /*

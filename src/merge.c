@@ -3,9 +3,10 @@
  * merge.c
  *		Where the shards are merged: the order in which a scan returns its
  *		streams' items.  In arrival order (round robin over the streams
- *		with an item at hand); merged in the sort key's order, DynamoDB's
- *		(a binary heap of the streams by their head item); or range shards
- *		one after another, when each shard's keys sort before the next's.
+ *		with an item at hand); or merged in the sort key's order, DynamoDB's
+ *		(a binary heap of the streams by their head item), run after run
+ *		when the streams fall into runs whose keys sort before the next
+ *		run's (range shards, time buckets).
  *
  *-------------------------------------------------------------------------
  */
@@ -14,7 +15,11 @@
 #include "avorder.h"
 #include "scanstate.h"
 
-/* The next item in arrival order, or NULL at the end. */
+/*
+ * The next item in arrival order, or NULL at the end.  Streams not sent
+ * yet (a read of many time buckets sends max_concurrency at a time) are
+ * sent as others end.
+ */
 const DdbJson *
 merge_next_unordered(ShardScanState *ss)
 {
@@ -22,9 +27,9 @@ merge_next_unordered(ShardScanState *ss)
 	{
 		bool		any_waiting = false;
 
-		for (int k = 0; k < ss->nstreams; k++)
+		for (int k = 0; k < ss->nstarted; k++)
 		{
-			Stream	   *s = &ss->streams[(ss->cur + k) % ss->nstreams];
+			Stream	   *s = &ss->streams[(ss->cur + k) % ss->nstarted];
 			bool		waiting = false;
 			const DdbJson *item = scan_stream_next_item(ss, s, &waiting);
 
@@ -32,6 +37,15 @@ merge_next_unordered(ShardScanState *ss)
 			{
 				ss->cur = s - ss->streams;
 				return item;
+			}
+			if (!waiting && !s->done)
+			{
+				s->done = true;
+				if (ss->nstarted < ss->nstreams)
+				{
+					scan_stream_start(ss, &ss->streams[ss->nstarted++]);
+					waiting = true;
+				}
 			}
 			any_waiting |= waiting;
 		}
@@ -55,8 +69,41 @@ stream_cmp(Datum a, Datum b, void *arg)
 }
 
 /*
- * The next item in the sort key's order, merging the streams, or NULL at
- * the end.  Every stream's first page is needed before the first item.
+ * Send the streams of the next run (unless sent ahead), wait for their
+ * first pages and put them in the heap.  Time buckets read without a
+ * LIMIT send the runs after it too, max_concurrency streams ahead.
+ */
+static void
+start_run(ShardScanState *ss)
+{
+	ss->run_start = ss->run_end;
+	ss->run_end = ss->run_start + 1;
+	while (ss->run_end < ss->nstreams &&
+		   ss->streams[ss->run_end].run == ss->streams[ss->run_start].run)
+		ss->run_end++;
+	for (; ss->nstarted < ss->run_end; ss->nstarted++)
+		scan_stream_start(ss, &ss->streams[ss->nstarted]);
+	/* with no LIMIT to stop early, the next buckets' requests go out now */
+	for (; ss->bucket_runs && ss->bucket_ahead && ss->nstarted < ss->nstreams &&
+		 ss->nstarted - ss->run_start < ss->max_inflight; ss->nstarted++)
+		scan_stream_start(ss, &ss->streams[ss->nstarted]);
+	for (int i = ss->run_start; i < ss->run_end; i++)
+	{
+		Stream	   *s = &ss->streams[i];
+
+		s->head = scan_stream_next_item_wait(ss, s);
+		if (s->head)
+			binaryheap_add_unordered(ss->heap, PointerGetDatum(s));
+	}
+	binaryheap_build(ss->heap);
+}
+
+/*
+ * The next item in the sort key's order, or NULL at the end: the streams
+ * of a run are merged, and runs follow one another (range shards whose
+ * keys sort before the next one's, time buckets).  A run is sent only when
+ * the ones before it are used up, so a LIMIT met early reads no further;
+ * every stream of a run has its first page before the run's first item.
  */
 const DdbJson *
 merge_next_ordered(ShardScanState *ss)
@@ -65,19 +112,16 @@ merge_next_ordered(ShardScanState *ss)
 	const DdbJson *item;
 
 	if (ss->heap == NULL)
-	{
 		ss->heap = binaryheap_allocate(Max(ss->nstreams, 1), stream_cmp, ss);
-		for (int i = 0; i < ss->nstreams; i++)
-		{
-			s = &ss->streams[i];
-			s->head = scan_stream_next_item_wait(ss, s);
-			if (s->head)
-				binaryheap_add_unordered(ss->heap, PointerGetDatum(s));
-		}
-		binaryheap_build(ss->heap);
+	while (binaryheap_empty(ss->heap))
+	{
+		/* a range open on one side ends only where max_partitions cut it */
+		if (ss->run_end >= ss->nstreams && ss->bucket_cut)
+			scan_too_many_partitions(ss);
+		if (ss->run_end >= ss->nstreams)
+			return NULL;
+		start_run(ss);
 	}
-	if (binaryheap_empty(ss->heap))
-		return NULL;
 	s = (Stream *) DatumGetPointer(binaryheap_first(ss->heap));
 	item = s->head;
 
@@ -87,30 +131,6 @@ merge_next_ordered(ShardScanState *ss)
 	 */
 	s->head = NULL;
 	return item;
-}
-
-/*
- * The next item of range shards read one after another (each shard's keys
- * sort before the next one's), or NULL at the end.  A shard is asked for
- * only when the ones before it are used up, so a LIMIT met early reads no
- * further shard.
- */
-const DdbJson *
-merge_next_in_order(ShardScanState *ss)
-{
-	while (ss->cur < ss->nstreams)
-	{
-		const DdbJson *item = scan_stream_next_item_wait(ss, &ss->streams[ss->cur]);
-
-		if (item)
-			return item;
-		if (++ss->cur < ss->nstreams)
-		{
-			scan_stream_fetch(ss, &ss->streams[ss->cur], NULL);
-			ss->shards_read++;
-		}
-	}
-	return NULL;
 }
 
 /* Move the stream whose item the ordered merge returned last forward. */

@@ -132,6 +132,7 @@ modify_setup(EState *estate, ResultRelInfo *rinfo, bool do_nothing)
 	ms->conn = shard_get_connection(GetForeignTable(RelationGetRelid(rel))->serverid,
 									userid);
 	ms->group = ddb_group_create(ms->conn, ms->conn->server->max_concurrency);
+	ddb_group_set_budget(ms->group, budget_for(ms->t, true));
 	ms->rowcxt = AllocSetContextCreate(estate->es_query_cxt, "shard_fdw modify row",
 									   ALLOCSET_DEFAULT_SIZES);
 	rinfo->ri_FdwState = ms;
@@ -228,6 +229,9 @@ row_key_texts(ModifyState *ms, TupleTableSlot *slot)
 		if (option == NULL)
 			continue;
 		value = slot_getattr(slot, col->attnum, &isnull);
+		/* an index key without a value is left out: a sparse index */
+		if (isnull && strncmp(option, "index_", 6) == 0)
+			continue;
 		if (isnull)
 			ereport(ERROR,
 					(errcode(ERRCODE_NOT_NULL_VIOLATION),
@@ -274,8 +278,8 @@ key_value(ModifyState *ms, ShardKey *key, const char **texts, long shard)
 
 /*
  * Write the item of the row in slot, in the given shard or
- * SHARD_BY_STRATEGY: the key attributes, then every non-NULL column as its
- * own attribute.  Returns the item's size as DynamoDB counts it (names
+ * SHARD_BY_STRATEGY: the key attributes (the index keys too, those whose
+ * columns have values), then every non-NULL column as its own attribute.  Returns the item's size as DynamoDB counts it (names
  * plus values, approximately for numbers), and the item's keys in *pkp and
  * *skp (NULL without a sort key).
  */
@@ -288,19 +292,21 @@ write_item(ModifyState *ms, JsonWriter *w, TupleTableSlot *slot, long shard,
 	char	   *pk = key_value(ms, &t->pk, texts, shard != SHARD_BY_STRATEGY ? shard :
 							   route_write_shard(t, texts, ms->group, true, &ms->dyn));
 	char	   *sk = t->sk.attribute ? key_value(ms, &t->sk, texts, 0) : NULL;
+	const ShardKey *keys[4] = {&t->pk, &t->sk, &t->index_pk, &t->index_sk};
+	const char *values[4] = {pk, sk, route_index_key(t, &t->index_pk, texts),
+	route_index_key(t, &t->index_sk, texts)};
 	size_t		size = 0;
 
 	*pkp = pk;
 	*skp = sk;
 	jw_begin_object(w);
-	jw_key(w, t->pk.attribute);
-	request_write_key_value(w, &t->pk, pk);
-	size += strlen(t->pk.attribute) + strlen(pk);
-	if (sk)
+	for (int k = 0; k < 4; k++)
 	{
-		jw_key(w, t->sk.attribute);
-		request_write_key_value(w, &t->sk, sk);
-		size += strlen(t->sk.attribute) + strlen(sk);
+		if (values[k] == NULL)
+			continue;
+		jw_key(w, keys[k]->attribute);
+		request_write_key_value(w, keys[k], values[k]);
+		size += strlen(keys[k]->attribute) + strlen(values[k]);
 	}
 	for (int i = 0; i < t->ncolumns; i++)
 	{
@@ -317,8 +323,7 @@ write_item(ModifyState *ms, JsonWriter *w, TupleTableSlot *slot, long shard,
 					 errmsg("cannot write column \"%s\" of foreign table \"%s\": attribute '*' is read-only",
 							col->name, t->relname),
 					 errhint("Insert NULL into it; every other column is stored as its own attribute.")));
-		if (strcmp(col->attribute, t->pk.attribute) == 0 ||
-			(t->sk.attribute && strcmp(col->attribute, t->sk.attribute) == 0))
+		if (request_is_key_attribute(t, col->attribute))
 			continue;
 		jw_key(w, col->attribute);
 		codec_write_value(w, col, value);
@@ -1305,7 +1310,11 @@ shard_exec_update(EState *estate, ResultRelInfo *rinfo, TupleTableSlot *slot,
 	item = item_json(ms, slot, shard, &new_pk, &new_sk);
 	if (strcmp(new_pk, old_pk) == 0 && (old_sk == NULL || strcmp(new_sk, old_sk) == 0))
 	{
-		body = request_update(ms->t, slot, old_pk, old_sk, &len);
+		const char **texts = row_key_texts(ms, slot);
+		const char *index_keys[2] = {route_index_key(ms->t, &ms->t->index_pk, texts),
+		route_index_key(ms->t, &ms->t->index_sk, texts)};
+
+		body = request_update(ms->t, slot, old_pk, old_sk, index_keys, &len);
 		req = ddb_run(ms->group, "UpdateItem", body, len, false);
 		if (req->status != DDB_OK)
 		{
@@ -1470,6 +1479,9 @@ shard_explain_writes(DdbGroup *group, ExplainState *es)
 	ExplainPropertyFloat("DynamoDB Write Consumed Capacity", NULL, stats->capacity, 1, es);
 	ExplainPropertyInteger("DynamoDB Write Retries", NULL, stats->retries, es);
 	ExplainPropertyInteger("DynamoDB Write Throttles", NULL, stats->throttles, es);
+	if (ddb_group_budget(group))
+		ExplainPropertyFloat("DynamoDB Write Budget Wait", "ms",
+							 (double) stats->budget_wait_us / 1000.0, 1, es);
 }
 
 /* ExplainForeignModify; with ANALYZE, the rows written and the requests. */

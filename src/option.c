@@ -82,10 +82,18 @@ static const ShardOption shard_options[] = {
 	OPT_RANGE("max_concurrency", ForeignServerRelationId, 1, 1024, "16"),
 	OPT("consistent_read", ForeignServerRelationId, OPT_BOOL, "false"),
 	OPT("ca_file", ForeignServerRelationId, OPT_STRING, NULL),
+	OPT_RANGE("max_read_units_per_second", ForeignServerRelationId, 1, INT_MAX, NULL),
+	OPT_RANGE("max_write_units_per_second", ForeignServerRelationId, 1, INT_MAX, NULL),
 	/* user mapping */
 	OPT("access_key_id", UserMappingRelationId, OPT_STRING, NULL),
 	OPT("secret_access_key", UserMappingRelationId, OPT_STRING, NULL),
 	OPT("session_token", UserMappingRelationId, OPT_STRING, NULL),
+	OPT("profile", UserMappingRelationId, OPT_STRING, NULL),
+	OPT("role_arn", UserMappingRelationId, OPT_STRING, NULL),
+	OPT("external_id", UserMappingRelationId, OPT_STRING, NULL),
+	OPT("role_session_name", UserMappingRelationId, OPT_STRING, NULL),
+	OPT_RANGE("duration_s", UserMappingRelationId, 900, 43200, NULL),
+	OPT("ambient_credentials", UserMappingRelationId, OPT_BOOL, "false"),
 	/* foreign table */
 	OPT("table", ForeignTableRelationId, OPT_STRING, NULL),
 	OPT("index", ForeignTableRelationId, OPT_STRING, NULL),
@@ -93,6 +101,10 @@ static const ShardOption shard_options[] = {
 	OPT("sort_key", ForeignTableRelationId, OPT_STRING, NULL),
 	OPT("partition_key_format", ForeignTableRelationId, OPT_TEMPLATE, NULL),
 	OPT("sort_key_format", ForeignTableRelationId, OPT_TEMPLATE, NULL),
+	OPT("index_partition_key", ForeignTableRelationId, OPT_STRING, NULL),
+	OPT("index_partition_key_format", ForeignTableRelationId, OPT_TEMPLATE, NULL),
+	OPT("index_sort_key", ForeignTableRelationId, OPT_STRING, NULL),
+	OPT("index_sort_key_format", ForeignTableRelationId, OPT_TEMPLATE, NULL),
 	OPT_RANGE("shards", ForeignTableRelationId, 1, 100000, "1"),
 	OPT_ONE_OF("shard_strategy", ForeignTableRelationId,
 			   "none,random,calculated,range,dynamic", "none"),
@@ -111,7 +123,11 @@ static const ShardOption shard_options[] = {
 	OPT_ONE_OF("insert_mode", ForeignTableRelationId, "insert,upsert", "insert"),
 	/* 16 BatchWriteItems of 25 in flight */
 	OPT_RANGE("batch_size", ForeignTableRelationId, 1, 10000, "400"),
+	/* time buckets × shards one read may visit */
+	OPT_RANGE("max_partitions", ForeignTableRelationId, 1, 1000000, "1000"),
 	OPT("consistent_read", ForeignTableRelationId, OPT_BOOL, NULL),
+	OPT_RANGE("max_read_units_per_second", ForeignTableRelationId, 1, INT_MAX, NULL),
+	OPT_RANGE("max_write_units_per_second", ForeignTableRelationId, 1, INT_MAX, NULL),
 	/* column */
 	OPT("attribute", AttributeRelationId, OPT_STRING, NULL),
 	OPT("ddb_type", AttributeRelationId, OPT_DDB_TYPE, NULL),
@@ -543,11 +559,68 @@ check_table_options(List *options)
 		ereport(ERROR,
 				(errcode(ERRCODE_FDW_OPTION_NAME_NOT_FOUND),
 				 errmsg("shard_strategy \"dynamic\" needs option \"metadata_table\"")));
+	for (int i = 0; i < 2; i++)
+	{
+		const char *name = i == 0 ? "index_partition_key" : "index_sort_key";
+		const char *format_name = psprintf("%s_format", name);
+		const char *format = shard_option_value(options, format_name);
+
+		if ((format == NULL) != (shard_option_value(options, name) == NULL))
+			ereport(ERROR,
+					(errcode(ERRCODE_FDW_OPTION_NAME_NOT_FOUND),
+					 errmsg("option \"%s\" needs option \"%s\"",
+							format ? format_name : name, format ? name : format_name),
+					 errhint("An index key written with each item is an attribute name and its template.")));
+		if (format && shard_option_value(options, "index"))
+			ereport(ERROR,
+					(errcode(ERRCODE_FDW_INVALID_OPTION_NAME),
+					 errmsg("option \"%s\" cannot be used with option \"index\"", format_name),
+					 errhint("A foreign table that reads through an index is read-only; give the index keys' templates to the table that writes them.")));
+		if (format)
+		{
+			KeyTemplate *t = parse_template_option(format_name, format);
+
+			for (int p = 0; p < t->nparts; p++)
+				if (t->parts[p].kind == KP_SHARD)
+					ereport(ERROR,
+							(errcode(ERRCODE_FDW_INVALID_OPTION_NAME),
+							 errmsg("invalid value for option \"%s\": {shard} may appear only in \"partition_key_format\"",
+									format_name)));
+		}
+	}
 	if (shard_option_value(options, "index") && shard_option_value(options, "insert_mode"))
 		ereport(ERROR,
 				(errcode(ERRCODE_FDW_INVALID_OPTION_NAME),
 				 errmsg("option \"insert_mode\" cannot be used with option \"index\""),
 				 errhint("A foreign table that reads through an index is read-only.")));
+}
+
+/*
+ * The checks of a user mapping's options that involve several of them,
+ * and the superuser-only switch ambient_credentials.
+ */
+static void
+check_user_mapping_options(List *options)
+{
+	const char *ambient = shard_option_value(options, "ambient_credentials");
+	const char *role_arn = shard_option_value(options, "role_arn");
+	static const char *const role_options[] = {"external_id", "role_session_name", "duration_s"};
+
+	if (ambient && parse_bool_option("ambient_credentials", ambient) && !superuser())
+		ereport(ERROR,
+				(errcode(ERRCODE_INSUFFICIENT_PRIVILEGE),
+				 errmsg("only superusers may set option \"ambient_credentials\" to true"),
+				 errdetail("It lets the user mapping use the credentials of the PostgreSQL server's environment, shared files, container or instance.")));
+	if (shard_option_value(options, "profile") && shard_option_value(options, "access_key_id"))
+		ereport(ERROR,
+				(errcode(ERRCODE_FDW_INVALID_OPTION_NAME),
+				 errmsg("options \"profile\" and \"access_key_id\" cannot both be given"),
+				 errhint("A profile names credentials in the server's shared files; static keys are the user mapping's own.")));
+	for (size_t i = 0; i < lengthof(role_options); i++)
+		if (role_arn == NULL && shard_option_value(options, role_options[i]))
+			ereport(ERROR,
+					(errcode(ERRCODE_FDW_OPTION_NAME_NOT_FOUND),
+					 errmsg("option \"%s\" needs option \"role_arn\"", role_options[i])));
 }
 
 /*
@@ -579,6 +652,8 @@ shard_fdw_validator(PG_FUNCTION_ARGS)
 	}
 	if (context == ForeignTableRelationId)
 		check_table_options(options);
+	if (context == UserMappingRelationId)
+		check_user_mapping_options(options);
 
 	PG_RETURN_VOID();
 }
@@ -599,6 +674,8 @@ shard_get_server(Oid serverid)
 	ShardServer *s = palloc0(sizeof(ShardServer));
 	const char *endpoint = setting(o, "endpoint", ForeignServerRelationId);
 	const char *ca_file = setting(o, "ca_file", ForeignServerRelationId);
+	const char *max_read = setting(o, "max_read_units_per_second", ForeignServerRelationId);
+	const char *max_write = setting(o, "max_write_units_per_second", ForeignServerRelationId);
 
 	s->serverid = serverid;
 	s->region = pstrdup(setting(o, "region", ForeignServerRelationId));
@@ -612,76 +689,84 @@ shard_get_server(Oid serverid)
 	s->consistent_read = parse_bool_option("consistent_read",
 										   setting(o, "consistent_read", ForeignServerRelationId));
 	s->ca_file = ca_file ? pstrdup(ca_file) : NULL;
+	s->max_read_units = max_read ? atoi(max_read) : 0;
+	s->max_write_units = max_write ? atoi(max_write) : 0;
 	return s;
 }
 
-/* getenv, but NULL for an empty variable. */
-static char *
-env_or_null(const char *name)
-{
-	char	   *v = getenv(name);
-
-	return (v && v[0]) ? pstrdup(v) : NULL;
-}
-
 /*
- * The credentials userid uses on serverid: its user mapping's, or the
- * public mapping's; without one, a superuser falls back to the server
- * process environment and anyone else gets an error.
+ * How userid gets its credentials on serverid: from its user mapping, or
+ * the public mapping; a superuser without either uses the server's ambient
+ * sources (the AWS SDKs' default chain), anyone else gets an error.  A
+ * mapping without static keys uses the ambient sources too, which only a
+ * superuser's mapping, or one a superuser gave ambient_credentials 'true',
+ * may do.  Reads catalogs only.
  */
-ShardCredentials *
-shard_get_credentials(Oid serverid, Oid userid)
+ShardCredSpec *
+shard_get_cred_spec(Oid serverid, Oid userid)
 {
-	ShardCredentials *c = palloc0(sizeof(ShardCredentials));
+	ShardCredSpec *c = palloc0(sizeof(ShardCredSpec));
+	ForeignServer *server = GetForeignServer(serverid);
+	bool		ambient_switch = false;
 	HeapTuple	tp;
+	UserMapping *um;
+	ListCell   *lc;
 
+	c->servername = pstrdup(server->servername);
 	tp = SearchSysCache2(USERMAPPINGUSERSERVER, ObjectIdGetDatum(userid),
 						 ObjectIdGetDatum(serverid));
 	if (!HeapTupleIsValid(tp))
 		tp = SearchSysCache2(USERMAPPINGUSERSERVER, ObjectIdGetDatum(InvalidOid),
 							 ObjectIdGetDatum(serverid));
-	if (HeapTupleIsValid(tp))
+	if (!HeapTupleIsValid(tp))
 	{
-		UserMapping *um = GetUserMapping(userid, serverid);
-		ListCell   *lc;
-
-		ReleaseSysCache(tp);
-		foreach(lc, um->options)
-		{
-			DefElem    *def = lfirst_node(DefElem, lc);
-
-			if (strcmp(def->defname, "access_key_id") == 0)
-				c->access_key_id = pstrdup(defGetString(def));
-			else if (strcmp(def->defname, "secret_access_key") == 0)
-				c->secret_access_key = pstrdup(defGetString(def));
-			else if (strcmp(def->defname, "session_token") == 0)
-				c->session_token = pstrdup(defGetString(def));
-		}
-		if (c->access_key_id == NULL || c->secret_access_key == NULL)
+		if (!superuser_arg(userid))
 			ereport(ERROR,
-					(errcode(ERRCODE_FDW_OPTION_NAME_NOT_FOUND),
-					 errmsg("user mapping for server \"%s\" lacks option \"%s\"",
-							GetForeignServer(serverid)->servername,
-							c->access_key_id == NULL ? "access_key_id" : "secret_access_key")));
+					(errcode(ERRCODE_FDW_UNABLE_TO_ESTABLISH_CONNECTION),
+					 errmsg("user \"%s\" has no user mapping for server \"%s\"",
+							GetUserNameFromId(userid, false), server->servername),
+					 errhint("Create one with CREATE USER MAPPING ... OPTIONS (access_key_id '...', secret_access_key '...').")));
 		return c;
 	}
+	ReleaseSysCache(tp);
+	um = GetUserMapping(userid, serverid);
+	foreach(lc, um->options)
+	{
+		DefElem    *def = lfirst_node(DefElem, lc);
+		char	   *value = defGetString(def);
 
-	if (!superuser_arg(userid))
+		if (strcmp(def->defname, "access_key_id") == 0)
+			c->access_key_id = pstrdup(value);
+		else if (strcmp(def->defname, "secret_access_key") == 0)
+			c->secret_access_key = pstrdup(value);
+		else if (strcmp(def->defname, "session_token") == 0)
+			c->session_token = pstrdup(value);
+		else if (strcmp(def->defname, "profile") == 0)
+			c->profile = pstrdup(value);
+		else if (strcmp(def->defname, "role_arn") == 0)
+			c->role_arn = pstrdup(value);
+		else if (strcmp(def->defname, "external_id") == 0)
+			c->external_id = pstrdup(value);
+		else if (strcmp(def->defname, "role_session_name") == 0)
+			c->role_session_name = pstrdup(value);
+		else if (strcmp(def->defname, "duration_s") == 0)
+			c->duration_s = atoi(value);
+		else if (strcmp(def->defname, "ambient_credentials") == 0)
+			ambient_switch = parse_bool_option("ambient_credentials", value);
+	}
+	if ((c->access_key_id == NULL) != (c->secret_access_key == NULL))
 		ereport(ERROR,
-				(errcode(ERRCODE_FDW_UNABLE_TO_ESTABLISH_CONNECTION),
-				 errmsg("user \"%s\" has no user mapping for server \"%s\"",
-						GetUserNameFromId(userid, false),
-						GetForeignServer(serverid)->servername),
-				 errhint("Create one with CREATE USER MAPPING ... OPTIONS (access_key_id '...', secret_access_key '...').")));
-	c->access_key_id = env_or_null("AWS_ACCESS_KEY_ID");
-	c->secret_access_key = env_or_null("AWS_SECRET_ACCESS_KEY");
-	c->session_token = env_or_null("AWS_SESSION_TOKEN");
-	if (c->access_key_id == NULL || c->secret_access_key == NULL)
+				(errcode(ERRCODE_FDW_OPTION_NAME_NOT_FOUND),
+				 errmsg("user mapping for server \"%s\" lacks option \"%s\"",
+						server->servername,
+						c->access_key_id == NULL ? "access_key_id" : "secret_access_key")));
+	if (c->access_key_id == NULL && !superuser_arg(userid) && !ambient_switch)
 		ereport(ERROR,
-				(errcode(ERRCODE_FDW_UNABLE_TO_ESTABLISH_CONNECTION),
-				 errmsg("no credentials for server \"%s\"",
-						GetForeignServer(serverid)->servername),
-				 errdetail("There is no user mapping, and AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY are not set in the server's environment.")));
+				(errcode(ERRCODE_S_R_E_PROHIBITED_SQL_STATEMENT_ATTEMPTED),
+				 errmsg("user mapping for server \"%s\" has no access keys", server->servername),
+				 errdetail("A non-superuser's user mapping must give access_key_id and secret_access_key (with or without role_arn); only superusers may use the server's environment, shared files, container or instance credentials%s.",
+						   c->profile ? ", which the option \"profile\" reads" : ""),
+				 errhint("Add access_key_id and secret_access_key to the user mapping, or have a superuser set ambient_credentials 'true' on it.")));
 	return c;
 }
 
@@ -817,6 +902,15 @@ check_template_columns(ShardTable *t, KeyTemplate *tmpl, const char *option)
 							col->name, t->relname, format_type_be(col->typid), option),
 					 errhint("A zero-padded field {%s:0%d} needs a column of a number type.",
 							 col->name, part->width)));
+		if (part->form != KT_PLAIN &&
+			((col->typid != TIMESTAMPTZOID && col->typid != TIMESTAMPOID &&
+			  col->typid != DATEOID) || col->ddb_type != DDB_TYPE_S))
+			ereport(ERROR,
+					(errcode(ERRCODE_FDW_INVALID_DATA_TYPE),
+					 errmsg("column \"%s\" of foreign table \"%s\" is of type %s, but option \"%s\" writes it as a time",
+							col->name, t->relname, format_type_be(col->typid), option),
+					 errhint("Time forms such as {%s:day} and {%s:isoformat} need a date, timestamp or timestamptz column stored as S.",
+							 col->name, col->name)));
 	}
 }
 
@@ -911,6 +1005,24 @@ resolve_key(ShardTable *t, ShardKey *key, const char *name_option,
 				 errhint("Key attributes are S, N or B.")));
 }
 
+/*
+ * Resolve an index key written with each item: its attribute and template
+ * (the validator saw that one comes with the other), or no key.
+ */
+static void
+resolve_index_key(ShardTable *t, ShardKey *key, const char *name_option,
+				  const char *attribute, const char *format)
+{
+	key->column = -1;
+	key->type = DDB_TYPE_S;
+	if (format == NULL)
+		return;
+	key->attribute = pstrdup(attribute);
+	key->format = pstrdup(format);
+	key->template = parse_template_option(psprintf("%s_format", name_option), format);
+	check_template_columns(t, key->template, psprintf("%s_format", name_option));
+}
+
 /* Parse shard_by into column indexes. */
 static List *
 parse_shard_by(ShardTable *t, const char *value)
@@ -961,6 +1073,9 @@ shard_get_table(Oid relid)
 	const char *metadata_table = shard_option_value(o, "metadata_table");
 	const char *metadata_key = shard_option_value(o, "metadata_key");
 	const char *consistent_read = shard_option_value(o, "consistent_read");
+	const char *max_read = shard_option_value(o, "max_read_units_per_second");
+	const char *max_write = shard_option_value(o, "max_write_units_per_second");
+	ShardServer *server = shard_get_server(ft->serverid);
 	bool		shards_given = shard_option_value(o, "shards") != NULL;
 	bool		base_given = shard_option_value(o, "shard_base") != NULL;
 
@@ -988,9 +1103,12 @@ shard_get_table(Oid relid)
 	t->insert_mode = strcmp(table_setting(o, "insert_mode"), "upsert") == 0 ?
 		INSERT_MODE_UPSERT : INSERT_MODE_INSERT;
 	t->batch_size = atoi(table_setting(o, "batch_size"));
+	t->max_partitions = atoi(table_setting(o, "max_partitions"));
 	t->consistent_read = consistent_read ?
 		parse_bool_option("consistent_read", consistent_read) :
-		shard_get_server(ft->serverid)->consistent_read;
+		server->consistent_read;
+	t->max_read_units = max_read ? atoi(max_read) : server->max_read_units;
+	t->max_write_units = max_write ? atoi(max_write) : server->max_write_units;
 
 	if (t->strategy == SHARD_DYNAMIC && !base_given)
 		t->shard_base = 1;
@@ -1006,6 +1124,12 @@ shard_get_table(Oid relid)
 				pk_attr, shard_option_value(o, "partition_key_format"), true);
 	resolve_key(t, &t->sk, "sort_key", "sort_key_format",
 				sk_attr, shard_option_value(o, "sort_key_format"), false);
+	resolve_index_key(t, &t->index_pk, "index_partition_key",
+					  shard_option_value(o, "index_partition_key"),
+					  shard_option_value(o, "index_partition_key_format"));
+	resolve_index_key(t, &t->index_sk, "index_sort_key",
+					  shard_option_value(o, "index_sort_key"),
+					  shard_option_value(o, "index_sort_key_format"));
 	if (t->metadata_key == NULL)
 		t->metadata_key = pstrdup(pk_attr);
 	return t;

@@ -26,6 +26,7 @@
 #include "catalog/pg_type.h"
 #include "nodes/makefuncs.h"
 #include "nodes/nodeFuncs.h"
+#include "optimizer/clauses.h"
 #include "optimizer/optimizer.h"
 #include "optimizer/pathnode.h"
 #include "optimizer/paths.h"
@@ -34,6 +35,7 @@
 #include "parser/parsetree.h"
 #include "utils/array.h"
 #include "utils/builtins.h"
+#include "utils/date.h"
 #include "utils/lsyscache.h"
 #include "utils/selfuncs.h"
 #include "utils/typcache.h"
@@ -57,6 +59,13 @@ typedef struct Analysis
 	bool		keyed;			/* every partition key column is fixed */
 	bool		full_key;		/* ... and every sort key column too */
 	bool		exact;			/* DynamoDB evaluates every condition exactly */
+	int			bucket_col;		/* the column read bucket by bucket, or -1 */
+	Cond	   *bucket_lo;		/* its lower bound ... */
+	Cond	   *bucket_hi;		/* ... and its upper one */
+	int			nbuckets;		/* buckets, -1 when known only at run time */
+	int			bucket_shards;	/* shards read in each bucket */
+	bool		bucket_over;	/* more partitions than max_partitions */
+	bool		bucket_open;	/* bounded on one side, read away from it */
 } Analysis;
 
 /* Planner state of one foreign relation, in baserel->fdw_private. */
@@ -90,8 +99,11 @@ column_of(ShardTable *t, Index relid, Expr *expr)
 
 /*
  * True when expr can be the value side of a condition: a constant or a
- * parameter, or with outer_ok any expression that does not use rel and
- * calls nothing volatile (a join clause, which becomes a parameter).
+ * parameter; an expression of neither columns nor anything volatile or
+ * subqueries, evaluated when the scan starts (now(), '...'::timestamptz
+ * - interval '1 day'); or with outer_ok any expression that does not use
+ * rel and calls nothing volatile (a join clause, which becomes a
+ * parameter).
  */
 static bool
 is_value(Expr *expr, Index relid, bool outer_ok)
@@ -102,8 +114,11 @@ is_value(Expr *expr, Index relid, bool outer_ok)
 		return !((Const *) expr)->constisnull;
 	if (IsA(expr, Param))
 		return true;
-	return outer_ok && !bms_is_member(relid, pull_varnos(NULL, (Node *) expr)) &&
-		!contain_volatile_functions((Node *) expr);
+	if (contain_volatile_functions((Node *) expr) || contain_subplans((Node *) expr))
+		return false;
+	if (!contain_var_clause((Node *) expr))
+		return true;
+	return outer_ok && !bms_is_member(relid, pull_varnos(NULL, (Node *) expr));
 }
 
 /*
@@ -350,8 +365,11 @@ key_fixed(ShardTable *t, ShardKey *k, List *conds)
 /*
  * The column the sort key's order follows, or -1: the sort key column
  * itself, or the first field of its template when that field's text sorts
- * as its values do (a zero-padded integer, or a timestamp written with
- * fixed width).
+ * as its values do (a zero-padded integer, a timestamp written with fixed
+ * width, or as isoformat() writes it, not a time bucket).  isoformat()
+ * leaves the zero fraction out, so a timestamp without time zone sorts
+ * only when what follows it sorts before "." (#, or nothing); with time
+ * zone "+00:00" follows, and it always does.
  */
 static int
 sort_order_column(ShardTable *t)
@@ -359,6 +377,7 @@ sort_order_column(ShardTable *t)
 	const char *lead;
 	ShardColumn *col;
 	int			width;
+	const KeyPart *first;
 
 	if (t->sk.attribute == NULL)
 		return -1;
@@ -368,7 +387,13 @@ sort_order_column(ShardTable *t)
 	if (lead == NULL)
 		return -1;
 	col = shard_find_column(t, lead);
-	width = t->sk.template->parts[0].width;
+	first = &t->sk.template->parts[0];
+	width = first->width;
+	if (keyfmt_is_bucket(first))
+		return -1;
+	if (first->form == KT_ISOFORMAT && col->typid == TIMESTAMPOID &&
+		t->sk.template->nparts > 1 && (unsigned char) t->sk.template->parts[1].text[0] >= '.')
+		return -1;
 	if (width > 0 &&
 		(col->typid == INT2OID || col->typid == INT4OID || col->typid == INT8OID))
 		return col - t->columns;
@@ -435,21 +460,119 @@ filterable(ShardTable *t, Cond *c)
 	return false;
 }
 
+/* The value of a constant, or false when expr is not one. */
+static bool
+const_value(Expr *expr, Datum *value)
+{
+	if (IsA(expr, RelabelType))
+		expr = ((RelabelType *) expr)->arg;
+	if (!IsA(expr, Const) || ((Const *) expr)->constisnull)
+		return false;
+	*value = ((Const *) expr)->constvalue;
+	return true;
+}
+
+/* True when a date or timestamp value is infinite. */
+static bool
+time_infinite(Oid typid, Datum value)
+{
+	if (typid == DATEOID)
+		return DATE_NOT_FINITE(DatumGetDateADT(value));
+	return TIMESTAMP_NOT_FINITE(DatumGetTimestamp(value));
+}
+
+/*
+ * Read by time bucket when the partition key's one open column is a
+ * bucketed date or timestamp (route_bucket_column) that conds bound on
+ * both sides, or on one side when the rows are wanted in the order
+ * away from it (open_order: 1 ascending from a lower bound, -1 descending
+ * from an upper one; 0 when no such order and LIMIT are known): then a is
+ * keyed, each bucket a partition.  When both bounds are constants the
+ * buckets are counted here, and more partitions than max_partitions, or an
+ * infinite bound, leave the read a Scan (bucket_over).
+ */
+static void
+find_buckets(ShardTable *t, Analysis *a, List *conds, int open_order)
+{
+	bool	   *fixed = palloc0(sizeof(bool) * Max(t->ncolumns, 1));
+	Cond	   *lo = NULL;
+	Cond	   *hi = NULL;
+	ListCell   *lc;
+	Datum		lo_value;
+	Datum		hi_value;
+	int			col;
+
+	foreach(lc, a->key_conds)
+		fixed[((Cond *) lfirst(lc))->col] = true;
+	col = route_bucket_column(t, fixed);
+	if (col < 0)
+		return;
+	foreach(lc, conds)
+	{
+		Cond	   *c = lfirst(lc);
+
+		if (c->col != col)
+			continue;
+		if ((c->op == COND_GT || c->op == COND_GE) && lo == NULL)
+			lo = c;
+		else if ((c->op == COND_LT || c->op == COND_LE) && hi == NULL)
+			hi = c;
+	}
+	if ((lo == NULL && hi == NULL) ||
+		((lo == NULL || hi == NULL) && open_order != (lo ? 1 : -1)))
+		return;
+	a->bucket_col = col;
+	a->bucket_lo = lo;
+	a->bucket_hi = hi;
+	a->bucket_open = lo == NULL || hi == NULL;
+	a->bucket_shards = route_shards_per_partition(t, fixed);
+	a->nbuckets = -1;
+	if (a->bucket_open && const_value((lo ? lo : hi)->value, &lo_value) &&
+		time_infinite(t->columns[col].typid, lo_value))
+	{
+		a->bucket_over = true;
+		return;
+	}
+	if (!a->bucket_open && const_value(lo->value, &lo_value) &&
+		const_value(hi->value, &hi_value))
+	{
+		Oid			typid = t->columns[col].typid;
+		int			max = t->max_partitions / a->bucket_shards;
+
+		if (time_infinite(typid, lo_value) || time_infinite(typid, hi_value))
+			a->bucket_over = true;
+		else
+			a->nbuckets = list_length(route_read_buckets(t, col,
+														 route_time_usecs(typid, lo_value),
+														 route_time_usecs(typid, hi_value) -
+														 (hi->op == COND_LT ? 1 : 0),
+														 false, max));
+		if (a->bucket_over || a->nbuckets > max)
+		{
+			a->bucket_over = true;
+			return;
+		}
+	}
+	a->keyed = true;
+}
+
 /*
  * Sort out conditions (RestrictInfos) into key equalities, the sort key
  * condition and filters.  outer_ok admits values from other relations
- * (join clauses of a parameterized path).
+ * (join clauses of a parameterized path); open_order, see find_buckets.
  */
 static Analysis
-analyse(ShardTable *t, Index relid, List *clauses, bool outer_ok)
+analyse(ShardTable *t, Index relid, List *clauses, bool outer_ok, int open_order)
 {
 	Analysis	a = {0};
 	List	   *sort_candidates = NIL;
+	List	   *recognised = NIL;
 	int			order_col = sort_order_column(t);
 	ListCell   *lc;
 	int			used = 0;
 
 	a.exact = true;
+	a.bucket_col = -1;
 	foreach(lc, clauses)
 	{
 		RestrictInfo *rinfo = lfirst_node(RestrictInfo, lc);
@@ -460,6 +583,7 @@ analyse(ShardTable *t, Index relid, List *clauses, bool outer_ok)
 			a.exact = false;
 			continue;
 		}
+		recognised = lappend(recognised, c);
 		if ((c->op == COND_EQ || c->op == COND_IN) &&
 			route_key_uses(t, c->col))
 			a.key_conds = lappend(a.key_conds, c);
@@ -497,6 +621,8 @@ analyse(ShardTable *t, Index relid, List *clauses, bool outer_ok)
 		a.key_conds = kept;
 		a.keyed = key_fixed(t, &t->pk, a.key_conds);
 	}
+	if (!a.keyed)
+		find_buckets(t, &a, recognised, open_order);
 
 	/*
 	 * DynamoDB takes one sort key condition: a prefix, or a lower bound, an
@@ -572,7 +698,7 @@ shard_get_rel_size(PlannerInfo *root, RelOptInfo *baserel, Oid foreigntableid)
 		pull_varattnos((Node *) lfirst_node(RestrictInfo, lc)->clause,
 					   baserel->relid, &ri->attrs_used);
 	ri->restrict_analysis = analyse(ri->table, baserel->relid,
-									baserel->baserestrictinfo, false);
+									baserel->baserestrictinfo, false, 0);
 
 	/*
 	 * Without statistics: a table is taken to hold 10000 rows and a
@@ -694,6 +820,30 @@ shard_get_paths(PlannerInfo *root, RelOptInfo *baserel, Oid foreigntableid)
 											   NULL, NULL, NIL));
 
 	/*
+	 * A time range bounded on one side is read bucket by bucket away from
+	 * that side when the query wants its rows in that order and stops at a
+	 * LIMIT: the path that delivers that order.
+	 */
+	if (!a->keyed && root->limit_tuples > 0 &&
+		bms_membership(root->all_baserels) == BMS_SINGLETON &&
+		(pathkeys = ordered_pathkeys(root, baserel, ri)) != NIL)
+	{
+		Analysis	open = analyse(ri->table, baserel->relid, baserel->baserestrictinfo,
+								   false,
+								   shard_pathkey_ascending(linitial_node(PathKey, pathkeys)) ?
+								   1 : -1);
+
+		if (open.keyed && open.bucket_open && open.bucket_col == sort_order_column(ri->table))
+		{
+			cost_read(&open, baserel->rows, &startup, &total);
+			add_path(baserel, (Path *)
+					 shard_create_foreignscan_path(root, baserel, NULL, baserel->rows,
+												   startup, total, pathkeys,
+												   NULL, NULL, NIL));
+		}
+	}
+
+	/*
 	 * Join clauses that fix partition key columns make a parameterized
 	 * path: a nested loop then sends one keyed Query per outer row.  Those
 	 * clauses are in joininfo, or implied by equivalence classes.
@@ -727,7 +877,7 @@ shard_get_paths(PlannerInfo *root, RelOptInfo *baserel, Oid foreigntableid)
 	{
 		Analysis	joined = analyse(ri->table, baserel->relid,
 									 list_concat(list_copy(baserel->baserestrictinfo),
-												 join_conds), true);
+												 join_conds), true, 0);
 
 		if (joined.keyed)
 		{
@@ -892,16 +1042,15 @@ shard_get_plan(PlannerInfo *root, RelOptInfo *baserel, Oid foreigntableid,
 	List	   *attrs;
 	List	   *cols = fetched_columns(ri, &attrs);
 	List	   *fdw_exprs = NIL;
+	int			order = best_path->path.pathkeys == NIL ? 0 :
+		shard_pathkey_ascending(linitial_node(PathKey, best_path->path.pathkeys)) ? 1 : -1;
 	Analysis	a = analyse(ri->table, baserel->relid, scan_clauses,
-								best_path->path.param_info != NULL);
+							best_path->path.param_info != NULL, order);
 	ScanOp		op = a.full_key && ri->table->index == NULL ? SCAN_OP_GET :
 		a.keyed ? SCAN_OP_QUERY : SCAN_OP_SCAN;
-	int			order = 0;
 	List	   *fdw_private;
+	List	   *bucket_conds;
 
-	if (best_path->path.pathkeys != NIL)
-		order = shard_pathkey_ascending(linitial_node(PathKey, best_path->path.pathkeys)) ?
-			1 : -1;
 	if (op == SCAN_OP_GET && order != 0)
 		op = SCAN_OP_QUERY;
 
@@ -918,6 +1067,19 @@ shard_get_plan(PlannerInfo *root, RelOptInfo *baserel, Oid foreigntableid,
 													ri->attrs_used)));
 	fdw_private = lappend(fdw_private,
 						  makeBoolean(must_read_all(root, foreigntableid, ri->table)));
+	fdw_private = lappend(fdw_private,
+						  list_concat(list_make4_int(a.bucket_col, a.nbuckets,
+													 a.bucket_shards, a.bucket_over),
+									  list_make3_int(a.bucket_col >= 0 &&
+													 sort_order_column(ri->table) == a.bucket_col,
+													 root->limit_tuples <= 0,
+													 a.bucket_open)));
+	bucket_conds = NIL;
+	if (a.bucket_col >= 0 && !a.bucket_over && a.bucket_lo)
+		bucket_conds = lappend(bucket_conds, a.bucket_lo);
+	if (a.bucket_col >= 0 && !a.bucket_over && a.bucket_hi)
+		bucket_conds = lappend(bucket_conds, a.bucket_hi);
+	fdw_private = lappend(fdw_private, flatten_conds(bucket_conds, &fdw_exprs));
 	return make_foreignscan(tlist, extract_actual_clauses(scan_clauses, false),
 							baserel->relid, fdw_exprs, fdw_private, NIL, NIL,
 							outer_plan);

@@ -55,10 +55,29 @@ typedef enum ScanPrivate
 	SCAN_PRIVATE_ORDER,			/* Integer: 0 none, 1 ascending, -1 descending */
 	SCAN_PRIVATE_LIMIT,			/* Integer: rows the query needs, 0 all */
 	SCAN_PRIVATE_NEED_CTID,		/* Boolean: UPDATE/DELETE want each shard */
-	SCAN_PRIVATE_READ_ALL		/* Boolean: read to the end before the first
+	SCAN_PRIVATE_READ_ALL,		/* Boolean: read to the end before the first
 								 * row (the statement adds items to the
 								 * table) */
+	SCAN_PRIVATE_BUCKETS,		/* IntList: see BucketPrivate */
+	SCAN_PRIVATE_BUCKET_CONDS	/* IntList: the bounds of the bucket column,
+								 * lower then upper (one of them when open) */
 } ScanPrivate;
+
+/* The members of SCAN_PRIVATE_BUCKETS, in order. */
+typedef enum BucketPrivate
+{
+	BUCKET_COLUMN,				/* the column whose buckets are read, or -1 */
+	BUCKET_COUNT,				/* buckets, or -1 when known only at run time */
+	BUCKET_SHARDS,				/* shards read in each bucket (planned) */
+	BUCKET_OVER,				/* 1: more partitions than max_partitions,
+								 * read by a Scan instead */
+	BUCKET_RUNS,				/* 1: the order is the buckets', read one
+								 * bucket after another */
+	BUCKET_AHEAD,				/* 1: no LIMIT to stop early: later buckets
+								 * are sent while one is merged */
+	BUCKET_OPEN					/* 1: bounded on one side, read away from it
+								 * until the LIMIT is met */
+} BucketPrivate;
 
 extern void shard_get_rel_size(PlannerInfo *root, RelOptInfo *baserel,
 							   Oid foreigntableid);

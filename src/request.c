@@ -320,6 +320,25 @@ sort_key_name(ShardScanState *ss)
 }
 
 /*
+ * value (a column's key text) as template field p writes it, for a bound
+ * on the field.
+ */
+static char *
+field_text(ShardScanState *ss, const KeyPart *p, const char *value)
+{
+	Buf			out;
+	char		err[SFDW_ERRLEN];
+
+	buf_init(&out);
+	if (!keyfmt_render_field(p, value, &out, err, sizeof(err)))
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("cannot bound the sort key of foreign table \"%s\": %s",
+						ss->t->relname, err)));
+	return out.data;
+}
+
+/*
  * Add the sort key's part of the KeyConditionExpression to buf.  Returns
  * false when the conditions cannot match any stored key.
  */
@@ -397,6 +416,8 @@ sort_key_condition(ShardScanState *ss, const char **texts, StringInfo buf)
 			text = value_text(ss, c->col, c->expr);
 		if (t->sk.template)
 			inclusive = c->op == COND_GT || c->op == COND_GE;
+		if (text && t->sk.template && t->sk.template->parts[0].form != KT_PLAIN)
+			text = field_text(ss, &t->sk.template->parts[0], text);
 		if (c->op == COND_GT || c->op == COND_GE)
 		{
 			if (text && width > 0 && text[0] == '-')
@@ -767,7 +788,7 @@ request_read_body(ShardScanState *ss, Stream *s, const DdbJson *start_key, size_
 		if (ss->limit > 0)
 		{
 			jw_key(&w, "Limit");
-			jw_int(&w, request_page_limit(ss->limit, ss->in_order ? 1 : ss->nstreams));
+			jw_int(&w, request_page_limit(ss->limit, ss->merge_width));
 		}
 		if (t->consistent_read && t->index == NULL)
 		{
@@ -941,16 +962,33 @@ request_get_stored(ShardTable *t, const DdbJson *item, size_t *len)
 }
 
 /*
+ * True when attribute is one of the keys the table writes: the item key,
+ * or an index key from a template.  No column is written under it.
+ */
+bool
+request_is_key_attribute(ShardTable *t, const char *attribute)
+{
+	const ShardKey *keys[4] = {&t->pk, &t->sk, &t->index_pk, &t->index_sk};
+
+	for (int k = 0; k < 4; k++)
+		if (keys[k]->attribute && strcmp(keys[k]->attribute, attribute) == 0)
+			return true;
+	return false;
+}
+
+/*
  * The UpdateItem body that sets every non-key column of the row in slot
- * (and removes the attributes of NULL ones), on the item with the given
+ * (and removes the attributes of NULL ones), and the index keys
+ * index_keys[0] and [1] (removed when NULL), on the item with the given
  * key if it still exists.  Attributes no column maps are left alone.
  * Without a non-NULL column there are no ExpressionAttributeValues, which
  * DynamoDB refuses empty.
  */
 char *
 request_update(ShardTable *t, TupleTableSlot *slot, const char *pk, const char *sk,
-			   size_t *len)
+			   const char *const *index_keys, size_t *len)
 {
+	const ShardKey *index[2] = {&t->index_pk, &t->index_sk};
 	Buf			out;
 	JsonWriter	w;
 	Buf			values;
@@ -970,8 +1008,7 @@ request_update(ShardTable *t, TupleTableSlot *slot, const char *pk, const char *
 		bool		isnull;
 		Datum		value;
 
-		if (col->ddb_type == DDB_TYPE_ITEM || strcmp(col->attribute, t->pk.attribute) == 0 ||
-			(t->sk.attribute && strcmp(col->attribute, t->sk.attribute) == 0))
+		if (col->ddb_type == DDB_TYPE_ITEM || request_is_key_attribute(t, col->attribute))
 			continue;
 		names = lappend(names, col->attribute);
 		value = slot_getattr(slot, col->attnum, &isnull);
@@ -984,6 +1021,21 @@ request_update(ShardTable *t, TupleTableSlot *slot, const char *pk, const char *
 						 list_length(names) - 1, list_length(names) - 1);
 		jw_key(&vw, psprintf(":a%d", list_length(names) - 1));
 		codec_write_value(&vw, col, value);
+	}
+	for (int k = 0; k < 2; k++)
+	{
+		if (index[k]->attribute == NULL)
+			continue;
+		names = lappend(names, index[k]->attribute);
+		if (index_keys[k] == NULL)
+		{
+			appendStringInfo(&remove, "%s#a%d", remove.len ? ", " : "", list_length(names) - 1);
+			continue;
+		}
+		appendStringInfo(&set, "%s#a%d = :a%d", set.len ? ", " : "",
+						 list_length(names) - 1, list_length(names) - 1);
+		jw_key(&vw, psprintf(":a%d", list_length(names) - 1));
+		request_write_key_value(&vw, index[k], index_keys[k]);
 	}
 	jw_end_object(&vw);
 	jw_begin_request(&w, &out, t->table);

@@ -12,8 +12,11 @@
  */
 #include "shard_fdw.h"
 
+#include "catalog/pg_type.h"
 #include "common/unicode_norm.h"
+#include "datatype/timestamp.h"
 #include "mb/pg_wchar.h"
+#include "utils/date.h"
 
 /* NFKD of UTF-8 text, as a new string. */
 static char *
@@ -146,7 +149,9 @@ route_key_uses(ShardTable *t, int col)
 
 /*
  * The option that needs column col to place a row, or NULL: the item
- * key's (see route_key_option), or shard_by.
+ * key's (see route_key_option), shard_by, or the template of an index
+ * key written with the item ("index_partition_key_format",
+ * "index_sort_key_format").
  */
 const char *
 route_column_option(ShardTable *t, int col)
@@ -155,6 +160,10 @@ route_column_option(ShardTable *t, int col)
 
 	if (option == NULL && list_member_int(t->shard_by, col))
 		option = "shard_by";
+	if (option == NULL && route_key_has_column(t, &t->index_pk, col))
+		option = "index_partition_key_format";
+	if (option == NULL && route_key_has_column(t, &t->index_sk, col))
+		option = "index_sort_key_format";
 	return option;
 }
 
@@ -217,6 +226,33 @@ route_sort_key(ShardTable *t, const char *const *values, char *err, size_t errle
 	if (!keyfmt_render(t->sk.template, route_template_values(t, t->sk.template, values),
 					   0, &out, err, errlen))
 		return NULL;
+	return out.data;
+}
+
+/*
+ * The text of index key k (index_pk or index_sk) for the values, or NULL
+ * when the table writes no such key or a column of its template has no
+ * value: the item then has no such attribute and stays out of the index
+ * (a sparse index).  Errors name the key's option.
+ */
+char *
+route_index_key(ShardTable *t, const ShardKey *k, const char *const *values)
+{
+	const char **parts;
+	Buf			out;
+	char		err[SFDW_ERRLEN];
+
+	if (k->attribute == NULL)
+		return NULL;
+	parts = route_template_values(t, k->template, values);
+	if (keyfmt_known_fields(k->template, parts) < keyfmt_field_count(k->template))
+		return NULL;
+	buf_init(&out);
+	if (!keyfmt_render(k->template, parts, 0, &out, err, sizeof(err)))
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("cannot build index key attribute \"%s\" of a row of foreign table \"%s\": %s",
+						k->attribute, t->relname, err)));
 	return out.data;
 }
 
@@ -308,4 +344,112 @@ route_read_shards(ShardTable *t, const char *const *values, int known_shards)
 	for (int i = 0; i < count; i++)
 		shards = lappend_int(shards, t->shard_base + i);
 	return shards;
+}
+
+/*
+ * The shards a read visits in each partition when the columns marked in
+ * fixed (indexed by column) are fixed by equality: one when they choose a
+ * calculated or range shard, every one otherwise (and the legacy base
+ * key); a dynamic key's count is known only when the read runs, taken as
+ * one here.
+ */
+int
+route_shards_per_partition(ShardTable *t, const bool *fixed)
+{
+	ListCell   *lc;
+	bool		all = t->shard_by != NIL;
+
+	if (t->strategy == SHARD_NONE || t->strategy == SHARD_DYNAMIC)
+		return 1;
+	foreach(lc, t->shard_by)
+		all &= fixed[lfirst_int(lc)];
+	if (all && (t->strategy == SHARD_CALCULATED || t->strategy == SHARD_RANGE))
+		return 1;
+	return t->shards + (t->legacy_unsharded ? 1 : 0);
+}
+
+/*
+ * The column whose time buckets a read enumerates, or -1: the one column
+ * of the partition key's template that the columns marked in fixed leave
+ * open, when only bucket fields hold it, its type is date or timestamp,
+ * and it chooses no shard.
+ */
+int
+route_bucket_column(ShardTable *t, const bool *fixed)
+{
+	KeyTemplate *tmpl = t->pk.template;
+	int			open = -1;
+
+	if (tmpl == NULL || t->pk.attribute == NULL)
+		return -1;
+	for (int i = 0; i < tmpl->nparts; i++)
+	{
+		int			col;
+
+		if (tmpl->parts[i].kind != KP_COLUMN)
+			continue;
+		col = shard_find_column(t, tmpl->parts[i].text) - t->columns;
+		if (fixed[col])
+			continue;
+		if (!keyfmt_is_bucket(&tmpl->parts[i]) || (open >= 0 && open != col))
+			return -1;
+		open = col;
+	}
+	if (open < 0 || list_member_int(t->shard_by, open))
+		return -1;
+	return open;
+}
+
+/*
+ * The bucket a read of column col enumerates by: the finest of its fields
+ * in the partition key, and no finer than a day for a date.
+ */
+KeyTimeForm
+route_bucket_form(ShardTable *t, int col)
+{
+	KeyTimeForm form = keyfmt_finest_bucket(t->pk.template, t->columns[col].name);
+
+	if (t->columns[col].typid == DATEOID && form > KT_DAY)
+		form = KT_DAY;
+	return form;
+}
+
+/* A finite date or timestamp as microseconds since 2000-01-01 (UTC). */
+int64
+route_time_usecs(Oid typid, Datum value)
+{
+	if (typid == DATEOID)
+		return (int64) DatumGetDateADT(value) * USECS_PER_DAY;
+	return DatumGetInt64(value);
+}
+
+/*
+ * The key texts of column col that stand for the buckets a read of its
+ * values from lo to hi (microseconds, both included) visits, oldest first
+ * or, when desc, newest first: the start of each bucket.  At most max + 1
+ * of them, so that the caller can tell more than max apart; a range open
+ * at its far end (lo or hi the least or greatest timestamp) is cut there.
+ */
+List *
+route_read_buckets(ShardTable *t, int col, int64 lo, int64 hi, bool desc, int max)
+{
+	ShardColumn *c = &t->columns[col];
+	KeyTimeForm form = route_bucket_form(t, col);
+	int64		first = keyfmt_bucket_start(form, lo);
+	int64		last = keyfmt_bucket_start(form, hi);
+	List	   *texts = NIL;
+
+	for (int64 start = desc ? last : first;
+		 start >= first && start <= last && list_length(texts) <= max;
+		 start = desc ? keyfmt_bucket_start(form, start - 1) : keyfmt_bucket_next(form, start))
+	{
+		Datum		value;
+
+		if (c->typid == DATEOID)
+			value = DateADTGetDatum((DateADT) (start / USECS_PER_DAY));
+		else
+			value = Int64GetDatum(start);
+		texts = lappend(texts, codec_key_text(c, value));
+	}
+	return texts;
 }

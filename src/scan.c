@@ -23,8 +23,10 @@
 #include "miscadmin.h"
 #include "nodes/nodeFuncs.h"
 #include "utils/builtins.h"
+#include "utils/date.h"
 #include "utils/lsyscache.h"
 #include "utils/memutils.h"
+#include "utils/ruleutils.h"
 
 #include "scanstate.h"
 
@@ -56,6 +58,19 @@ scan_stream_fetch(ShardScanState *ss, Stream *s, const DdbJson *start_key)
 	s->next->owner = s;
 	pfree(body);
 	ddb_submit(s->next);
+}
+
+/*
+ * Send the first page's request of stream s, counting the shards and time
+ * buckets the scan reads.
+ */
+void
+scan_stream_start(ShardScanState *ss, Stream *s)
+{
+	if (s->bucket >= 0 && (s == ss->streams || s[-1].bucket != s->bucket))
+		ss->buckets_read++;
+	ss->shards_read++;
+	scan_stream_fetch(ss, s, NULL);
 }
 
 /*
@@ -293,8 +308,9 @@ decode_from_key(ShardTable *t, ShardKey *k, const DdbJson *item, const char *col
 		spans = palloc(sizeof(KeySpan) * tmpl->nparts);
 		if (!keyfmt_decode(tmpl, key, strlen(key), spans, NULL))
 			continue;
+		/* a time bucket does not give the value back: only finer fields do */
 		for (int i = 0; i < tmpl->nparts; i++)
-			if (tmpl->parts[i].kind == KP_COLUMN &&
+			if (keyfmt_decodes(&tmpl->parts[i]) &&
 				strcmp(tmpl->parts[i].text, colname) == 0)
 				return keyfmt_field_text(tmpl, i, key, &spans[i]);
 		return NULL;
@@ -443,6 +459,23 @@ range_shard_meets_bounds(ShardScanState *ss, int shard)
 	return true;
 }
 
+/* Raise "the range spans more partitions than max_partitions". */
+void
+scan_too_many_partitions(ShardScanState *ss)
+{
+	ShardTable *t = ss->t;
+	ShardColumn *col = &t->columns[ss->bucket_col];
+
+	ereport(ERROR,
+			(errcode(ERRCODE_PROGRAM_LIMIT_EXCEEDED),
+			 errmsg("the range of column \"%s\" spans more partitions than foreign table \"%s\" reads in one scan",
+					col->name, t->relname),
+			 errdetail("Its %s buckets times their shards are more than max_partitions (%d).",
+					   keyfmt_time_form_name(route_bucket_form(t, ss->bucket_col)),
+					   t->max_partitions),
+			 errhint("Narrow the range, or raise option \"max_partitions\" of the foreign table.")));
+}
+
 /*
  * The partition key values the scan reads: one per shard (and the base
  * key with legacy_unsharded), as a list of Stream templates.  Range shards
@@ -494,6 +527,58 @@ partition_streams(ShardScanState *ss, const char **texts)
 			result = lappend(result, s);
 	}
 	return result;
+}
+
+/*
+ * The key texts of the bucket column, one per time bucket the scan reads
+ * (newest first for a descending order), or a list of one NULL when it
+ * reads no buckets; NIL when a bound is NULL (nothing matches).  Errors
+ * when a bound is infinite, or the buckets are more than max_partitions
+ * allows.  A range open on one side lists max_partitions' worth of buckets
+ * away from the other (bucket_cut when more lie beyond).
+ */
+static List *
+bucket_texts(ShardScanState *ss)
+{
+	ShardTable *t = ss->t;
+	ShardColumn *col;
+	int64		bounds[2] = {MIN_TIMESTAMP, END_TIMESTAMP - 1};
+	List	   *texts;
+	int			max;
+
+	if (ss->bucket_col < 0 || ss->bucket_over)
+		return list_make1(NULL);
+	col = &t->columns[ss->bucket_col];
+	for (int i = 0; i < ss->nbucket_conds; i++)
+	{
+		ExecCond   *c = &ss->bucket_conds[i];
+		bool		upper = c->op == COND_LT || c->op == COND_LE;
+
+		if (ss->nulls[c->expr])
+			return NIL;
+		if (col->typid == DATEOID ? DATE_NOT_FINITE(DatumGetDateADT(ss->values[c->expr])) :
+			TIMESTAMP_NOT_FINITE(DatumGetTimestamp(ss->values[c->expr])))
+			ereport(ERROR,
+					(errcode(ERRCODE_PROGRAM_LIMIT_EXCEEDED),
+					 errmsg("cannot read the time buckets of column \"%s\" of foreign table \"%s\" up to infinity",
+							col->name, t->relname),
+					 errhint("Bound the column by finite values.")));
+		bounds[upper] = route_time_usecs(col->typid, ss->values[c->expr]);
+		/* ts < b reads up to the bucket of the instant before b */
+		if (c->op == COND_LT)
+			bounds[upper]--;
+	}
+	max = t->max_partitions / Max(ss->bucket_shards, 1);
+	texts = route_read_buckets(t, ss->bucket_col, bounds[0], bounds[1], ss->order < 0, max);
+	ss->bucket_cut = false;
+	if (list_length(texts) > max && ss->bucket_open)
+	{
+		texts = list_truncate(texts, max);
+		ss->bucket_cut = true;
+	}
+	else if (list_length(texts) > max)
+		scan_too_many_partitions(ss);
+	return texts;
 }
 
 /* Evaluate the expressions and build the streams, then send. */
@@ -562,27 +647,44 @@ scan_start(ShardScanState *ss, ExprContext *econtext)
 	}
 	else if (combos != NIL)
 	{
-		/* IN lists here are on partition key columns: one sort key condition */
+		/*
+		 * IN lists here are on partition key columns: one sort key
+		 * condition.  A time bucket is a partition of its own, the same
+		 * key condition in each: its streams come together, the newest
+		 * bucket first under a descending order.
+		 */
 		List	   *seen = NIL;
+		List	   *buckets = bucket_texts(ss);
 
 		ss->key_cond_expr = request_key_condition(ss, linitial(combos));
-		if (ss->key_cond_expr)
+		for (int b = 0; ss->key_cond_expr && b < list_length(buckets); b++)
 		{
 			foreach(lc, combos)
 			{
+				const char **texts = lfirst(lc);
 				ListCell   *lc2;
 
-				foreach(lc2, partition_streams(ss, lfirst(lc)))
+				if (ss->bucket_col >= 0 && !ss->bucket_over)
+				{
+					texts = palloc(sizeof(char *) * ss->t->ncolumns);
+					memcpy(texts, lfirst(lc), sizeof(char *) * ss->t->ncolumns);
+					texts[ss->bucket_col] = list_nth(buckets, b);
+				}
+				foreach(lc2, partition_streams(ss, texts))
 				{
 					Stream	   *s = lfirst(lc2);
 
 					if (list_member(seen, makeString(s->pk_text)))
 						continue;
 					seen = lappend(seen, makeString(s->pk_text));
+					s->bucket = list_nth(buckets, b) ? b : -1;
+					s->run = ss->bucket_runs && ss->order != 0 ? b : 0;
 					streams = lappend(streams, s);
 				}
 			}
 		}
+		if (ss->bucket_col >= 0 && list_length(streams) > ss->t->max_partitions)
+			scan_too_many_partitions(ss);
 	}
 	ss->filter_expr = request_filter_expression(ss);
 	ss->nstreams = list_length(streams);
@@ -606,11 +708,29 @@ scan_start(ShardScanState *ss, ExprContext *econtext)
 			ss->streams[ss->nstreams - 1 - i] = tmp;
 		}
 	}
-	ss->shards_read = ss->op == SCAN_OP_SCAN ? 0 : ss->nstreams;
-	if (ss->in_order)
-		ss->shards_read = Min(ss->nstreams, 1);
-	for (i = 0; i < (ss->in_order ? Min(ss->nstreams, 1) : ss->nstreams); i++)
-		scan_stream_fetch(ss, &ss->streams[i], NULL);
+	/* range shards read in order are runs of one */
+	for (i = 0; i < ss->nstreams && ss->in_order; i++)
+		ss->streams[i].run = i;
+	ss->merge_width = 0;
+	for (int first = 0; first < ss->nstreams; first = i)
+	{
+		for (i = first; i < ss->nstreams && ss->streams[i].run == ss->streams[first].run; i++)
+			;
+		ss->merge_width = Max(ss->merge_width, i - first);
+	}
+	ss->shards_read = 0;
+	ss->buckets_read = 0;
+	ss->run_start = ss->run_end = 0;
+	/*
+	 * Ordered, the merge sends run after run.  Unordered, time buckets send
+	 * a window of max_concurrency streams at a time, other reads all.
+	 */
+	ss->nstarted = 0;
+	if (ss->order == 0)
+		ss->nstarted = ss->bucket_col >= 0 ? Min(ss->nstreams, ss->max_inflight) :
+			ss->nstreams;
+	for (i = 0; i < ss->nstarted; i++)
+		scan_stream_start(ss, &ss->streams[i]);
 	ss->cur = 0;
 	ss->started = true;
 	MemoryContextSwitchTo(old);
@@ -642,6 +762,7 @@ shard_scan_create(ForeignScanState *node, int eflags)
 	RangeTblEntry *rte = exec_rt_fetch(fs->scan.scanrelid, estate);
 	Oid			userid = OidIsValid(SHARD_SCAN_USER(fs, rte)) ? SHARD_SCAN_USER(fs, rte) : GetUserId();
 	int			nexprs = list_length(fs->fdw_exprs);
+	List	   *buckets;
 
 	ss->t = shard_get_table(rte->relid);
 	ss->op = intVal(list_nth(fs->fdw_private, SCAN_PRIVATE_OP));
@@ -657,6 +778,16 @@ shard_scan_create(ForeignScanState *node, int eflags)
 	ss->limit = intVal(list_nth(fs->fdw_private, SCAN_PRIVATE_LIMIT));
 	ss->need_ctid = boolVal(list_nth(fs->fdw_private, SCAN_PRIVATE_NEED_CTID));
 	ss->read_all = boolVal(list_nth(fs->fdw_private, SCAN_PRIVATE_READ_ALL));
+	buckets = list_nth(fs->fdw_private, SCAN_PRIVATE_BUCKETS);
+	ss->bucket_col = list_nth_int(buckets, BUCKET_COLUMN);
+	ss->nbuckets = list_nth_int(buckets, BUCKET_COUNT);
+	ss->bucket_shards = list_nth_int(buckets, BUCKET_SHARDS);
+	ss->bucket_over = list_nth_int(buckets, BUCKET_OVER) != 0;
+	ss->bucket_runs = list_nth_int(buckets, BUCKET_RUNS) != 0;
+	ss->bucket_ahead = list_nth_int(buckets, BUCKET_AHEAD) != 0;
+	ss->bucket_open = list_nth_int(buckets, BUCKET_OPEN) != 0;
+	ss->bucket_conds = unpack_conds(list_nth(fs->fdw_private, SCAN_PRIVATE_BUCKET_CONDS),
+									&ss->nbucket_conds);
 	ss->exprs = fs->fdw_exprs;
 	ss->values = palloc0(sizeof(Datum) * Max(nexprs, 1));
 	ss->nulls = palloc0(sizeof(bool) * Max(nexprs, 1));
@@ -675,6 +806,7 @@ shard_scan_create(ForeignScanState *node, int eflags)
 	 * gone with that state's memory even if nothing ends the scan.
 	 */
 	ss->group = ddb_group_create(ss->conn, ss->max_inflight);
+	ddb_group_set_budget(ss->group, budget_for(ss->t, false));
 	ddb_group_hold(&ss->group, GetMemoryChunkContext(ss));
 	return ss;
 }
@@ -706,9 +838,7 @@ next_item(ShardScanState *ss)
 	const DdbJson *item;
 	MemoryContext old = MemoryContextSwitchTo(ss->runcxt);
 
-	if (ss->in_order)
-		item = merge_next_in_order(ss);
-	else if (ss->order != 0)
+	if (ss->order != 0)
 	{
 		merge_advance(ss);
 		item = merge_next_ordered(ss);
@@ -851,6 +981,7 @@ add_stats(DdbStats *into, const DdbStats *from)
 	into->throttles += from->throttles;
 	into->scanned += from->scanned;
 	into->capacity += from->capacity;
+	into->budget_wait_us += from->budget_wait_us;
 }
 
 /*
@@ -926,7 +1057,7 @@ expr_text(ShardScanState *ss, int i)
 	}
 	if (IsA(expr, Param))
 		return psprintf("$%d", ((Param *) expr)->paramid);
-	return "?";
+	return deparse_expression((Node *) expr, NIL, false, false);
 }
 
 /* Conditions as text: "col op value AND ...". */
@@ -1036,6 +1167,38 @@ shards_text(ShardScanState *ss)
 	return psprintf("%d%s", t->shards, t->legacy_unsharded ? " + unsharded key" : "");
 }
 
+/*
+ * The time buckets the plan reads, for EXPLAIN: how many (or between which
+ * bounds, when known only at run time) times the shards of each, or that
+ * they are more than max_partitions and a Scan reads the table instead.
+ */
+static char *
+buckets_text(ShardScanState *ss)
+{
+	ShardTable *t = ss->t;
+	const char *what = psprintf("%s of %s",
+								keyfmt_time_form_name(route_bucket_form(t, ss->bucket_col)),
+								t->columns[ss->bucket_col].name);
+	const char *shards = psprintf("%d shard%s", ss->bucket_shards,
+								  ss->bucket_shards == 1 ? "" : "s");
+
+	if (ss->bucket_over && ss->nbuckets < 0)
+		return psprintf("%s, unbounded: a Scan instead", what);
+	if (ss->bucket_over)
+		return psprintf("%s: %d or more × %s, more than max_partitions (%d): a Scan instead",
+						what, ss->nbuckets, shards, t->max_partitions);
+	if (ss->nbuckets >= 0)
+		return psprintf("%d × %s = %d partitions (%s)", ss->nbuckets, shards,
+						ss->nbuckets * ss->bucket_shards, what);
+	if (ss->bucket_open)
+		return psprintf("%s from %s %s until the LIMIT is met, × %s, at most max_partitions (%d)",
+						what, expr_text(ss, ss->bucket_conds[0].expr),
+						ss->order > 0 ? "up" : "down", shards, t->max_partitions);
+	return psprintf("%s from %s to %s, × %s", what,
+					expr_text(ss, ss->bucket_conds[0].expr),
+					expr_text(ss, ss->bucket_conds[1].expr), shards);
+}
+
 /* ExplainForeignScan: what goes to DynamoDB, and with ANALYZE what it cost. */
 void
 shard_explain_scan(ForeignScanState *node, ExplainState *es)
@@ -1057,6 +1220,8 @@ shard_scan_explain(ShardScanState *ss, ExplainState *es)
 	ExplainPropertyText("DynamoDB Table", t->table, es);
 	if (t->index)
 		ExplainPropertyText("DynamoDB Index", t->index, es);
+	if (ss->bucket_col >= 0)
+		ExplainPropertyText("Buckets", buckets_text(ss), es);
 	if (ss->op != SCAN_OP_SCAN)
 	{
 		ExplainPropertyText("Shards", shards_text(ss), es);
@@ -1084,7 +1249,7 @@ shard_scan_explain(ShardScanState *ss, ExplainState *es)
 	if (ss->limit > 0)
 		ExplainPropertyInteger("Limit per Shard", NULL,
 							   request_page_limit(ss->limit,
-												ss->started && !ss->in_order ? ss->nstreams :
+												ss->started ? ss->merge_width :
 												t->strategy == SHARD_NONE ||
 												(ss->order != 0 && range_in_key_order(t)) ? 1 :
 												t->shards + (t->legacy_unsharded ? 1 : 0)),
@@ -1105,6 +1270,8 @@ shard_scan_explain(ShardScanState *ss, ExplainState *es)
 
 		if (ss->group)
 			add_stats(&total, ddb_group_stats(ss->group));
+		if (ss->bucket_col >= 0 && !ss->bucket_over)
+			ExplainPropertyInteger("Buckets Read", NULL, ss->buckets_read, es);
 		if (ss->op != SCAN_OP_SCAN)
 			ExplainPropertyInteger("Shards Read", NULL, ss->shards_read, es);
 		ExplainPropertyInteger("DynamoDB Requests", NULL, total.requests, es);
@@ -1112,6 +1279,9 @@ shard_scan_explain(ShardScanState *ss, ExplainState *es)
 		ExplainPropertyInteger("DynamoDB Items Scanned", NULL, total.scanned, es);
 		ExplainPropertyInteger("DynamoDB Items Returned", NULL, total.items, es);
 		ExplainPropertyFloat("DynamoDB Consumed Capacity", NULL, total.capacity, 1, es);
+		if (t->max_read_units > 0)
+			ExplainPropertyFloat("DynamoDB Budget Wait", "ms",
+								 (double) total.budget_wait_us / 1000.0, 1, es);
 		ExplainPropertyInteger("DynamoDB Retries", NULL, total.retries, es);
 		ExplainPropertyInteger("DynamoDB Throttles", NULL, total.throttles, es);
 	}

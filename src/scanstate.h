@@ -44,6 +44,11 @@ typedef struct Stream
 								 * come again (see stream_check_progress) */
 	int			lek_steps;		/* pages since lek_seen was taken */
 	int			lek_period;		/* pages after which it is taken anew */
+	int			bucket;			/* its time bucket's number, or -1 */
+	int			run;			/* ordered: streams merged together have
+								 * one run number, and runs are read one
+								 * after another */
+	bool		done;			/* unordered: read to its end */
 } Stream;
 
 struct ShardScanState
@@ -62,6 +67,17 @@ struct ShardScanState
 	int			nfilters;
 	int			order;			/* 1 ascending, -1 descending, 0 none */
 	int			limit;			/* rows the query needs (LIMIT + OFFSET), 0 unknown */
+	int			bucket_col;		/* the column read by time bucket, or -1 */
+	int			nbuckets;		/* buckets planned, -1 known at run time */
+	int			bucket_shards;	/* shards planned in each bucket */
+	bool		bucket_over;	/* too many partitions: a Scan instead */
+	bool		bucket_runs;	/* ordered by the buckets: one at a time */
+	bool		bucket_ahead;	/* ... the next ones sent meanwhile */
+	bool		bucket_open;	/* bounded on one side: read away from it */
+	bool		bucket_cut;		/* ... and more buckets than max_partitions
+								 * lie beyond the last one listed */
+	ExecCond   *bucket_conds;	/* the bucket column's bounds: lo, hi */
+	int			nbucket_conds;
 	bool		need_ctid;		/* UPDATE/DELETE: the shard in ctid */
 	bool		read_all;		/* read to the end before the first row */
 	List	   *exprs;			/* fdw_exprs, for EXPLAIN */
@@ -80,7 +96,11 @@ struct ShardScanState
 	Stream	   *streams;
 	int			nstreams;
 	int			cur;			/* unordered: the stream read last */
+	int			nstarted;		/* streams [0, nstarted) are sent */
 	binaryheap *heap;			/* ordered: streams by their head item */
+	int			run_start;		/* ordered: the run being merged is */
+	int			run_end;		/* streams [run_start, run_end) */
+	int			merge_width;	/* the most streams merged at once */
 	bool		in_order;		/* ordered: range shards read one by one */
 	char	   *sk_lo;			/* the sort key's bounds sent, or NULL */
 	char	   *sk_hi;
@@ -94,6 +114,7 @@ struct ShardScanState
 	int64		pages;
 	DdbStats	stats;
 	int			shards_read;
+	int			buckets_read;
 };
 
 /* in request.c: the reads' expressions and bodies */
@@ -106,17 +127,18 @@ extern char *request_read_body(ShardScanState *ss, Stream *s,
 							   const DdbJson *start_key, size_t *len);
 extern char *request_item_key_json(ShardTable *t, const char *pk, const char *sk);
 
-/* in scan.c: a stream's pages */
+/* in scan.c: a stream's pages; the error of too many partitions */
 extern void scan_stream_fetch(ShardScanState *ss, Stream *s, const DdbJson *start_key);
 extern void scan_receive_page(ShardScanState *ss);
 extern const DdbJson *scan_stream_next_item(ShardScanState *ss, Stream *s,
 											bool *waiting);
 extern const DdbJson *scan_stream_next_item_wait(ShardScanState *ss, Stream *s);
+extern void scan_stream_start(ShardScanState *ss, Stream *s);
+pg_noreturn extern void scan_too_many_partitions(ShardScanState *ss);
 
 /* in merge.c: the streams' items, in arrival order or merged */
 extern const DdbJson *merge_next_unordered(ShardScanState *ss);
 extern const DdbJson *merge_next_ordered(ShardScanState *ss);
-extern const DdbJson *merge_next_in_order(ShardScanState *ss);
 extern void merge_advance(ShardScanState *ss);
 
 #endif							/* SHARD_FDW_SCANSTATE_H */

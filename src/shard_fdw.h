@@ -3,9 +3,9 @@
  * shard_fdw.h
  *		Declarations shared by the PostgreSQL side of shard_fdw.
  *
- * The plain-C modules (sigv4, ddbjson, keyfmt, shardhash) have headers of
- * their own and never include this one.  This header is grouped by the file
- * that defines each symbol.
+ * The plain-C modules (sigv4, ddbjson, keyfmt, shardhash, awscreds, ...) have
+ * headers of their own and never include this one.  This header is grouped
+ * by the file that defines each symbol.
  *
  *-------------------------------------------------------------------------
  */
@@ -81,15 +81,28 @@ typedef struct ShardServer
 	bool		max_concurrency_set;	/* given, not the default */
 	bool		consistent_read;
 	char	   *ca_file;
+	int			max_read_units;	/* per second; 0: no budget */
+	int			max_write_units;
 } ShardServer;
 
-/* Credentials from the user mapping (or, for a superuser, the environment). */
-typedef struct ShardCredentials
+/*
+ * How a user (through its user mapping, or a superuser without one) gets
+ * its credentials: the mapping's static keys, or the server's ambient
+ * sources (the AWS SDKs' default chain, or a profile of the shared files);
+ * then, with role_arn, the role assumed with them.
+ */
+typedef struct ShardCredSpec
 {
-	char	   *access_key_id;
+	char	   *servername;		/* for messages */
+	char	   *access_key_id;	/* static keys, or NULL */
 	char	   *secret_access_key;
 	char	   *session_token;	/* NULL when none */
-} ShardCredentials;
+	char	   *profile;		/* a profile of the shared files, or NULL */
+	char	   *role_arn;		/* the role to assume, or NULL */
+	char	   *external_id;
+	char	   *role_session_name;
+	int			duration_s;		/* 0: STS's default */
+} ShardCredSpec;
 
 /* One column of a foreign table and how it maps to an attribute. */
 typedef struct ShardColumn
@@ -135,6 +148,8 @@ typedef struct ShardTable
 	char	   *index;
 	ShardKey	pk;
 	ShardKey	sk;
+	ShardKey	index_pk;		/* index keys written with each item, from */
+	ShardKey	index_sk;		/* templates; attribute NULL when none */
 	int			shards;
 	ShardStrategy strategy;
 	List	   *shard_by;		/* column indexes (int) into columns[] */
@@ -152,19 +167,51 @@ typedef struct ShardTable
 	bool		legacy_unsharded;
 	InsertMode	insert_mode;
 	int			batch_size;
+	int			max_partitions; /* time buckets × shards one read visits */
 	bool		consistent_read;
+	int			max_read_units;	/* per second, the table's or its server's;
+								 * 0: no budget */
+	int			max_write_units;
 	int			ncolumns;
 	ShardColumn *columns;		/* non-dropped columns, in attnum order */
 } ShardTable;
 
 extern ShardServer *shard_get_server(Oid serverid);
-extern ShardCredentials *shard_get_credentials(Oid serverid, Oid userid);
+extern ShardCredSpec *shard_get_cred_spec(Oid serverid, Oid userid);
 extern ShardTable *shard_get_table(Oid relid);
 extern const char *shard_option_value(List *options, const char *name);
 extern bool shard_is_foreign_table(Oid relid);
 extern ShardColumn *shard_find_column(ShardTable *t, const char *name);
 extern int	shard_column_index(ShardTable *t, AttrNumber attnum);
 extern const char *ddb_type_name(DdbType type);
+
+/* ---------------------------------------------------------------------
+ * in credentials.c
+ * ---------------------------------------------------------------------
+ */
+
+/*
+ * The credentials a connection signs with; the keys are NULL until
+ * credentials_ensure first fetches them.  generation changes whenever the
+ * keys do, so that a signer deriving keys from them knows when to derive
+ * again.
+ */
+typedef struct ShardCredentials
+{
+	char	   *access_key_id;
+	char	   *secret_access_key;
+	char	   *session_token;	/* NULL when none */
+	uint32		generation;
+	ShardServer *server;
+	ShardCredSpec *spec;
+	MemoryContext cxt;
+	struct ShardCredState *state;	/* private to credentials.c */
+} ShardCredentials;
+
+extern ShardCredentials *credentials_create(ShardServer *server, ShardCredSpec *spec);
+extern void credentials_ensure(ShardCredentials *c);
+extern void credentials_destroy(ShardCredentials *c);
+extern const char *credentials_source_name(ShardCredentials *c);
 
 /* ---------------------------------------------------------------------
  * in connection.c
@@ -209,6 +256,7 @@ typedef struct DdbStats
 	int64		items;			/* items returned (reads) or written */
 	int64		scanned;		/* ScannedCount */
 	double		capacity;		/* consumed capacity units */
+	int64		budget_wait_us; /* time held back by a capacity budget */
 } DdbStats;
 
 typedef enum DdbStatus
@@ -221,6 +269,7 @@ typedef enum DdbStatus
 
 typedef struct DdbGroup DdbGroup;
 typedef struct DdbAttempt DdbAttempt;
+typedef struct Budget Budget;	/* in budget.c */
 
 /*
  * One DynamoDB API call, with its retries.  Lives in its own memory
@@ -256,6 +305,7 @@ typedef struct DdbRequest
 
 	/* private to transport.c */
 	int			throttled;		/* attempts throttled */
+	double		budget_reserved;	/* units reserved in its group's budget */
 	DdbAttempt *attempt;
 	TimestampTz first_attempt_at;
 	TimestampTz retry_at;
@@ -272,6 +322,8 @@ extern void ddb_group_reset(DdbGroup *group);
 extern void ddb_group_free(DdbGroup *group);
 extern void ddb_group_hold(DdbGroup **holder, MemoryContext cxt);
 extern DdbStats *ddb_group_stats(DdbGroup *group);
+extern void ddb_group_set_budget(DdbGroup *group, Budget *budget);
+extern Budget *ddb_group_budget(DdbGroup *group);
 extern DdbRequest *ddb_request_create(DdbGroup *group, const char *action,
 									  const char *body, size_t len);
 extern void ddb_request_free(DdbRequest *req);
@@ -286,6 +338,21 @@ extern DdbJson *ddb_call(DdbGroup *group, const char *action,
 						 const char *body, size_t len);
 pg_noreturn extern void ddb_report_error(DdbRequest *req);
 extern const DdbStats *ddb_backend_stats(void);
+extern char *transport_url_host(const char *url);
+extern long transport_http(const char *method, const char *url, List *headers,
+						   const char *body, long connect_timeout_ms,
+						   long timeout_ms, const char *ca_file,
+						   StringInfo answer, char *err, size_t errlen);
+
+/* ---------------------------------------------------------------------
+ * in budget.c
+ * ---------------------------------------------------------------------
+ */
+
+extern Budget *budget_for(ShardTable *t, bool write);
+extern long budget_delay_us(Budget *b);
+extern double budget_reserve(Budget *b);
+extern void budget_settle(Budget *b, double reserved, double consumed, bool answered);
 
 /* ---------------------------------------------------------------------
  * in dynamic.c
@@ -350,8 +417,15 @@ extern char *route_partition_key(ShardTable *t, const char *const *values,
 								 long shard, bool base, char *err, size_t errlen);
 extern char *route_sort_key(ShardTable *t, const char *const *values,
 							char *err, size_t errlen);
+extern char *route_index_key(ShardTable *t, const ShardKey *k, const char *const *values);
 extern List *route_read_shards(ShardTable *t, const char *const *values,
 							   int known_shards);
+extern int	route_shards_per_partition(ShardTable *t, const bool *fixed);
+extern int	route_bucket_column(ShardTable *t, const bool *fixed);
+extern KeyTimeForm route_bucket_form(ShardTable *t, int col);
+extern int64 route_time_usecs(Oid typid, Datum value);
+extern List *route_read_buckets(ShardTable *t, int col, int64 lo, int64 hi,
+								bool desc, int max);
 
 /* Where route_write_shard placed a row of a dynamically sharded table. */
 typedef struct RouteDynamic
@@ -410,7 +484,8 @@ extern char *request_put(ShardTable *t, const char *item, bool conditional, size
 extern char *request_batch_put(ShardTable *t, char **items, int n, size_t *len);
 extern char *request_get_stored(ShardTable *t, const DdbJson *item, size_t *len);
 extern char *request_update(ShardTable *t, TupleTableSlot *slot, const char *pk,
-							const char *sk, size_t *len);
+							const char *sk, const char *const *index_keys, size_t *len);
+extern bool request_is_key_attribute(ShardTable *t, const char *attribute);
 extern char *request_move(ShardTable *t, const char *old_pk, const char *old_sk,
 						  const char *item, size_t *len);
 extern char *request_delete(ShardTable *t, const char *pk, const char *sk, size_t *len);

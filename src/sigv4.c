@@ -105,13 +105,13 @@ is_plain_token(const char *str, bool no_slash)
 }
 
 /*
- * uri_encode
+ * sigv4_uri_encode
  *		Append len bytes of data to buf, escaping all but unreserved bytes.
  *
  * Escapes are "%XX" with upper-case hex digits, as SigV4 requires.
  */
-static void
-uri_encode(Buf *buf, const char *data, size_t len)
+void
+sigv4_uri_encode(Buf *buf, const char *data, size_t len)
 {
 	static const char hex[] = "0123456789ABCDEF";
 	size_t		i;
@@ -206,7 +206,7 @@ reencode(const char *src, size_t len)
 		return NULL;
 	}
 	buf_init(&encoded);
-	uri_encode(&encoded, decoded.data, decoded.len);
+	sigv4_uri_encode(&encoded, decoded.data, decoded.len);
 	sfdw_free(decoded.data);
 	return encoded.data;
 }
@@ -357,7 +357,7 @@ append_canonical_uri(Buf *buf, const char *path, bool normalize)
 	for (i = 0; i < nsegs; i++)
 	{
 		buf_putc(buf, '/');
-		uri_encode(buf, segs[i].start, segs[i].len);
+		sigv4_uri_encode(buf, segs[i].start, segs[i].len);
 	}
 	if (nsegs == 0 || path[pathlen - 1] == '/')
 		buf_putc(buf, '/');
@@ -852,4 +852,27 @@ sigv4_sha256_hex(const unsigned char *data, size_t len, char *out)
 		return;
 	}
 	hex_encode(digest, SHA256_LEN, out);
+}
+
+/* See sigv4.h. */
+void
+sigv4_post_input(SigV4Input *in, const SigV4Header *headers, int nheaders,
+				 const char *body, size_t len, const char *access_key,
+				 const char *secret_key, const char *region, const char *service,
+				 const char *amz_date)
+{
+	memset(in, 0, sizeof(*in));
+	in->method = "POST";
+	in->path = "/";
+	in->query = "";
+	in->headers = headers;
+	in->nheaders = nheaders;
+	in->payload = (const unsigned char *) body;
+	in->payload_len = len;
+	in->access_key = access_key;
+	in->secret_key = secret_key;
+	in->region = region;
+	in->service = service;
+	in->amz_date = amz_date;
+	in->normalize_path = true;
 }

@@ -103,6 +103,20 @@ extern bool sigv4_sign(const SigV4Input *in, SigV4Output *out,
 					   char *err, size_t errlen);
 
 /*
+ * sigv4_post_input
+ *		Fill in for a POST of len bytes of body to path "/" of a service
+ *		that normalizes paths (DynamoDB's JSON protocol, STS's query
+ *		protocol), with the given headers, keys, region, service and
+ *		amz_date; in->signing_key is left NULL.  Every pointer is kept, not
+ *		copied.
+ */
+extern void sigv4_post_input(SigV4Input *in, const SigV4Header *headers, int nheaders,
+							 const char *body, size_t len,
+							 const char *access_key, const char *secret_key,
+							 const char *region, const char *service,
+							 const char *amz_date);
+
+/*
  * sigv4_output_free
  *		Release the buffers of a SigV4Output and zero it.
  *
@@ -140,5 +154,13 @@ extern void sigv4_amz_date(time_t t, char *out);
  * string.
  */
 extern void sigv4_sha256_hex(const unsigned char *data, size_t len, char *out);
+
+/*
+ * sigv4_uri_encode
+ *		Append len bytes of data to buf, escaping every byte but RFC 3986's
+ *		unreserved ones as "%XX" (upper-case hex), as SigV4 and the AWS
+ *		query protocol's form bodies want.
+ */
+extern void sigv4_uri_encode(Buf *buf, const char *data, size_t len);
 
 #endif							/* SHARD_FDW_SIGV4_H */

@@ -47,6 +47,7 @@ struct DdbTransport
 	RetryBudget budget;
 	bool		proven;			/* the endpoint answered as DynamoDB */
 	char		key_day[9];		/* the YYYYMMDD signing_key is for */
+	uint32		key_generation; /* of the credentials it is derived from */
 	unsigned char signing_key[SIGV4_KEY_LEN];
 };
 
@@ -59,6 +60,7 @@ struct DdbGroup
 	int			max_inflight;
 	int			running;		/* requests with an attempt in flight */
 	int			unfinished;		/* requests queued or running */
+	Budget	   *budget;			/* the capacity budget it keeps to, or NULL */
 	dlist_head	done;			/* finished, not yet handed out */
 	DdbStats	stats;
 	dlist_node	node;
@@ -98,6 +100,19 @@ static bool curl_ready = false;
  * ---------------------------------------------------------------------
  */
 
+/* Initialize libcurl the first time it is needed. */
+static void
+curl_init_once(void)
+{
+	if (curl_ready)
+		return;
+	if (curl_global_init(CURL_GLOBAL_ALL) != CURLE_OK)
+		ereport(ERROR,
+				(errcode(ERRCODE_FDW_UNABLE_TO_ESTABLISH_CONNECTION),
+				 errmsg("could not initialize libcurl")));
+	curl_ready = true;
+}
+
 /*
  * Make the transport of conn: the multi handle and the endpoint's URL and
  * Host header.  Allocated in conn->cxt.
@@ -108,17 +123,9 @@ transport_create(DdbConn *conn)
 	DdbTransport *t = palloc0(sizeof(DdbTransport));
 	const char *endpoint = conn->server->endpoint;
 	const char *hoststart;
-	const char *hostend;
 	ListCell   *lc;
 
-	if (!curl_ready)
-	{
-		if (curl_global_init(CURL_GLOBAL_ALL) != CURLE_OK)
-			ereport(ERROR,
-					(errcode(ERRCODE_FDW_UNABLE_TO_ESTABLISH_CONNECTION),
-					 errmsg("could not initialize libcurl")));
-		curl_ready = true;
-	}
+	curl_init_once();
 	hoststart = strstr(endpoint, "://");
 	if (hoststart == NULL ||
 		(strncmp(endpoint, "http://", 7) != 0 && strncmp(endpoint, "https://", 8) != 0))
@@ -126,13 +133,9 @@ transport_create(DdbConn *conn)
 				(errcode(ERRCODE_FDW_INVALID_OPTION_NAME),
 				 errmsg("invalid value for option \"endpoint\": \"%s\"", endpoint),
 				 errhint("The endpoint is a URL such as https://dynamodb.us-east-1.amazonaws.com or http://127.0.0.1:8000.")));
-	hoststart += 3;
-	hostend = strchr(hoststart, '/');
-	if (hostend == NULL)
-		hostend = hoststart + strlen(hoststart);
 	t->conn = conn;
-	t->host = pnstrdup(hoststart, hostend - hoststart);
-	t->url = psprintf("%.*s/", (int) (hostend - endpoint), endpoint);
+	t->host = transport_url_host(endpoint);
+	t->url = psprintf("%.*s/", (int) (hoststart + 3 + strlen(t->host) - endpoint), endpoint);
 	foreach(lc, proven_endpoints)
 		t->proven |= strcmp(lfirst(lc), t->url) == 0;
 	retry_budget_init(&t->budget);
@@ -148,6 +151,21 @@ transport_create(DdbConn *conn)
 	curl_multi_setopt(t->multi, CURLMOPT_MAXCONNECTS,
 					  (long) Max(conn->server->max_concurrency, SHARD_READ_CONCURRENCY_MAX));
 	return t;
+}
+
+/*
+ * The host (and port) of an http(s) URL, as its Host header says it: what
+ * follows "://" up to the first '/'.  palloc'd.
+ */
+char *
+transport_url_host(const char *url)
+{
+	const char *start = strstr(url, "://");
+	size_t		len;
+
+	start = start ? start + 3 : url;
+	len = strcspn(start, "/");
+	return pnstrdup(start, len);
 }
 
 /* Stop the transfer of one attempt and free it. */
@@ -257,14 +275,22 @@ ddb_group_reset(DdbGroup *g)
 		DdbAttempt *a = dlist_container(DdbAttempt, node, it.cur);
 
 		if (a->req->group == g)
+		{
+			if (g->budget)
+				budget_settle(g->budget, a->req->budget_reserved, 0, false);
 			attempt_free(t, a);
+		}
 	}
 	dlist_foreach_modify(it, &t->queue)
 	{
 		DdbRequest *req = dlist_container(DdbRequest, node, it.cur);
 
 		if (req->group == g)
+		{
+			if (g->budget)
+				budget_settle(g->budget, req->budget_reserved, 0, false);
 			dlist_delete(&req->node);
+		}
 	}
 	/* every request lives in a child context of the group's */
 	MemoryContextDeleteChildren(g->cxt);
@@ -319,6 +345,25 @@ ddb_group_stats(DdbGroup *g)
 {
 	return &g->stats;
 }
+
+/*
+ * Make the group keep to budget (NULL: none): its requests start only
+ * when the budget is not in debt, and their answers are handed out only
+ * once it is out of debt again.
+ */
+void
+ddb_group_set_budget(DdbGroup *g, Budget *budget)
+{
+	g->budget = budget;
+}
+
+/* The capacity budget the group keeps to, or NULL. */
+Budget *
+ddb_group_budget(DdbGroup *g)
+{
+	return g->budget;
+}
+
 
 /* The cumulative counters of this backend. */
 const DdbStats *
@@ -535,9 +580,9 @@ signed_headers(DdbTransport *t, DdbRequest *req)
 	struct curl_slist *list = NULL;
 
 	sigv4_amz_date(time(NULL), amz_date);
-	if (strncmp(t->key_day, amz_date, 8) != 0)
+	if (strncmp(t->key_day, amz_date, 8) != 0 || t->key_generation != creds->generation)
 	{
-		/* the signing key lasts a day: derive it once a day */
+		/* the signing key lasts a day: derive it once a day, or anew with new keys */
 		if (!sigv4_signing_key(creds->secret_access_key, amz_date,
 							   t->conn->server->region, "dynamodb", t->signing_key))
 			ereport(ERROR,
@@ -545,6 +590,7 @@ signed_headers(DdbTransport *t, DdbRequest *req)
 					 errmsg("could not derive the SigV4 signing key")));
 		memcpy(t->key_day, amz_date, 8);
 		t->key_day[8] = '\0';
+		t->key_generation = creds->generation;
 	}
 	hdrs[nhdrs++] = (SigV4Header) {"host", t->host};
 	hdrs[nhdrs++] = (SigV4Header) {"content-type", DDB_CONTENT_TYPE};
@@ -553,20 +599,9 @@ signed_headers(DdbTransport *t, DdbRequest *req)
 	if (creds->session_token)
 		hdrs[nhdrs++] = (SigV4Header) {"x-amz-security-token", creds->session_token};
 
-	memset(&in, 0, sizeof(in));
-	in.method = "POST";
-	in.path = "/";
-	in.query = "";
-	in.headers = hdrs;
-	in.nheaders = nhdrs;
-	in.payload = (const unsigned char *) req->body;
-	in.payload_len = req->body_len;
-	in.access_key = creds->access_key_id;
-	in.secret_key = creds->secret_access_key;
-	in.region = t->conn->server->region;
-	in.service = "dynamodb";
-	in.amz_date = amz_date;
-	in.normalize_path = true;
+	sigv4_post_input(&in, hdrs, nhdrs, req->body, req->body_len,
+					 creds->access_key_id, creds->secret_access_key,
+					 t->conn->server->region, "dynamodb", amz_date);
 	in.signing_key = t->signing_key;
 	if (!sigv4_sign(&in, &out, err, sizeof(err)))
 		ereport(ERROR,
@@ -590,6 +625,8 @@ attempt_start(DdbTransport *t, DdbRequest *req)
 	DdbAttempt *a;
 	MemoryContext old = MemoryContextSwitchTo(t->conn->cxt);
 
+	/* temporary credentials are fetched, or fetched again, before signing */
+	credentials_ensure(t->conn->creds);
 	a = palloc0(sizeof(DdbAttempt));
 	MemoryContextSwitchTo(old);
 	a->req = req;
@@ -658,14 +695,25 @@ start_due(DdbTransport *t)
 	{
 		DdbRequest *req = dlist_container(DdbRequest, node, it.cur);
 
+		Budget	   *budget = req->group->budget;
+
 		if (req->retry_at > now || req->group->running >= req->group->max_inflight)
 			continue;
+		if (budget && req->budget_reserved == 0)
+		{
+			if (budget_delay_us(budget) > 0)
+				continue;
+			req->budget_reserved = budget_reserve(budget);
+		}
 		dlist_delete(&req->node);
 		attempt_start(t, req);
 	}
 }
 
-/* Milliseconds until the next queued retry is due, at most POLL_MS. */
+/*
+ * Milliseconds until the next queued retry is due or a group's budget is
+ * out of debt, at most POLL_MS.
+ */
 static int
 poll_timeout(DdbTransport *t)
 {
@@ -673,12 +721,24 @@ poll_timeout(DdbTransport *t)
 	TimestampTz now = GetCurrentTimestamp();
 	long		ms = POLL_MS;
 
+	dlist_foreach(it, &t->groups)
+	{
+		DdbGroup   *g = dlist_container(DdbGroup, node, it.cur);
+		long		delay = g->budget ? budget_delay_us(g->budget) : 0;
+
+		if (delay > 0)
+			ms = Min(ms, (delay + 999) / 1000);
+	}
+
 	dlist_foreach(it, &t->queue)
 	{
 		DdbRequest *req = dlist_container(DdbRequest, node, it.cur);
 
 		if (req->retry_at > now)
 			ms = Min(ms, (long) ((req->retry_at - now) / 1000));
+		else if (req->group->budget && req->budget_reserved == 0 &&
+				 budget_delay_us(req->group->budget) > 0)
+			continue;			/* the groups' budgets were counted above */
 		else if (req->group->running < req->group->max_inflight)
 			ms = 0;
 	}
@@ -693,19 +753,22 @@ poll_timeout(DdbTransport *t)
 /*
  * Record an error on req, the type without its "namespace#" prefix.  A
  * signature error repeats the canonical request, session token included:
- * the token is blanked out, since messages reach logs.
+ * the token (and the secret, should an answer echo it) is blanked out,
+ * since messages reach logs.
  */
 static void
 set_error(DdbRequest *req, const char *type, const char *message)
 {
 	const char *hash = strrchr(type, '#');
-	const char *token = req->group->conn->creds->session_token;
+	const ShardCredentials *creds = req->group->conn->creds;
+	const char *secrets[] = {creds->session_token, creds->secret_access_key};
 	char	   *text = MemoryContextStrdup(req->cxt, message ? message : "");
 	char	   *at;
 
 	req->error_type = MemoryContextStrdup(req->cxt, hash ? hash + 1 : type);
-	while (token && token[0] && (at = strstr(text, token)) != NULL)
-		memset(at, '*', strlen(token));
+	for (size_t i = 0; i < lengthof(secrets); i++)
+		while (secrets[i] && secrets[i][0] && (at = strstr(text, secrets[i])) != NULL)
+			memset(at, '*', strlen(secrets[i]));
 	req->error_message = text;
 }
 
@@ -953,7 +1016,12 @@ finish(DdbRequest *req, DdbStatus status)
 
 		g->stats.capacity += cc;
 		backend_stats.capacity += cc;
+		if (g->budget)
+			budget_settle(g->budget, req->budget_reserved, cc, true);
 	}
+	else if (g->budget)
+		budget_settle(g->budget, req->budget_reserved, 0, false);
+	req->budget_reserved = 0;
 }
 
 /*
@@ -1035,37 +1103,60 @@ transport_step(DdbTransport *t)
 }
 
 /*
+ * Move the transport forward once for group; when its budget is in debt,
+ * the time it takes counts as time held back by the budget.
+ */
+static void
+group_step(DdbGroup *group)
+{
+	bool		held = group->budget && budget_delay_us(group->budget) > 0;
+	TimestampTz start = held ? GetCurrentTimestamp() : 0;
+
+	transport_step(group->conn->transport);
+	if (held)
+		group->stats.budget_wait_us += GetCurrentTimestamp() - start;
+}
+
+/* Whether the group's budget holds its answers back (it is in debt). */
+static bool
+budget_holds(DdbGroup *group)
+{
+	return group->budget && budget_delay_us(group->budget) > 0;
+}
+
+/*
  * The next finished request of the group (succeeded or failed for good),
- * waiting for one if need be; NULL when the group has nothing left.
+ * waiting for one if need be, and for the group's budget to be out of
+ * debt; NULL when the group has nothing left.
  */
 DdbRequest *
 ddb_wait_any(DdbGroup *group)
 {
-	DdbTransport *t = group->conn->transport;
-
 	for (;;)
 	{
-		if (!dlist_is_empty(&group->done))
+		if (!dlist_is_empty(&group->done) && !budget_holds(group))
 		{
 			DdbRequest *req = dlist_container(DdbRequest, node,
 											  dlist_pop_head_node(&group->done));
 
 			return req;
 		}
-		if (group->unfinished == 0)
+		if (group->unfinished == 0 && dlist_is_empty(&group->done))
 			return NULL;
-		transport_step(t);
+		group_step(group);
 	}
 }
 
-/* Wait until req has finished, and take it out of its group's done list. */
+/*
+ * Wait until req has finished and its group's budget is out of debt, and
+ * take it out of its group's done list.
+ */
 void
 ddb_wait_for(DdbRequest *req)
 {
-	DdbTransport *t = req->group->conn->transport;
-
-	while (req->status == DDB_QUEUED || req->status == DDB_RUNNING)
-		transport_step(t);
+	while (req->status == DDB_QUEUED || req->status == DDB_RUNNING ||
+		   budget_holds(req->group))
+		group_step(req->group);
 	dlist_delete(&req->node);
 }
 
@@ -1294,4 +1385,125 @@ ddb_report_error(DdbRequest *req)
 			 errmsg("DynamoDB %s request failed: %s", req->action, req->error_type),
 			 errdetail("%s", failure_detail(req, false)),
 			 hint ? errhint("%s", hint) : 0));
+}
+
+/* ---------------------------------------------------------------------
+ * Plain HTTP exchanges (the credential sources)
+ * ---------------------------------------------------------------------
+ */
+
+/* The largest answer a credential source may send. */
+#define PLAIN_MAX_ANSWER (1024 * 1024)
+
+/* libcurl write callback of a plain exchange: append to a StringInfo. */
+static size_t
+on_plain_body(char *data, size_t size, size_t nmemb, void *arg)
+{
+	StringInfo	answer = arg;
+	size_t		n = size * nmemb;
+
+	if ((size_t) answer->len + n > PLAIN_MAX_ANSWER)
+		return 0;
+	appendBinaryStringInfo(answer, data, (int) n);
+	return n;
+}
+
+/*
+ * One HTTP exchange outside DynamoDB's protocol: method ("GET", "PUT",
+ * "POST") on url with headers (a List of "Name: value" strings) and body
+ * (NULL: none; "" sends an empty one).  The answer's body goes to answer.
+ * Returns the HTTP status, or 0 with libcurl's reason in err when no
+ * answer came.  Waits interruptibly; libcurl's objects are freed on every
+ * path.
+ */
+long
+transport_http(const char *method, const char *url, List *headers,
+			   const char *body, long connect_timeout_ms, long timeout_ms,
+			   const char *ca_file, StringInfo answer, char *err, size_t errlen)
+{
+	CURL	   *volatile easy = NULL;
+	CURLM	   *volatile multi = NULL;
+	struct curl_slist *volatile list = NULL;
+	char		errbuf[CURL_ERROR_SIZE];
+	long		status = 0;
+
+	curl_init_once();
+	PG_TRY();
+	{
+		ListCell   *lc;
+		CURLMsg    *msg = NULL;
+		int			running;
+		int			left;
+
+		easy = curl_easy_init();
+		multi = curl_multi_init();
+		if (easy == NULL || multi == NULL)
+			ereport(ERROR,
+					(errcode(ERRCODE_FDW_OUT_OF_MEMORY),
+					 errmsg("could not create a libcurl handle")));
+		foreach(lc, headers)
+		{
+			struct curl_slist *grown = curl_slist_append(list, lfirst(lc));
+
+			if (grown == NULL)
+				ereport(ERROR,
+						(errcode(ERRCODE_FDW_OUT_OF_MEMORY),
+						 errmsg("out of memory")));
+			list = grown;
+		}
+		/* libcurl would otherwise wait for a 100-continue */
+		list = curl_slist_append(list, "Expect:");
+		errbuf[0] = '\0';
+		curl_easy_setopt(easy, CURLOPT_URL, url);
+		curl_easy_setopt(easy, CURLOPT_HTTPHEADER, list);
+		if (body)
+		{
+			curl_easy_setopt(easy, CURLOPT_POSTFIELDS, body);
+			curl_easy_setopt(easy, CURLOPT_POSTFIELDSIZE_LARGE, (curl_off_t) strlen(body));
+		}
+		if (strcmp(method, "POST") != 0 && strcmp(method, "GET") != 0)
+			curl_easy_setopt(easy, CURLOPT_CUSTOMREQUEST, method);
+		curl_easy_setopt(easy, CURLOPT_WRITEFUNCTION, on_plain_body);
+		curl_easy_setopt(easy, CURLOPT_WRITEDATA, answer);
+		curl_easy_setopt(easy, CURLOPT_ERRORBUFFER, errbuf);
+		curl_easy_setopt(easy, CURLOPT_NOSIGNAL, 1L);
+		curl_easy_setopt(easy, CURLOPT_CONNECTTIMEOUT_MS, connect_timeout_ms);
+		curl_easy_setopt(easy, CURLOPT_TIMEOUT_MS, timeout_ms);
+		curl_easy_setopt(easy, CURLOPT_SSL_VERIFYPEER, 1L);
+		curl_easy_setopt(easy, CURLOPT_SSL_VERIFYHOST, 2L);
+		curl_easy_setopt(easy, CURLOPT_PROTOCOLS_STR, "http,https");
+		if (ca_file)
+			curl_easy_setopt(easy, CURLOPT_CAINFO, ca_file);
+		if (curl_multi_add_handle(multi, easy) != CURLM_OK)
+			ereport(ERROR,
+					(errcode(ERRCODE_FDW_OUT_OF_MEMORY),
+					 errmsg("could not start an HTTP request")));
+		for (;;)
+		{
+			CHECK_FOR_INTERRUPTS();
+			curl_multi_perform(multi, &running);
+			while ((msg = curl_multi_info_read(multi, &left)) != NULL)
+				if (msg->msg == CURLMSG_DONE)
+					break;
+			if (msg != NULL)
+				break;
+			curl_multi_poll(multi, NULL, 0, POLL_MS, NULL);
+		}
+		if (msg->data.result == CURLE_OK)
+			curl_easy_getinfo(easy, CURLINFO_RESPONSE_CODE, &status);
+		else
+			strlcpy(err, errbuf[0] ? errbuf : curl_easy_strerror(msg->data.result), errlen);
+	}
+	PG_FINALLY();
+	{
+		if (multi && easy)
+			curl_multi_remove_handle(multi, easy);
+		if (easy)
+			curl_easy_cleanup(easy);
+		if (multi)
+			curl_multi_cleanup(multi);
+		curl_slist_free_all(list);
+	}
+	PG_END_TRY();
+	return status;
 }

@@ -333,11 +333,24 @@ start_postgres() {
     pg_start
 }
 
+# The test cluster's environment holds none of the AWS credential sources
+# of whoever runs the tests, and looks for no instance metadata, so that
+# the default credential chain finds nothing (test_credentials.py starts
+# clusters of its own with the sources it tests).
+PG_AWS_UNSET=(-u AWS_ACCESS_KEY_ID -u AWS_SECRET_ACCESS_KEY -u AWS_SESSION_TOKEN
+    -u AWS_PROFILE -u AWS_WEB_IDENTITY_TOKEN_FILE -u AWS_ROLE_ARN
+    -u AWS_ROLE_SESSION_NAME -u AWS_CONTAINER_CREDENTIALS_RELATIVE_URI
+    -u AWS_CONTAINER_CREDENTIALS_FULL_URI -u AWS_CONTAINER_AUTHORIZATION_TOKEN
+    -u AWS_CONTAINER_AUTHORIZATION_TOKEN_FILE -u AWS_EC2_METADATA_SERVICE_ENDPOINT
+    -u AWS_ENDPOINT_URL -u AWS_ENDPOINT_URL_STS)
+PG_AWS_SET=(AWS_SHARED_CREDENTIALS_FILE=/nonexistent/.aws/credentials
+    AWS_CONFIG_FILE=/nonexistent/.aws/config AWS_EC2_METADATA_DISABLED=true)
+
 # pg_start [VAR=VALUE...]: start the cluster, the assignments in the
 # server's environment (e.g. LD_PRELOAD for the sanitizer run).
 # shellcheck disable=SC2120  # the arguments are optional
 pg_start() {
-    as_pg_user env "$@" "$PG_BIN/pg_ctl" -D "$PG_DATA" -l "$RUN_DIR/pg/postgres.log" \
+    as_pg_user env "${PG_AWS_UNSET[@]}" "${PG_AWS_SET[@]}" "$@" "$PG_BIN/pg_ctl" -D "$PG_DATA" -l "$RUN_DIR/pg/postgres.log" \
         -w -t 60 start >/dev/null ||
         { tail -n 30 "$RUN_DIR/pg/postgres.log" >&2; die "PostgreSQL did not start (log above)"; }
     say "PostgreSQL: $PGHOST:$PGPORT as $PG_OS_USER${1:+ (with $*)}"

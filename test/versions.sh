@@ -82,7 +82,8 @@ as_postgres_in_chroot() {
 }
 
 # start_chroot_postgres VERSION: a throwaway cluster of VERSION in the
-# chroot, on 127.0.0.1 and a free port, configured as test/lib.sh's.
+# chroot, on 127.0.0.1 and a free port, configured as test/lib.sh's
+# (PG_AWS_SET: no AWS credential source in its environment).
 start_chroot_postgres() {
     local version="$1"
     CHROOT_PGPORT="$(free_port)"
@@ -92,7 +93,7 @@ start_chroot_postgres() {
         --auth=trust --encoding=UTF8 --locale=C.UTF-8 --no-sync \
         >"$(vlog "$version" initdb)" 2>&1 || die "initdb failed (log/versions-$version-initdb.log)"
     write_pg_conf "$ROOT$PG_IN_CHROOT/data/postgresql.conf" "$CHROOT_PGPORT" "$PG_IN_CHROOT"
-    as_postgres_in_chroot "$version" pg_ctl -D "$PG_IN_CHROOT/data" \
+    as_postgres_in_chroot "$version" env "${PG_AWS_SET[@]}" pg_ctl -D "$PG_IN_CHROOT/data" \
         -l "$PG_IN_CHROOT/postgres.log" -w -t 60 start >/dev/null ||
         { tail -n 30 "$ROOT$PG_IN_CHROOT/postgres.log" >&2; die "PostgreSQL $version did not start"; }
     say "PostgreSQL $version in the chroot: 127.0.0.1:$CHROOT_PGPORT"

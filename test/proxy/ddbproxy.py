@@ -22,7 +22,9 @@ Control API, JSON over HTTP on the same port:
   GET    /__proxy/config   the current settings
   POST   /__proxy/config   change settings (keys: latency_ms,
                            verify_signatures, key_budget, table_budget)
-  GET    /__proxy/stats    counters
+  GET    /__proxy/stats    counters (with the ConsumedCapacity DynamoDB
+                           answered, by table, and the requests by the
+                           access key that signed them)
   POST   /__proxy/reset    back to the start-up state (faults, budgets,
                            settings, counters, cached key schemas)
 
@@ -365,13 +367,16 @@ def unrecognized_client():
 
 
 class SignatureVerifier:
-    """Checks SigV4 signatures against the configured credentials."""
+    """Checks SigV4 signatures against the configured credentials, for
+    one service ("dynamodb"; test_credentials.py's STS checks "sts")."""
 
-    def __init__(self, credentials):
+    def __init__(self, credentials, service="dynamodb"):
         self.credentials = credentials  # access key -> (secret, token)
+        self.service = service
 
     def verify(self, method, path, headers, body):
-        """Raise ProxyError unless the request is correctly signed."""
+        """Raise ProxyError unless the request is correctly signed; return
+        the access key it was signed with."""
         if headers.get("Authorization") is None:
             raise ProxyError(400, CORAL + "MissingAuthenticationTokenException",
                              "Request is missing Authentication Token")
@@ -396,9 +401,9 @@ class SignatureVerifier:
                 "details.\n\nThe Canonical String for this request should "
                 f"have been\n'{canonical}'\n\nThe String-to-Sign should have "
                 f"been\n'{string_to_sign}'\n")
+        return auth.access_key
 
-    @staticmethod
-    def check_scope(auth, headers):
+    def check_scope(self, auth, headers):
         """The credential scope and X-Amz-Date must agree and be current."""
         amz_date = headers.get("X-Amz-Date")
         if amz_date is None:
@@ -408,9 +413,9 @@ class SignatureVerifier:
             if required not in auth.signed_headers:
                 raise incomplete(f"'{required}' must be a 'SignedHeader' in "
                                  "the AWS Authorization.")
-        if auth.service != "dynamodb" or auth.terminator != "aws4_request":
+        if auth.service != self.service or auth.terminator != "aws4_request":
             raise invalid_signature("Credential should be scoped to correct "
-                                    "service: 'dynamodb'.")
+                                    f"service: '{self.service}'.")
         if auth.date != amz_date[:8]:
             raise invalid_signature(
                 f"Date in Credential scope does not match YYYYMMDD from "
@@ -714,6 +719,8 @@ class Stats:
             self.unprocessed_items = 0
             self.verified = 0
             self.rejected = 0
+            self.access_keys = {}
+            self.capacity = {}
             self.in_flight_max = self.in_flight
             self.mutations = {}
             self.mutation_log = []
@@ -744,13 +751,31 @@ class Stats:
         with self.lock:
             self.faults[kind] = self.faults.get(kind, 0) + 1
 
-    def signature(self, ok):
-        """Count a verified or rejected signature."""
+    def signature(self, ok, access_key=None):
+        """Count a verified or rejected signature; a verified one by the
+        access key it was signed with."""
         with self.lock:
             if ok:
                 self.verified += 1
+                self.access_keys[access_key] = self.access_keys.get(access_key, 0) + 1
             else:
                 self.rejected += 1
+
+    def consumed(self, body):
+        """Add up the ConsumedCapacity of a DynamoDB answer, by table."""
+        try:
+            answer = json.loads(body)
+        except ValueError:
+            return
+        entries = answer.get("ConsumedCapacity") if isinstance(answer, dict) else None
+        if isinstance(entries, dict):
+            entries = [entries]
+        with self.lock:
+            for entry in entries or []:
+                if isinstance(entry, dict) and "TableName" in entry:
+                    table = str(entry["TableName"])
+                    self.capacity[table] = (self.capacity.get(table, 0.0) +
+                                            float(entry.get("CapacityUnits", 0)))
 
     def throttled(self, reasons, unprocessed_items=0):
         """Count a budget throttle: a refused request, or batch items
@@ -790,10 +815,12 @@ class Stats:
                     "reasons": dict(self.throttle_reasons),
                 },
                 "signatures": {"verified": self.verified,
-                               "rejected": self.rejected},
+                               "rejected": self.rejected,
+                               "access_keys": dict(self.access_keys)},
                 "in_flight": self.in_flight,
                 "in_flight_max": self.in_flight_max,
                 "mutations": dict(self.mutations),
+                "consumed_capacity": dict(self.capacity),
             }
 
 
@@ -1115,18 +1142,20 @@ class Handler(BaseHTTPRequestHandler):
             response = self.forward_within_budget(action, request, body)
         else:
             response = self.forward(body)
+        if response.status == 200:
+            self.proxy.stats.consumed(response.body)
         self.send(response)
         return str(response.status)
 
     def verify(self, body):
         """Check the signature and count the verdict."""
         try:
-            self.proxy.verifier.verify(self.command, self.path, self.headers,
-                                       body)
+            access_key = self.proxy.verifier.verify(self.command, self.path,
+                                                    self.headers, body)
         except ProxyError:
             self.proxy.stats.signature(False)
             raise
-        self.proxy.stats.signature(True)
+        self.proxy.stats.signature(True, access_key)
 
     def forward_within_budget(self, action, request, body):
         """Forward a write, throttling the items over budget."""

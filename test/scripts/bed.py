@@ -234,17 +234,29 @@ def unique_name(prefix):
     return f"{prefix}_{os.getpid()}_{next(_names)}"
 
 
-def create_table(client, name, partition_key, sort_key=None, sort_type="S"):
+def create_table(client, name, partition_key, sort_key=None, sort_type="S", gsi=None):
     """Create an on-demand table, string partition key, sort key of
-    sort_type ("S", "N" or "B"); returns its description."""
+    sort_type ("S", "N" or "B"), and with gsi = (index name, partition
+    key, sort key) a global secondary index of string keys projecting every
+    attribute; returns its description."""
     keys = [(partition_key, "HASH", "S")]
     if sort_key:
         keys.append((sort_key, "RANGE", sort_type))
+    definitions = {n: t for n, _, t in keys}
+    extra = {}
+    if gsi:
+        index, index_pk, index_sk = gsi
+        definitions.update({index_pk: "S", index_sk: "S"})
+        extra["GlobalSecondaryIndexes"] = [{
+            "IndexName": index,
+            "KeySchema": [{"AttributeName": index_pk, "KeyType": "HASH"},
+                          {"AttributeName": index_sk, "KeyType": "RANGE"}],
+            "Projection": {"ProjectionType": "ALL"}}]
     client.create_table(
         TableName=name, BillingMode="PAY_PER_REQUEST",
         KeySchema=[{"AttributeName": n, "KeyType": k} for n, k, _ in keys],
         AttributeDefinitions=[{"AttributeName": n, "AttributeType": t}
-                              for n, _, t in keys])
+                              for n, t in definitions.items()], **extra)
     return client.describe_table(TableName=name)["Table"]
 
 

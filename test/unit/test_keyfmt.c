@@ -169,15 +169,15 @@ test_parse_errors(void)
 	check_parse_error("x#{}", "field at position 3 has an empty name");
 	check_parse_error("{:020}", "field at position 1 has an empty name");
 	check_parse_error("{score:20}#{p}",
-					  "field \"score\" has unsupported format \"20\" (only 0W, zero padding to width W, is supported)");
+					  "field \"score\" has unsupported format \"20\" (0W, zero padding to width W, isoformat, month, day, hour and minute are supported)");
 	check_parse_error("{score:x}",
-					  "field \"score\" has unsupported format \"x\" (only 0W, zero padding to width W, is supported)");
+					  "field \"score\" has unsupported format \"x\" (0W, zero padding to width W, isoformat, month, day, hour and minute are supported)");
 	check_parse_error("{score:}",
-					  "field \"score\" has unsupported format \"\" (only 0W, zero padding to width W, is supported)");
+					  "field \"score\" has unsupported format \"\" (0W, zero padding to width W, isoformat, month, day, hour and minute are supported)");
 	check_parse_error("{score:0}",
-					  "field \"score\" has unsupported format \"0\" (only 0W, zero padding to width W, is supported)");
+					  "field \"score\" has unsupported format \"0\" (0W, zero padding to width W, isoformat, month, day, hour and minute are supported)");
 	check_parse_error("{score:020x}",
-					  "field \"score\" has unsupported format \"020x\" (only 0W, zero padding to width W, is supported)");
+					  "field \"score\" has unsupported format \"020x\" (0W, zero padding to width W, isoformat, month, day, hour and minute are supported)");
 	check_parse_error("{score:00}", "width of field \"score\" must be between 1 and 1024");
 	check_parse_error("{score:01025}", "width of field \"score\" must be between 1 and 1024");
 	check_parse_error("{score:099999999999999999999}",
@@ -580,6 +580,202 @@ test_shape(void)
 	}
 }
 
+/*
+ * Time forms: seed 004's strftime buckets and Python's isoformat(),
+ * rendered from the texts the extension writes for timestamptz,
+ * timestamp and date values.
+ */
+static void
+test_time_forms(void)
+{
+	static const struct
+	{
+		const char *form;
+		const char *value;
+		const char *want;
+	}			cases[] = {
+		/* datetime(...).isoformat(), with and without microseconds */
+		{"isoformat", "2023-10-27T14:03:05.123456Z", "2023-10-27T14:03:05.123456+00:00"},
+		{"isoformat", "2023-10-27T14:03:05.000000Z", "2023-10-27T14:03:05+00:00"},
+		{"isoformat", "2023-10-27T14:03:05.001000Z", "2023-10-27T14:03:05.001000+00:00"},
+		{"isoformat", "2023-10-27T14:03:05.000005", "2023-10-27T14:03:05.000005"},
+		{"isoformat", "2023-10-27T14:03:05.000000", "2023-10-27T14:03:05"},
+		{"isoformat", "2023-10-27", "2023-10-27"},
+		{"isoformat", "2023-10-27T14:03:05+00:00", "2023-10-27T14:03:05+00:00"},
+		{"isoformat", "2023-10-27T14:03:05.5Z", "2023-10-27T14:03:05.500000+00:00"},
+		/* strftime('%Y-%m-%dT%H:00:00Z') and strftime('%Y-%m-%d') */
+		{"hour", "2023-10-27T14:03:05.123456Z", "2023-10-27T14:00:00Z"},
+		{"hour", "2023-10-27T14:03:05.123456", "2023-10-27T14:00:00Z"},
+		{"hour", "2023-10-27", "2023-10-27T00:00:00Z"},
+		{"day", "2023-10-27T14:03:05.123456Z", "2023-10-27"},
+		{"day", "2023-10-27", "2023-10-27"},
+		{"minute", "2023-10-27T14:03:05.123456Z", "2023-10-27T14:03:00Z"},
+		{"minute", "2023-10-27", "2023-10-27T00:00:00Z"},
+		{"month", "2023-10-27T14:03:05.123456Z", "2023-10"},
+		{"month", "2023-10-27", "2023-10"},
+	};
+	static const char *const bad[] = {
+		"27.10.2023", "2023-10-27 14:03:05", "2023-10-27T14:03", "2023-10-27T14:03:05.",
+		"2023-10-27T14:03:05.1234567Z", "2023-10-27T14:03:05+02:00", "2023-10-27Z",
+		"2023-10-27T14:03:05Zx",
+	};
+
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++)
+	{
+		char		text[64];
+		const char *values[2] = {NULL, cases[i].value};
+		char		want[128];
+
+		snprintf(text, sizeof(text), "dev#{ts:%s}", cases[i].form);
+		snprintf(want, sizeof(want), "dev#%s", cases[i].want);
+		check_render(text, values, 0, want, NULL);
+	}
+	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++)
+	{
+		const char *values[1] = {bad[i]};
+		char		want[128];
+
+		snprintf(want, sizeof(want), "value \"%s\" of field \"ts\" is not a date or timestamp",
+				 bad[i]);
+		check_render("{ts:day}", values, 0, NULL, want);
+	}
+
+	/* seed 004's keys: day in the partition key, isoformat in the sort key */
+	{
+		const char *pk[5] = {NULL, "2023-10-27T14:03:05.123456Z", NULL, NULL, NULL};
+		const char *sk[3] = {"2023-10-27T14:03:05.123456Z", NULL, "dev-xyz-789"};
+		const char *gsi[3] = {"device-group-A", NULL, "2023-10-27T14:59:59.999999Z"};
+
+		check_render("SENSOR_READING#{ts:day}#_{shard}", pk, 7,
+					 "SENSOR_READING#2023-10-27#_7", NULL);
+		check_render("{ts:isoformat}#{device_id}", sk, 0,
+					 "2023-10-27T14:03:05.123456+00:00#dev-xyz-789", NULL);
+		check_render("{group}#{ts:hour}", gsi, 0, "device-group-A#2023-10-27T14:00:00Z", NULL);
+	}
+
+	/* a time form is no format of {shard} */
+	check_parse_error("{shard:day}",
+					  "field \"shard\" has unsupported format \"day\" (only 0W, zero padding to width W, is supported)");
+	check_parse_error("{ts:Day}#x",
+					  "field \"ts\" has unsupported format \"Day\" (0W, zero padding to width W, isoformat, month, day, hour and minute are supported)");
+
+	/* bounds of key conditions render one field */
+	{
+		KeyTemplate *t = parse_ok("{ts:isoformat}#{id}");
+		char		err[256] = "";
+		Buf			out;
+
+		if (t != NULL)
+		{
+			buf_init(&out);
+			buf_puts(&out, "kept:");
+			CHECK(keyfmt_render_field(&t->parts[0], "2023-10-27T14:00:00.000000Z", &out,
+									  err, sizeof(err)));
+			CHECK_STR(out.data, "kept:2023-10-27T14:00:00+00:00");
+			CHECK(!keyfmt_render_field(&t->parts[0], "now", &out, err, sizeof(err)));
+			CHECK_STR(out.data, "kept:2023-10-27T14:00:00+00:00");
+			CHECK(keyfmt_decodes(&t->parts[0]));
+			CHECK(!keyfmt_is_bucket(&t->parts[0]));
+			CHECK(!keyfmt_decodes(&t->parts[1]));
+			sfdw_free(out.data);
+			keyfmt_free(t);
+		}
+	}
+}
+
+/*
+ * Decoding time forms: buckets match their shape only and give no value
+ * back; isoformat fields match every ISO-8601 form PostgreSQL reads.
+ */
+static void
+test_time_decode(void)
+{
+	/* the bucket's shape decides where the group ends */
+	check_decode("{g}#{ts:hour}", "a#b#2023-10-27T14:00:00Z",
+				 (const char *const[]) {"a#b", NULL, "2023-10-27T14:00:00Z"}, -1);
+	check_decode("{g}#{ts:hour}", "a#2023-10-27T14:03:00Z", NULL, -1);
+	check_decode("{g}#{ts:day}#_{shard}", "SENSOR_READING#2023-10-27#_7",
+				 (const char *const[]) {"SENSOR_READING", NULL, "2023-10-27", NULL, "7"}, 7);
+	check_decode("{g}#{ts:day}#_{shard}", "SENSOR_READING#2023-10#_7", NULL, -1);
+	check_decode("{ts:month}", "2023-10", (const char *const[]) {"2023-10"}, -1);
+	check_decode("{ts:minute}", "2023-10-27T14:03:00Z",
+				 (const char *const[]) {"2023-10-27T14:03:00Z"}, -1);
+	check_decode("{ts:minute}", "2023-10-27T14:03:01Z", NULL, -1);
+
+	/* isoformat() with and without microseconds, the Z form, offsets */
+	check_decode("{ts:isoformat}#{id}", "2023-10-27T14:03:05.123456+00:00#u-1",
+				 (const char *const[]) {"2023-10-27T14:03:05.123456+00:00", NULL, "u-1"}, -1);
+	check_decode("{ts:isoformat}#{id}", "2023-10-27T14:03:05+00:00#u-1",
+				 (const char *const[]) {"2023-10-27T14:03:05+00:00", NULL, "u-1"}, -1);
+	check_decode("{ts:isoformat}#{id}", "2023-10-27T14:03:05.123456Z#u-1",
+				 (const char *const[]) {"2023-10-27T14:03:05.123456Z", NULL, "u-1"}, -1);
+	check_decode("{ts:isoformat}#{id}", "2023-10-27T16:03:05.123456789+02:00#u-1",
+				 (const char *const[]) {"2023-10-27T16:03:05.123456789+02:00", NULL, "u-1"}, -1);
+	check_decode("{ts:isoformat}#{id}", "2023-10-27T14:03:05#u-1",
+				 (const char *const[]) {"2023-10-27T14:03:05", NULL, "u-1"}, -1);
+	check_decode("{ts:isoformat}#{id}", "2023-10-27#u-1",
+				 (const char *const[]) {"2023-10-27", NULL, "u-1"}, -1);
+	check_decode("{ts:isoformat}", "2023-10-27T14:03:05.+00:00", NULL, -1);
+	check_decode("{ts:isoformat}", "2023-10-27T14:03:05+0000", NULL, -1);
+	check_decode("{ts:isoformat}#{id}", "yesterday#u-1", NULL, -1);
+	/* the plain form takes any text, as before */
+	check_decode("{ts}#{id}", "2023-10-27T14:03:05+00:00#u-1",
+				 (const char *const[]) {"2023-10-27T14:03:05+00:00", NULL, "u-1"}, -1);
+}
+
+/*
+ * Buckets as instants (microseconds since 2000-01-01 UTC): starts and the
+ * next bucket, across month, year and leap-day ends and before 2000.
+ */
+static void
+test_buckets(void)
+{
+	const int64_t hour = (int64_t) 3600 * 1000000;
+	const int64_t day = 24 * hour;
+	/* 2023-10-27 14:03:05.123456 */
+	const int64_t t = (int64_t) 8700 * day + 14 * hour + 185123456;
+	/* 2024-02-29 is day 8825, 2024-03-01 day 8826; 1999-12-31 day -1 */
+	static const struct
+	{
+		KeyTimeForm form;
+		int64_t		usecs;
+		int64_t		start;
+		int64_t		next;
+	}			cases[] = {
+		{KT_MINUTE, 0, 0, 60000000},
+		{KT_HOUR, 14 * hour + 185123456, 14 * hour, 15 * hour},
+		{KT_DAY, -1, -day, 0},
+		{KT_HOUR, -1, -hour, 0},
+		{KT_MONTH, 8825 * day + 5, 8797 * day, 8826 * day},
+		{KT_MONTH, -1, -31 * day, 0},
+		{KT_MONTH, 0, 0, 31 * day},
+		{KT_MONTH, 8765 * day, 8766 * day - 31 * day, 8766 * day},
+	};
+
+	CHECK(keyfmt_bucket_start(KT_DAY, t) == (int64_t) 8700 * day);
+	CHECK(keyfmt_bucket_start(KT_HOUR, t) == (int64_t) 8700 * day + 14 * hour);
+	CHECK(keyfmt_bucket_start(KT_MINUTE, t) == (int64_t) 8700 * day + 14 * hour + 180000000);
+	/* 2023-10-01 is day 8674, 2023-11-01 day 8705 */
+	CHECK(keyfmt_bucket_start(KT_MONTH, t) == (int64_t) 8674 * day);
+	CHECK(keyfmt_bucket_next(KT_MONTH, (int64_t) 8674 * day) == (int64_t) 8705 * day);
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++)
+	{
+		CHECK(keyfmt_bucket_start(cases[i].form, cases[i].usecs) == cases[i].start);
+		CHECK(keyfmt_bucket_next(cases[i].form, cases[i].start) == cases[i].next);
+	}
+	{
+		KeyTemplate *tmpl = parse_ok("{g}|{ts:month}|{ts:hour}|{ts:isoformat}|{u:day}");
+
+		if (tmpl != NULL)
+		{
+			CHECK(keyfmt_finest_bucket(tmpl, "ts") == KT_HOUR);
+			CHECK(keyfmt_finest_bucket(tmpl, "u") == KT_DAY);
+			CHECK(keyfmt_finest_bucket(tmpl, "g") == KT_PLAIN);
+			keyfmt_free(tmpl);
+		}
+	}
+}
+
 /* A long message is cut at a character boundary. */
 static void
 test_error_truncation(void)
@@ -605,5 +801,8 @@ suite_keyfmt(void)
 	test_decode();
 	test_round_trip();
 	test_shape();
+	test_time_forms();
+	test_time_decode();
+	test_buckets();
 	test_error_truncation();
 }

@@ -1,0 +1,837 @@
+/*-------------------------------------------------------------------------
+ *
+ * credentials.c
+ *		The credentials a connection signs with: a user mapping's static
+ *		keys, or the AWS SDKs' default chain read in the server's
+ *		environment (environment variables, the shared credentials and
+ *		config files, web identity, container credentials, EC2 instance
+ *		metadata), and then, when the mapping names a role, STS
+ *		AssumeRole signed with those.  Temporary credentials are kept per
+ *		connection and fetched again before they expire.
+ *
+ * Nothing is fetched until the first request is signed, so planning and
+ * EXPLAIN never wait on the network.  A connection that found its
+ * credentials in one source of the chain goes back to that source to
+ * refresh them.  Who may use the chain at all is decided where the user
+ * mapping is read (option.c): by then the spec says whether it may.
+ *
+ * Keys, secrets and tokens never reach a message: errors name the source
+ * and its reason (a file, an HTTP status, STS's error code and message).
+ *
+ *-------------------------------------------------------------------------
+ */
+#include "shard_fdw.h"
+
+#include <sys/stat.h>
+#include <time.h>
+
+#include "miscadmin.h"
+#include "storage/fd.h"
+#include "utils/memutils.h"
+
+#include "awscreds.h"
+#include "sigv4.h"
+
+/* Credentials are fetched again this long before they expire. */
+#define REFRESH_MARGIN_S 300
+
+/* Instance metadata and the container endpoint: the SDKs' short timeouts. */
+#define METADATA_CONNECT_MS 1000
+#define METADATA_TIMEOUT_MS 5000
+#define IMDS_ENDPOINT "http://169.254.169.254"
+#define IMDS_TOKEN_TTL "21600"
+
+/* The longest file (token, shared files) read. */
+#define MAX_FILE_BYTES (1024 * 1024)
+
+/* Where the current credentials came from (after the mapping's own keys). */
+typedef enum CredSource
+{
+	SOURCE_UNKNOWN,				/* not fetched yet: walk the chain */
+	SOURCE_MAPPING,
+	SOURCE_ENVIRONMENT,
+	SOURCE_PROFILE,
+	SOURCE_WEB_IDENTITY,
+	SOURCE_CONTAINER,
+	SOURCE_INSTANCE
+} CredSource;
+
+/* Private state behind ShardCredentials. */
+struct ShardCredState
+{
+	MemoryContext cxt;			/* holds the current keys; reset on refresh */
+	CredSource	source;
+	char	   *profile;		/* SOURCE_PROFILE: the profile used */
+	int64		fetched_at;		/* epoch seconds */
+	int64		expiration;		/* epoch seconds; 0: they do not expire */
+	int64		refresh_at;		/* epoch seconds; 0: never */
+};
+
+/* The getenv of name, or NULL when unset or empty. */
+static const char *
+env(const char *name)
+{
+	const char *v = getenv(name);
+
+	return v && v[0] ? v : NULL;
+}
+
+/* Whether an environment variable is "true" (any case). */
+static bool
+env_true(const char *name)
+{
+	const char *v = env(name);
+
+	return v && pg_strcasecmp(v, "true") == 0;
+}
+
+/*
+ * Report that source gave no credentials, for reason (a sentence), with an
+ * errcode fitting the reason.
+ */
+pg_noreturn static void
+source_failed(ShardCredentials *c, int sqlstate, const char *source,
+			  const char *reason)
+{
+	ereport(ERROR,
+			(errcode(sqlstate),
+			 errmsg("could not get AWS credentials for server \"%s\" from %s",
+					c->spec->servername, source),
+			 errdetail("%s", reason)));
+}
+
+/*
+ * The contents of file path, or NULL when it does not exist (missing_ok);
+ * errors name what the file is for.
+ */
+static char *
+read_file(ShardCredentials *c, const char *path, const char *what, bool missing_ok)
+{
+	FILE	   *f;
+	StringInfoData buf;
+	char		chunk[8192];
+	size_t		n;
+
+	f = AllocateFile(path, "r");
+	if (f == NULL)
+	{
+		if (missing_ok && errno == ENOENT)
+			return NULL;
+		source_failed(c, ERRCODE_FDW_UNABLE_TO_ESTABLISH_CONNECTION, what,
+					  psprintf("Could not open file \"%s\": %m.", path));
+	}
+	initStringInfo(&buf);
+	while ((n = fread(chunk, 1, sizeof(chunk), f)) > 0)
+	{
+		if (buf.len + n > MAX_FILE_BYTES)
+		{
+			FreeFile(f);
+			source_failed(c, ERRCODE_FDW_UNABLE_TO_ESTABLISH_CONNECTION, what,
+						  psprintf("File \"%s\" is larger than %d bytes.", path, MAX_FILE_BYTES));
+		}
+		appendBinaryStringInfo(&buf, chunk, (int) n);
+	}
+	if (ferror(f))
+	{
+		FreeFile(f);
+		source_failed(c, ERRCODE_FDW_UNABLE_TO_ESTABLISH_CONNECTION, what,
+					  psprintf("Could not read file \"%s\": %m.", path));
+	}
+	FreeFile(f);
+	if (memchr(buf.data, '\0', buf.len) != NULL)
+		source_failed(c, ERRCODE_FDW_UNABLE_TO_ESTABLISH_CONNECTION, what,
+					  psprintf("File \"%s\" holds a NUL byte.", path));
+	return buf.data;
+}
+
+/* A file's contents with blanks trimmed at both ends (a token file's). */
+static char *
+read_token_file(ShardCredentials *c, const char *path, const char *what)
+{
+	char	   *text = read_file(c, path, what, false);
+	char	   *end;
+
+	while (*text == ' ' || *text == '\t' || *text == '\r' || *text == '\n')
+		text++;
+	end = text + strlen(text);
+	while (end > text && (end[-1] == ' ' || end[-1] == '\t' || end[-1] == '\r' || end[-1] == '\n'))
+		*--end = '\0';
+	if (!awscreds_printable(text))
+		source_failed(c, ERRCODE_INVALID_AUTHORIZATION_SPECIFICATION, what,
+					  psprintf("File \"%s\" is empty or holds a blank, a control or a non-ASCII character inside the token.",
+							   path));
+	return text;
+}
+
+/* The path of a shared file: its variable, else ~/.aws/<name>. */
+static char *
+shared_file_path(const char *variable, const char *name)
+{
+	const char *home = env("HOME");
+
+	if (env(variable))
+		return pstrdup(env(variable));
+	return psprintf("%s/.aws/%s", home ? home : "", name);
+}
+
+/* ---------------------------------------------------------------------
+ * HTTP sources
+ * ---------------------------------------------------------------------
+ */
+
+/* A copy of the credentials an answer gave; the parser's secrets are wiped. */
+static AwsCreds
+palloc_creds(AwsCreds *in)
+{
+	AwsCreds	out;
+
+	out.access_key_id = pstrdup(in->access_key_id);
+	out.secret_access_key = pstrdup(in->secret_access_key);
+	out.session_token = in->session_token ? pstrdup(in->session_token) : NULL;
+	out.expiration = in->expiration;
+	explicit_bzero(in->secret_access_key, strlen(in->secret_access_key));
+	if (in->session_token)
+		explicit_bzero(in->session_token, strlen(in->session_token));
+	return out;
+}
+
+/*
+ * The credentials in the answer of a JSON source (container, instance
+ * metadata); errors name source.
+ */
+static AwsCreds
+json_answer(ShardCredentials *c, const char *source, long status, StringInfo body)
+{
+	AwsCreds	creds;
+	AwsError	error;
+	AwsAnswer	answer = awscreds_parse_json(body->data, body->len, &creds, &error);
+
+	if (answer == AWS_ANSWER_ERROR)
+		source_failed(c, ERRCODE_INVALID_AUTHORIZATION_SPECIFICATION, source,
+					  psprintf("It answered with error %s (HTTP %ld): %s", error.code, status,
+							   error.message));
+	if (status != 200)
+		source_failed(c, ERRCODE_FDW_UNABLE_TO_ESTABLISH_CONNECTION, source,
+					  psprintf("It answered with HTTP status %ld.", status));
+	if (answer == AWS_ANSWER_MALFORMED)
+		source_failed(c, ERRCODE_FDW_INVALID_DATA_TYPE, source,
+					  psprintf("Its answer is not credentials: %s.", error.message));
+	return palloc_creds(&creds);
+}
+
+/* GET or PUT url with headers; the status, or an error naming source. */
+static long
+fetch(ShardCredentials *c, const char *source, const char *method, const char *url,
+	  List *headers, const char *body, long connect_ms, long timeout_ms,
+	  StringInfo answer)
+{
+	char		err[SFDW_ERRLEN];
+	long		status;
+
+	status = transport_http(method, url, headers, body, connect_ms, timeout_ms,
+							c->server->ca_file, answer, err, sizeof(err));
+	if (status == 0)
+		source_failed(c, ERRCODE_FDW_UNABLE_TO_ESTABLISH_CONNECTION, source,
+					  psprintf("The request to %s failed: %s.", url, err));
+	return status;
+}
+
+/* Credentials from the container endpoint (ECS task role, EKS Pod Identity). */
+static AwsCreds
+container_creds(ShardCredentials *c)
+{
+	const char *relative = env("AWS_CONTAINER_CREDENTIALS_RELATIVE_URI");
+	const char *full = env("AWS_CONTAINER_CREDENTIALS_FULL_URI");
+	const char *token_file = env("AWS_CONTAINER_AUTHORIZATION_TOKEN_FILE");
+	const char *token = env("AWS_CONTAINER_AUTHORIZATION_TOKEN");
+	char	   *url = relative ? awscreds_container_relative_url(relative) :
+		pstrdup(full ? full : "");
+	char	   *source = psprintf("the container credentials endpoint %s", url);
+	List	   *headers = NIL;
+	StringInfoData body;
+	long		status;
+
+	if (relative == NULL && full == NULL)
+		source_failed(c, ERRCODE_FDW_UNABLE_TO_ESTABLISH_CONNECTION, "the container credentials endpoint",
+					  "Neither AWS_CONTAINER_CREDENTIALS_RELATIVE_URI nor AWS_CONTAINER_CREDENTIALS_FULL_URI is set.");
+	if (relative == NULL && !awscreds_container_url_ok(full))
+		source_failed(c, ERRCODE_FDW_INVALID_OPTION_NAME, source,
+					  "AWS_CONTAINER_CREDENTIALS_FULL_URI must be an https URL, or an http URL of a loopback address or of the ECS or EKS credentials agent.");
+	if (token_file)
+		token = read_token_file(c, token_file, "AWS_CONTAINER_AUTHORIZATION_TOKEN_FILE");
+	else if (token && !awscreds_printable(token))
+		source_failed(c, ERRCODE_INVALID_AUTHORIZATION_SPECIFICATION, source,
+					  "AWS_CONTAINER_AUTHORIZATION_TOKEN holds a blank, a control or a non-ASCII character.");
+	if (token)
+		headers = lappend(headers, psprintf("Authorization: %s", token));
+	initStringInfo(&body);
+	status = fetch(c, source, "GET", url, headers, NULL, METADATA_CONNECT_MS,
+				   METADATA_TIMEOUT_MS, &body);
+	return json_answer(c, source, status, &body);
+}
+
+/* The base URL of instance metadata. */
+static char *
+imds_endpoint(void)
+{
+	const char *e = env("AWS_EC2_METADATA_SERVICE_ENDPOINT");
+	size_t		len;
+
+	if (e == NULL)
+		return pstrdup(IMDS_ENDPOINT);
+	len = strlen(e);
+	while (len > 0 && e[len - 1] == '/')
+		len--;
+	return pnstrdup(e, len);
+}
+
+/*
+ * Credentials of the instance profile through IMDSv2: a session token
+ * (PUT), the role's name, then its credentials.  IMDSv1 is never used.
+ */
+static AwsCreds
+instance_creds(ShardCredentials *c)
+{
+	char	   *base = imds_endpoint();
+	char	   *source = psprintf("EC2 instance metadata (IMDSv2) at %s", base);
+	StringInfoData body;
+	List	   *headers;
+	char	   *token;
+	char	   *role;
+	char	   *nl;
+	long		status;
+
+	initStringInfo(&body);
+	status = fetch(c, source, "PUT", psprintf("%s/latest/api/token", base),
+				   list_make1(pstrdup("X-aws-ec2-metadata-token-ttl-seconds: " IMDS_TOKEN_TTL)),
+				   "", METADATA_CONNECT_MS, METADATA_TIMEOUT_MS, &body);
+	if (status != 200 || !awscreds_printable(body.data))
+		source_failed(c, ERRCODE_FDW_UNABLE_TO_ESTABLISH_CONNECTION, source,
+					  status != 200 ?
+					  psprintf("The session token request (PUT /latest/api/token) answered with HTTP status %ld.", status) :
+					  "The session token it gave is empty or not printable.");
+	token = pstrdup(body.data);
+	headers = list_make1(psprintf("X-aws-ec2-metadata-token: %s", token));
+
+	resetStringInfo(&body);
+	status = fetch(c, source, "GET", psprintf("%s/latest/meta-data/iam/security-credentials/", base),
+				   headers, NULL, METADATA_CONNECT_MS, METADATA_TIMEOUT_MS, &body);
+	if (status == 404)
+		source_failed(c, ERRCODE_FDW_UNABLE_TO_ESTABLISH_CONNECTION, source,
+					  "The instance has no IAM role (instance profile).");
+	if (status != 200)
+		source_failed(c, ERRCODE_FDW_UNABLE_TO_ESTABLISH_CONNECTION, source,
+					  psprintf("The role name request answered with HTTP status %ld.", status));
+	role = pstrdup(body.data);
+	nl = strpbrk(role, "\r\n");
+	if (nl)
+		*nl = '\0';
+	if (!awscreds_printable(role) || strchr(role, '/') || strchr(role, '?') || strchr(role, '#'))
+		source_failed(c, ERRCODE_FDW_INVALID_DATA_TYPE, source,
+					  "The role name it gave is empty or not a plain name.");
+
+	resetStringInfo(&body);
+	status = fetch(c, source, "GET", psprintf("%s/latest/meta-data/iam/security-credentials/%s", base, role),
+				   headers, NULL, METADATA_CONNECT_MS, METADATA_TIMEOUT_MS, &body);
+	explicit_bzero(token, strlen(token));
+	return json_answer(c, source, status, &body);
+}
+
+/* The STS endpoint: AWS_ENDPOINT_URL_STS, AWS_ENDPOINT_URL, or the region's. */
+static char *
+sts_endpoint(ShardCredentials *c)
+{
+	const char *e = env("AWS_ENDPOINT_URL_STS");
+
+	if (e == NULL)
+		e = env("AWS_ENDPOINT_URL");
+	if (e)
+	{
+		size_t		len = strlen(e);
+
+		while (len > 0 && e[len - 1] == '/')
+			len--;
+		return pnstrdup(e, len);
+	}
+	return psprintf("https://sts.%s.amazonaws.com", c->server->region);
+}
+
+/*
+ * The SigV4 headers of an STS request of body signed with creds (service
+ * "sts", the server's region), as "Name: value" strings.
+ */
+static List *
+sts_signed_headers(ShardCredentials *c, const char *url, const char *body,
+				   const AwsCreds *creds)
+{
+	char		amz_date[17];
+	char	   *host = transport_url_host(url);
+	SigV4Header hdrs[4];
+	int			nhdrs = 0;
+	SigV4Input	in;
+	SigV4Output out;
+	char		err[SFDW_ERRLEN];
+	List	   *list = NIL;
+
+	sigv4_amz_date(time(NULL), amz_date);
+	hdrs[nhdrs++] = (SigV4Header) {"host", host};
+	hdrs[nhdrs++] = (SigV4Header) {"content-type", "application/x-www-form-urlencoded; charset=utf-8"};
+	hdrs[nhdrs++] = (SigV4Header) {"x-amz-date", amz_date};
+	if (creds->session_token)
+		hdrs[nhdrs++] = (SigV4Header) {"x-amz-security-token", creds->session_token};
+	sigv4_post_input(&in, hdrs, nhdrs, body, strlen(body), creds->access_key_id,
+					 creds->secret_access_key, c->server->region, "sts", amz_date);
+	if (!sigv4_sign(&in, &out, err, sizeof(err)))
+		ereport(ERROR,
+				(errcode(ERRCODE_FDW_UNABLE_TO_ESTABLISH_CONNECTION),
+				 errmsg("could not sign an STS request: %s", err)));
+	for (int i = 1; i < nhdrs; i++)
+		list = lappend(list, psprintf("%s: %s", hdrs[i].name, hdrs[i].value));
+	list = lappend(list, psprintf("Authorization: %s", out.authorization.data));
+	sigv4_output_free(&out);
+	return list;
+}
+
+/* The errcode of an STS error code. */
+static int
+sts_sqlstate(const char *code)
+{
+	if (strcmp(code, "AccessDenied") == 0)
+		return ERRCODE_INSUFFICIENT_PRIVILEGE;
+	if (strcmp(code, "ExpiredTokenException") == 0 || strcmp(code, "ExpiredToken") == 0 ||
+		strcmp(code, "InvalidIdentityToken") == 0 || strcmp(code, "IDPRejectedClaim") == 0 ||
+		strcmp(code, "InvalidClientTokenId") == 0 || strcmp(code, "SignatureDoesNotMatch") == 0)
+		return ERRCODE_INVALID_AUTHORIZATION_SPECIFICATION;
+	return ERRCODE_FDW_UNABLE_TO_ESTABLISH_CONNECTION;
+}
+
+/*
+ * Call STS: AssumeRole of role signed with creds, or (creds NULL)
+ * AssumeRoleWithWebIdentity with web_token, which is not signed.
+ */
+static AwsCreds
+sts_call(ShardCredentials *c, const AwsRole *role, const AwsCreds *creds,
+		 const char *web_token)
+{
+	const char *action = web_token ? "AssumeRoleWithWebIdentity" : "AssumeRole";
+	char	   *url = sts_endpoint(c);
+	char	   *session = role->session_name ? pstrdup(role->session_name) :
+		env("AWS_ROLE_SESSION_NAME") && web_token ? pstrdup(env("AWS_ROLE_SESSION_NAME")) :
+		psprintf("shard_fdw-%ld", (long) time(NULL));
+	char	   *body = awscreds_sts_body(role, session, web_token);
+	char	   *source = psprintf("STS %s of role \"%s\" at %s", action, role->role_arn, url);
+	List	   *headers;
+	StringInfoData answer;
+	AwsCreds	got;
+	AwsError	error;
+	AwsAnswer	kind;
+	long		status;
+
+	headers = creds ? sts_signed_headers(c, url, body, creds) :
+		list_make1(pstrdup("Content-Type: application/x-www-form-urlencoded; charset=utf-8"));
+	initStringInfo(&answer);
+	status = fetch(c, source, "POST", psprintf("%s/", url), headers, body,
+				   c->server->connect_timeout_ms, c->server->request_timeout_ms, &answer);
+	if (web_token)
+		explicit_bzero(body, strlen(body));
+	kind = awscreds_parse_sts(answer.data, answer.len, &got, &error);
+	if (kind == AWS_ANSWER_ERROR)
+		source_failed(c, sts_sqlstate(error.code), source,
+					  psprintf("STS answered with error %s (HTTP %ld): %s", error.code, status,
+							   error.message));
+	if (status != 200)
+		source_failed(c, ERRCODE_FDW_UNABLE_TO_ESTABLISH_CONNECTION, source,
+					  psprintf("STS answered with HTTP status %ld.", status));
+	if (kind == AWS_ANSWER_MALFORMED)
+		source_failed(c, ERRCODE_FDW_INVALID_DATA_TYPE, source,
+					  psprintf("STS's answer is not credentials: %s.", error.message));
+	return palloc_creds(&got);
+}
+
+/* Credentials from a web identity token file and the role it may assume. */
+static AwsCreds
+web_identity_creds(ShardCredentials *c, const char *token_file, const AwsRole *role)
+{
+	char	   *token = read_token_file(c, token_file, "the web identity token file");
+
+	return sts_call(c, role, NULL, token);
+}
+
+/* ---------------------------------------------------------------------
+ * The chain
+ * ---------------------------------------------------------------------
+ */
+
+/* The keys in AWS_ACCESS_KEY_ID etc.; false when they are not both set. */
+static bool
+environment_creds(AwsCreds *out)
+{
+	if (env("AWS_ACCESS_KEY_ID") == NULL || env("AWS_SECRET_ACCESS_KEY") == NULL)
+		return false;
+	out->access_key_id = pstrdup(env("AWS_ACCESS_KEY_ID"));
+	out->secret_access_key = pstrdup(env("AWS_SECRET_ACCESS_KEY"));
+	out->session_token = env("AWS_SESSION_TOKEN") ? pstrdup(env("AWS_SESSION_TOKEN")) : NULL;
+	out->expiration = 0;
+	return true;
+}
+
+/*
+ * The credentials of profile from the shared files.  Returns false when
+ * the profile is in neither file and !must_exist; any other failure is an
+ * error.
+ */
+static bool
+profile_creds(ShardCredentials *c, const char *profile, bool must_exist, AwsCreds *out)
+{
+	char	   *creds_path = shared_file_path("AWS_SHARED_CREDENTIALS_FILE", "credentials");
+	char	   *config_path = shared_file_path("AWS_CONFIG_FILE", "config");
+	char	   *source = psprintf("profile \"%s\"", profile);
+	char	   *creds_text = read_file(c, creds_path, source, true);
+	char	   *config_text = read_file(c, config_path, source, true);
+	AwsProfilePlan plan;
+	char		err[SFDW_ERRLEN];
+	bool		found;
+	bool		ok;
+
+	ok = awscreds_resolve_profile(creds_text, config_text, profile, &plan, &found,
+								  err, sizeof(err));
+	if (!found && !must_exist)
+		return false;
+	err[0] = pg_toupper((unsigned char) err[0]);
+	if (!ok)
+		ereport(ERROR,
+				(errcode(found ? ERRCODE_FDW_INVALID_OPTION_NAME : ERRCODE_FDW_OPTION_NAME_NOT_FOUND),
+				 errmsg("could not get AWS credentials for server \"%s\" from %s",
+						c->spec->servername, source),
+				 errdetail("%s (shared credentials file \"%s\"%s, config file \"%s\"%s).",
+						   err, creds_path, creds_text ? "" : ", which does not exist",
+						   config_path, config_text ? "" : ", which does not exist")));
+	switch (plan.source)
+	{
+		case AWS_SOURCE_STATIC:
+			*out = plan.creds;
+			break;
+		case AWS_SOURCE_ENVIRONMENT:
+			if (!environment_creds(out))
+				source_failed(c, ERRCODE_FDW_UNABLE_TO_ESTABLISH_CONNECTION, source,
+							  "Its credential_source is Environment, but AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY are not both set.");
+			break;
+		case AWS_SOURCE_CONTAINER:
+			*out = container_creds(c);
+			break;
+		case AWS_SOURCE_INSTANCE:
+			*out = instance_creds(c);
+			break;
+		case AWS_SOURCE_WEB_IDENTITY:
+			*out = web_identity_creds(c, plan.web_identity_token_file, &plan.web_role);
+			break;
+	}
+	for (int i = 0; i < plan.nroles; i++)
+		*out = sts_call(c, &plan.roles[i], out, NULL);
+	return true;
+}
+
+/* Credentials from AWS_WEB_IDENTITY_TOKEN_FILE and AWS_ROLE_ARN. */
+static AwsCreds
+env_web_identity_creds(ShardCredentials *c)
+{
+	AwsRole		role;
+
+	memset(&role, 0, sizeof(role));
+	role.role_arn = (char *) env("AWS_ROLE_ARN");
+	if (role.role_arn == NULL)
+		source_failed(c, ERRCODE_FDW_UNABLE_TO_ESTABLISH_CONNECTION, "web identity",
+					  "AWS_WEB_IDENTITY_TOKEN_FILE is set but AWS_ROLE_ARN is not.");
+	return web_identity_creds(c, env("AWS_WEB_IDENTITY_TOKEN_FILE"), &role);
+}
+
+/*
+ * Walk the SDKs' default chain, or go back to the source that gave the
+ * current credentials.  Errors name the source that failed; when no
+ * source applies, the error lists why each was passed over.
+ */
+static AwsCreds
+chain_creds(ShardCredentials *c)
+{
+	struct ShardCredState *st = c->state;
+	AwsCreds	out;
+	StringInfoData tried;
+
+	memset(&out, 0, sizeof(out));
+	switch (st->source)
+	{
+		case SOURCE_ENVIRONMENT:
+			if (!environment_creds(&out))
+				source_failed(c, ERRCODE_FDW_UNABLE_TO_ESTABLISH_CONNECTION, "the environment",
+							  "AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY are not both set.");
+			return out;
+		case SOURCE_PROFILE:
+			profile_creds(c, st->profile, true, &out);
+			return out;
+		case SOURCE_WEB_IDENTITY:
+			return env_web_identity_creds(c);
+		case SOURCE_CONTAINER:
+			return container_creds(c);
+		case SOURCE_INSTANCE:
+			return instance_creds(c);
+		case SOURCE_MAPPING:
+		case SOURCE_UNKNOWN:
+			break;
+	}
+
+	if (c->spec->profile)
+	{
+		st->source = SOURCE_PROFILE;
+		st->profile = MemoryContextStrdup(c->cxt, c->spec->profile);
+		profile_creds(c, st->profile, true, &out);
+		return out;
+	}
+	initStringInfo(&tried);
+	if (environment_creds(&out))
+	{
+		st->source = SOURCE_ENVIRONMENT;
+		return out;
+	}
+	appendStringInfoString(&tried, "environment: AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY are not both set");
+	{
+		const char *profile = env("AWS_PROFILE") ? env("AWS_PROFILE") : "default";
+
+		st->profile = MemoryContextStrdup(c->cxt, profile);
+		if (profile_creds(c, profile, env("AWS_PROFILE") != NULL, &out))
+		{
+			st->source = SOURCE_PROFILE;
+			return out;
+		}
+		appendStringInfo(&tried, "; shared files: no profile \"%s\" in \"%s\" or \"%s\"", profile,
+						 shared_file_path("AWS_SHARED_CREDENTIALS_FILE", "credentials"),
+						 shared_file_path("AWS_CONFIG_FILE", "config"));
+	}
+	if (env("AWS_WEB_IDENTITY_TOKEN_FILE"))
+	{
+		st->source = SOURCE_WEB_IDENTITY;
+		return env_web_identity_creds(c);
+	}
+	appendStringInfoString(&tried, "; web identity: AWS_WEB_IDENTITY_TOKEN_FILE is not set");
+	if (env("AWS_CONTAINER_CREDENTIALS_RELATIVE_URI") || env("AWS_CONTAINER_CREDENTIALS_FULL_URI"))
+	{
+		st->source = SOURCE_CONTAINER;
+		return container_creds(c);
+	}
+	appendStringInfoString(&tried, "; container: AWS_CONTAINER_CREDENTIALS_RELATIVE_URI and AWS_CONTAINER_CREDENTIALS_FULL_URI are not set");
+	if (!env_true("AWS_EC2_METADATA_DISABLED"))
+	{
+		st->source = SOURCE_INSTANCE;
+		return instance_creds(c);
+	}
+	appendStringInfoString(&tried, "; instance metadata: AWS_EC2_METADATA_DISABLED is true");
+	ereport(ERROR,
+			(errcode(ERRCODE_FDW_UNABLE_TO_ESTABLISH_CONNECTION),
+			 errmsg("no AWS credentials found for server \"%s\"", c->spec->servername),
+			 errdetail("Tried the server's %s.", tried.data),
+			 errhint("Give the user mapping access_key_id and secret_access_key, or set up one of the AWS SDKs' credential sources in the PostgreSQL server's environment.")));
+	pg_unreachable();
+}
+
+/* ---------------------------------------------------------------------
+ * The cache
+ * ---------------------------------------------------------------------
+ */
+
+/*
+ * The credentials of a connection to server for spec, with nothing
+ * fetched yet.  Allocated in the current memory context, which must live
+ * as long as the connection.
+ */
+ShardCredentials *
+credentials_create(ShardServer *server, ShardCredSpec *spec)
+{
+	ShardCredentials *c = palloc0(sizeof(ShardCredentials));
+
+	c->server = server;
+	c->spec = spec;
+	c->cxt = CurrentMemoryContext;
+	c->state = palloc0(sizeof(struct ShardCredState));
+	c->state->cxt = AllocSetContextCreate(CurrentMemoryContext, "shard_fdw credentials",
+										  ALLOCSET_SMALL_SIZES);
+	return c;
+}
+
+/* Wipe the keys c holds and free them. */
+static void
+forget_keys(ShardCredentials *c)
+{
+	if (c->secret_access_key)
+		explicit_bzero(c->secret_access_key, strlen(c->secret_access_key));
+	if (c->session_token)
+		explicit_bzero(c->session_token, strlen(c->session_token));
+	c->access_key_id = c->secret_access_key = c->session_token = NULL;
+	MemoryContextReset(c->state->cxt);
+}
+
+/* Wipe the keys of c; it is about to be freed with its connection. */
+void
+credentials_destroy(ShardCredentials *c)
+{
+	forget_keys(c);
+}
+
+/*
+ * Fetch c's credentials from their source (the mapping's keys, or the
+ * chain), then assume the mapping's role with them; allocated in the
+ * current memory context.
+ */
+static AwsCreds
+fetch_credentials(ShardCredentials *c, int64 now)
+{
+	AwsCreds	got;
+
+	if (c->spec->access_key_id)
+	{
+		c->state->source = SOURCE_MAPPING;
+		got.access_key_id = c->spec->access_key_id;
+		got.secret_access_key = c->spec->secret_access_key;
+		got.session_token = c->spec->session_token;
+		got.expiration = 0;
+	}
+	else
+		got = chain_creds(c);
+	if (c->spec->role_arn)
+	{
+		AwsRole		role;
+
+		role.role_arn = c->spec->role_arn;
+		role.external_id = c->spec->external_id;
+		role.session_name = c->spec->role_session_name;
+		role.duration_s = c->spec->duration_s;
+		got = sts_call(c, &role, &got, NULL);
+	}
+	if (got.expiration != 0 && got.expiration <= now)
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_AUTHORIZATION_SPECIFICATION),
+				 errmsg("the AWS credentials for server \"%s\" expired when they were fetched",
+						c->spec->servername),
+				 errdetail("The credentials from %s expired at %s.",
+						   credentials_source_name(c),
+						   timestamptz_to_str(time_t_to_timestamptz((pg_time_t) got.expiration)))));
+	return got;
+}
+
+/* Make got c's credentials, fetched at now. */
+static void
+install_credentials(ShardCredentials *c, const AwsCreds *got, int64 now)
+{
+	struct ShardCredState *st = c->state;
+	MemoryContext old;
+
+	forget_keys(c);
+	old = MemoryContextSwitchTo(st->cxt);
+	c->access_key_id = pstrdup(got->access_key_id);
+	c->secret_access_key = pstrdup(got->secret_access_key);
+	c->session_token = got->session_token ? pstrdup(got->session_token) : NULL;
+	MemoryContextSwitchTo(old);
+	c->generation++;
+	st->fetched_at = now;
+	st->expiration = got->expiration;
+	st->refresh_at = got->expiration == 0 ? 0 :
+		got->expiration - now > 2 * REFRESH_MARGIN_S ? got->expiration - REFRESH_MARGIN_S :
+		now + (got->expiration - now) / 2;
+}
+
+/*
+ * Whether a failed refresh at now may leave c with its current
+ * credentials: they have a while left (a minute, or a quarter of their
+ * life if that is shorter).
+ */
+static bool
+may_keep_current(ShardCredentials *c, int64 now)
+{
+	struct ShardCredState *st = c->state;
+
+	return c->access_key_id != NULL && st->expiration != 0 &&
+		now < st->expiration - Min(60, (st->expiration - st->fetched_at) / 4);
+}
+
+/*
+ * Make sure c holds credentials that are not about to expire: fetch them
+ * the first time, and again from the same source once the refresh time
+ * has come (REFRESH_MARGIN_S before they expire, or halfway through a
+ * shorter life).  A refresh that fails while the current credentials
+ * still have a while left is a WARNING, and is tried again a little later
+ * (cancels and timeouts still end the statement); otherwise it is the
+ * error.  Temporary memory goes with the current context.
+ */
+void
+credentials_ensure(ShardCredentials *c)
+{
+	struct ShardCredState *st = c->state;
+	int64		now = (int64) time(NULL);
+	MemoryContext tmp;
+	MemoryContext old;
+	volatile bool fetched = false;
+
+	if (c->access_key_id && (st->refresh_at == 0 || now < st->refresh_at))
+		return;
+
+	tmp = AllocSetContextCreate(CurrentMemoryContext, "shard_fdw credential fetch",
+								ALLOCSET_SMALL_SIZES);
+	old = MemoryContextSwitchTo(tmp);
+	PG_TRY();
+	{
+		AwsCreds	got = fetch_credentials(c, now);
+
+		install_credentials(c, &got, now);
+		fetched = true;
+	}
+	PG_CATCH();
+	{
+		ErrorData  *edata;
+
+		MemoryContextSwitchTo(old);
+		MemoryContextDelete(tmp);
+		if (!may_keep_current(c, now))
+			PG_RE_THROW();
+		edata = CopyErrorData();
+		if (edata->sqlerrcode == ERRCODE_QUERY_CANCELED || edata->elevel > ERROR)
+			PG_RE_THROW();
+		FlushErrorState();
+		st->refresh_at = now + Max(1, Min(30, (st->expiration - now) / 4));
+		ereport(WARNING,
+				(errcode(edata->sqlerrcode),
+				 errmsg("could not refresh the AWS credentials for server \"%s\"; the current ones serve until they expire at %s",
+						c->spec->servername,
+						timestamptz_to_str(time_t_to_timestamptz((pg_time_t) st->expiration))),
+				 errdetail("%s%s%s", edata->message, edata->detail ? " " : "",
+						   edata->detail ? edata->detail : "")));
+		FreeErrorData(edata);
+	}
+	PG_END_TRY();
+	if (fetched)
+	{
+		MemoryContextSwitchTo(old);
+		MemoryContextDelete(tmp);
+	}
+}
+
+/* Where c's credentials come from, for messages. */
+const char *
+credentials_source_name(ShardCredentials *c)
+{
+	switch (c->state->source)
+	{
+		case SOURCE_MAPPING:
+			return "the user mapping";
+		case SOURCE_ENVIRONMENT:
+			return "the environment";
+		case SOURCE_PROFILE:
+			return "the shared credentials and config files";
+		case SOURCE_WEB_IDENTITY:
+			return "web identity";
+		case SOURCE_CONTAINER:
+			return "the container credentials endpoint";
+		case SOURCE_INSTANCE:
+			return "EC2 instance metadata";
+		case SOURCE_UNKNOWN:
+			break;
+	}
+	return "the default credential chain";
+}

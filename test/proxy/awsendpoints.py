@@ -1,0 +1,318 @@
+#!/usr/bin/python3
+"""Local endpoints speaking the AWS credential sources' protocols.
+
+The real services cannot run here, so this server answers as they are
+documented, on one loopback port:
+
+* STS (POST /, query protocol, version 2011-06-15): AssumeRole, whose
+  SigV4 signature (service "sts") it verifies against the credentials it
+  knows, and AssumeRoleWithWebIdentity, unsigned, with a web identity
+  token; XML answers, errors as <ErrorResponse> with a Code.
+* The container credentials endpoint (GET /container/credentials): the
+  Authorization header must carry the configured token; JSON answers
+  ({"AccessKeyId", "SecretAccessKey", "Token", "Expiration"}).
+* EC2 instance metadata, IMDSv2 only: PUT /latest/api/token with
+  X-aws-ec2-metadata-token-ttl-seconds gives a session token, which
+  GET /latest/meta-data/iam/security-credentials/ (the role's name) and
+  .../<role> (its JSON credentials) require in X-aws-ec2-metadata-token;
+  a request without it gets 401, as IMDSv1 does where v2 is enforced.
+
+Every credential it hands out comes from a fixed pool (pool_credentials),
+so that the DynamoDB proxy can be started knowing them all and verify that
+requests really arrive signed with what was fetched.  Each lives
+`lifetime_s` seconds.  The test driver (test/scripts/test_credentials.py)
+runs it in-process and reads its counters and request log; run alone,
+`awsendpoints.py --listen-port N [--static AKID:SECRET ...]` serves until
+killed and prints the pool.
+"""
+
+import argparse
+import datetime
+import itertools
+import json
+import os
+import sys
+import threading
+import urllib.parse
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from ddbproxy import ProxyError, SignatureVerifier  # noqa: E402
+
+STS_NS = "https://sts.amazonaws.com/doc/2011-06-15/"
+POOL_SIZE = 60
+SOURCES = ("role", "web", "container", "imds")
+IMDS_ROLE = "shard-fdw-instance-role"
+
+
+def pool_credentials(source, i):
+    """The i-th credentials the endpoint hands out for source."""
+    return (f"ASIA{source.upper()}{i:04d}", f"secret/{source}+{i}",
+            f"token-{source}-{i}")
+
+
+def all_pool_credentials():
+    """Every credential of every pool, as (akid, secret, token)."""
+    return [pool_credentials(s, i) for s in SOURCES for i in range(POOL_SIZE)]
+
+
+def iso(epoch):
+    """An ISO 8601 UTC time."""
+    return datetime.datetime.fromtimestamp(epoch, datetime.timezone.utc) \
+        .strftime("%Y-%m-%dT%H:%M:%SZ")
+
+
+class Endpoints:
+    """The state the handlers share; tests change its attributes."""
+
+    def __init__(self):
+        self.lock = threading.Lock()
+        self.lifetime_s = 3600
+        self.roles = {}             # role ARN -> {"external_id", "principals"}
+        self.web_tokens = {}        # token -> "valid" or "expired"
+        self.container_token = None
+        self.static = {}            # akid -> secret of keys it accepts
+        self.next = {s: itertools.count() for s in SOURCES}
+        self.expiry = {}            # akid -> epoch seconds it expires at
+        self.imds_tokens = set()
+        self.counts = {}
+        self.log = []
+
+    def count(self, name, record):
+        """Count a request by name and log it."""
+        with self.lock:
+            self.counts[name] = self.counts.get(name, 0) + 1
+            self.log.append(dict(record, kind=name))
+
+    def reset_counts(self):
+        """Zero the counters and the log."""
+        with self.lock:
+            self.counts = {}
+            self.log = []
+
+    def issue(self, source):
+        """The next credentials of source's pool, with their expiry."""
+        with self.lock:
+            i = next(self.next[source])
+            akid, secret, token = pool_credentials(source, i % POOL_SIZE)
+            expires = int(datetime.datetime.now().timestamp()) + self.lifetime_s
+            self.expiry[akid] = expires
+        return {"AccessKeyId": akid, "SecretAccessKey": secret,
+                "Token": token, "Expiration": iso(expires)}
+
+    def known_credentials(self):
+        """akid -> (secret, token) of everything that may sign for STS."""
+        known = {akid: (secret, None) for akid, secret in self.static.items()}
+        for akid, secret, token in all_pool_credentials():
+            known[akid] = (secret, token)
+        return known
+
+
+def sts_error(code, message, status=403):
+    """An STS error answer."""
+    return status, (f'<ErrorResponse xmlns="{STS_NS}"><Error><Type>Sender</Type>'
+                    f"<Code>{code}</Code><Message>{message}</Message></Error>"
+                    "<RequestId>00000000-0000-0000-0000-000000000000</RequestId>"
+                    "</ErrorResponse>")
+
+
+def sts_answer(action, creds):
+    """An STS AssumeRole or AssumeRoleWithWebIdentity answer."""
+    return 200, (f'<{action}Response xmlns="{STS_NS}">\n'
+                 f"  <{action}Result>\n"
+                 "    <AssumedRoleUser><Arn>arn:aws:sts::123456789012:assumed-role/r/s</Arn>"
+                 "<AssumedRoleId>AROAEXAMPLE:s</AssumedRoleId></AssumedRoleUser>\n"
+                 "    <Credentials>\n"
+                 f"      <AccessKeyId>{creds['AccessKeyId']}</AccessKeyId>\n"
+                 f"      <SecretAccessKey>{creds['SecretAccessKey']}</SecretAccessKey>\n"
+                 f"      <SessionToken>{creds['Token']}</SessionToken>\n"
+                 f"      <Expiration>{creds['Expiration']}</Expiration>\n"
+                 "    </Credentials>\n"
+                 "    <PackedPolicySize>6</PackedPolicySize>\n"
+                 f"  </{action}Result>\n"
+                 "  <ResponseMetadata><RequestId>c6104cbe-af31-11e0-8154-cbc7ccf896c7"
+                 "</RequestId></ResponseMetadata>\n"
+                 f"</{action}Response>\n")
+
+
+class Handler(BaseHTTPRequestHandler):
+    """One request to any of the endpoints."""
+
+    protocol_version = "HTTP/1.1"
+
+    def log_message(self, format, *args):  # noqa: A002  (BaseHTTPRequestHandler's name)
+        """Quiet: the test reads the counters instead."""
+
+    @property
+    def state(self):
+        """The shared Endpoints."""
+        return self.server.endpoints
+
+    def body(self):
+        """The request body."""
+        length = int(self.headers.get("Content-Length") or 0)
+        return self.rfile.read(length) if length else b""
+
+    def answer(self, status, text, content_type):
+        """Send an answer."""
+        data = text.encode()
+        self.send_response(status)
+        self.send_header("Content-Type", content_type)
+        self.send_header("Content-Length", str(len(data)))
+        self.end_headers()
+        self.wfile.write(data)
+
+    def do_POST(self):  # noqa: N802  (BaseHTTPRequestHandler's name)
+        """STS."""
+        body = self.body()
+        params = dict(urllib.parse.parse_qsl(body.decode(), keep_blank_values=True))
+        action = params.get("Action")
+        record = {"params": params, "signed": "Authorization" in self.headers}
+        if action == "AssumeRole":
+            status, text = self.assume_role(params, body, record)
+        elif action == "AssumeRoleWithWebIdentity":
+            status, text = self.assume_role_with_web_identity(params, record)
+        else:
+            status, text = sts_error("InvalidAction", f"Could not find operation {action}", 400)
+        record["status"] = status
+        self.state.count(f"sts:{action}", record)
+        self.answer(status, text, "text/xml")
+
+    def assume_role(self, params, body, record):
+        """STS AssumeRole: verify the signature, then the role's trust."""
+        verifier = SignatureVerifier(self.state.known_credentials(), service="sts")
+        try:
+            access_key = verifier.verify("POST", self.path, self.headers, body)
+        except ProxyError as err:
+            code = {"UnrecognizedClientException": "InvalidClientTokenId",
+                    "InvalidSignatureException": "SignatureDoesNotMatch"}.get(
+                        err.error_type.split("#")[-1], "IncompleteSignature")
+            return sts_error(code, err.message.splitlines()[0])
+        record["access_key"] = access_key
+        expires = self.state.expiry.get(access_key)
+        if expires is not None and expires <= datetime.datetime.now().timestamp():
+            return sts_error("ExpiredToken",
+                             "The security token included in the request is expired", 400)
+        role = self.state.roles.get(params.get("RoleArn"))
+        if role is None or (role.get("principals") is not None and
+                            access_key not in role["principals"]):
+            return sts_error("AccessDenied",
+                             f"User: {access_key} is not authorized to perform: "
+                             f"sts:AssumeRole on resource: {params.get('RoleArn')}")
+        if role.get("external_id") is not None and \
+                params.get("ExternalId") != role["external_id"]:
+            return sts_error("AccessDenied", "The external ID does not match")
+        if not params.get("RoleSessionName"):
+            return sts_error("ValidationError", "RoleSessionName is required", 400)
+        return sts_answer("AssumeRole", self.state.issue("role"))
+
+    def assume_role_with_web_identity(self, params, record):
+        """STS AssumeRoleWithWebIdentity: the token and the role."""
+        verdict = self.state.web_tokens.get(params.get("WebIdentityToken"))
+        if verdict == "expired":
+            return sts_error("ExpiredTokenException", "Token expired: current date/time "
+                             "must be before the expiration date/time", 400)
+        if verdict != "valid":
+            return sts_error("InvalidIdentityToken",
+                             "The web identity token that was passed could not be validated", 400)
+        if params.get("RoleArn") not in self.state.roles:
+            return sts_error("AccessDenied", "Not authorized to perform "
+                             "sts:AssumeRoleWithWebIdentity")
+        return sts_answer("AssumeRoleWithWebIdentity", self.state.issue("web"))
+
+    def do_PUT(self):  # noqa: N802  (BaseHTTPRequestHandler's name)
+        """IMDSv2's session token."""
+        self.body()
+        ttl = self.headers.get("X-aws-ec2-metadata-token-ttl-seconds")
+        record = {"path": self.path, "ttl": ttl}
+        if self.path != "/latest/api/token" or ttl is None:
+            record["status"] = 400
+            self.state.count("imds:token", record)
+            self.answer(400, "", "text/plain")
+            return
+        with self.state.lock:
+            token = f"imds-session-{len(self.state.imds_tokens)}"
+            self.state.imds_tokens.add(token)
+        record["status"] = 200
+        self.state.count("imds:token", record)
+        self.answer(200, token, "text/plain")
+
+    def do_GET(self):  # noqa: N802  (BaseHTTPRequestHandler's name)
+        """The container endpoint and IMDS's credential paths."""
+        if self.path.startswith("/container/"):
+            self.container()
+            return
+        prefix = "/latest/meta-data/iam/security-credentials/"
+        token = self.headers.get("X-aws-ec2-metadata-token")
+        record = {"path": self.path, "token": token}
+        if token not in self.state.imds_tokens:
+            status, text, kind = 401, "", "imds:unauthorized"
+        elif self.path == prefix:
+            status, text, kind = 200, IMDS_ROLE + "\n", "imds:role"
+        elif self.path == prefix + IMDS_ROLE:
+            creds = self.state.issue("imds")
+            text = json.dumps(dict({"Code": "Success", "LastUpdated": iso(0),
+                                    "Type": "AWS-HMAC"}, **creds), indent=2)
+            status, kind = 200, "imds:credentials"
+        else:
+            status, text, kind = 404, "", "imds:notfound"
+        record["status"] = status
+        self.state.count(kind, record)
+        self.answer(status, text, "text/plain")
+
+    def container(self):
+        """The container credentials endpoint."""
+        auth = self.headers.get("Authorization")
+        record = {"path": self.path, "authorization": auth}
+        if self.state.container_token is not None and auth != self.state.container_token:
+            status, text = 401, json.dumps({"code": "InvalidToken",
+                                            "message": "the authorization token is not valid"})
+        else:
+            status, text = 200, json.dumps(self.state.issue("container"))
+        record["status"] = status
+        self.state.count("container", record)
+        self.answer(status, text, "application/json")
+
+
+class Server(ThreadingHTTPServer):
+    """The listening socket."""
+
+    daemon_threads = True
+
+
+def start(port=0):
+    """Start the endpoints on 127.0.0.1:port in a thread; returns the
+    server (its .endpoints is the shared state, .server_address its port)."""
+    server = Server(("127.0.0.1", port), Handler)
+    server.endpoints = Endpoints()
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    return server
+
+
+def main(argv):
+    """Serve until killed, with one role any key may assume."""
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--listen-port", type=int, required=True)
+    parser.add_argument("--role", default="arn:aws:iam::123456789012:role/shard-fdw")
+    parser.add_argument("--web-token", default="web-identity-token")
+    parser.add_argument("--container-token", default=None)
+    parser.add_argument("--lifetime-s", type=int, default=3600)
+    parser.add_argument("--static", action="append", default=[], metavar="AKID:SECRET",
+                        help="static keys STS accepts for AssumeRole (repeatable)")
+    args = parser.parse_args(argv)
+    server = start(args.listen_port)
+    state = server.endpoints
+    state.roles[args.role] = {"external_id": None, "principals": None}
+    state.web_tokens[args.web_token] = "valid"
+    state.container_token = args.container_token
+    state.lifetime_s = args.lifetime_s
+    state.static = dict(pair.split(":", 1) for pair in args.static)
+    print(f"awsendpoints: http://127.0.0.1:{server.server_address[1]}; the proxy "
+          "should know: " + " ".join(f"--credentials {a}:{s}:{t}"
+                                     for a, s, t in all_pool_credentials()),
+          file=sys.stderr, flush=True)
+    threading.Event().wait()
+
+
+if __name__ == "__main__":
+    main(sys.argv[1:])

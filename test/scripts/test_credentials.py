@@ -1,0 +1,561 @@
+#!/usr/bin/python3
+"""The AWS credential sources, end to end, through SQL.
+
+The credential chain is read in the PostgreSQL server's environment, so
+this test runs a cluster of its own (restarted with the variables of each
+source), a DynamoDB proxy of its own that knows every credential the
+sources hand out and verifies each request's SigV4 signature against
+them, and test/proxy/awsendpoints.py: local endpoints speaking STS's
+(AssumeRole, AssumeRoleWithWebIdentity), the container endpoint's and
+IMDSv2's documented protocols.  For each source it checks that a query
+works, that DynamoDB saw requests signed with exactly the credentials the
+source handed out, that the credentials are fetched once per backend and
+again before they expire, the errors of each source (missing files, STS
+error codes, expired tokens, refused URLs), the privilege rules, and that
+no key, secret or token reaches a message or the server log.
+"""
+
+import os
+import pwd
+import shutil
+import socket
+import subprocess
+import sys
+import tempfile
+import time
+import urllib.request
+
+import bed
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "proxy"))
+import awsendpoints  # noqa: E402
+
+runner = bed.Runner()
+REPO = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", ".."))
+STATIC = {"AKIDSTATIC": "secret/static", "AKIDENV": "secret/env",
+          "AKIDPROFILE": "secret/profile"}
+ROLE = "arn:aws:iam::123456789012:role/reader"
+ROLE_EXTERNAL = "arn:aws:iam::210987654321:role/partner"
+ROLE_WEB = "arn:aws:iam::123456789012:role/eks-pod"
+ROWS = 5
+state = {}
+
+
+def free_port():
+    """A free TCP port on 127.0.0.1."""
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return sock.getsockname()[1]
+
+
+def write(path, text):
+    """Write a file the cluster's user can read."""
+    with open(path, "w", encoding="utf-8") as f:
+        f.write(text)
+    os.chmod(path, 0o644)
+
+
+# ------------------------------------------------------------------ cluster
+
+
+class Cluster:
+    """A throwaway PostgreSQL cluster whose environment the test chooses."""
+
+    def __init__(self, workdir):
+        self.dir = os.path.join(workdir, "pg")
+        self.data = os.path.join(self.dir, "data")
+        self.log = os.path.join(self.dir, "postgres.log")
+        self.bin = os.path.dirname(shutil.which("pg_ctl"))
+        self.port = free_port()
+        self.root = os.geteuid() == 0
+        os.makedirs(self.dir)
+        if self.root:
+            user = pwd.getpwnam("postgres")
+            os.chown(self.dir, user.pw_uid, user.pw_gid)
+        self.run([os.path.join(self.bin, "initdb"), "-D", self.data, "-U", "postgres",
+                  "--auth=trust", "--encoding=UTF8", "--locale=C.UTF-8", "--no-sync"], {})
+        with open(os.path.join(self.data, "postgresql.conf"), "a", encoding="utf-8") as conf:
+            conf.write(f"listen_addresses = '127.0.0.1'\nport = {self.port}\n"
+                       f"unix_socket_directories = '{self.dir}'\nfsync = off\n"
+                       "max_connections = 20\ntimezone = 'UTC'\nlc_messages = 'C'\n")
+
+    def run(self, command, environment):
+        """Run a command as the cluster's user in exactly environment."""
+        variables = dict({"PATH": os.environ["PATH"], "HOME": self.dir, "LANG": "C.UTF-8"},
+                         **environment)
+        prefix = ["env", "-i"] + [f"{k}={v}" for k, v in variables.items()]
+        if self.root:
+            prefix += ["setpriv", "--reuid=postgres", "--regid=postgres", "--init-groups", "--"]
+        subprocess.run(prefix + command, check=True, cwd=self.dir,
+                       stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+
+    def start(self, **environment):
+        """(Re)start the server with environment (and none of the caller's
+        AWS variables); instance metadata stays off unless it is given."""
+        self.stop()
+        environment.setdefault("AWS_EC2_METADATA_DISABLED", "true")
+        environment.setdefault("AWS_SHARED_CREDENTIALS_FILE", "/nonexistent/.aws/credentials")
+        environment.setdefault("AWS_CONFIG_FILE", "/nonexistent/.aws/config")
+        self.run([os.path.join(self.bin, "pg_ctl"), "-D", self.data, "-l", self.log,
+                  "-w", "-t", "60", "start"], environment)
+
+    def stop(self):
+        """Stop the server if it runs."""
+        if os.path.exists(os.path.join(self.data, "postmaster.pid")):
+            self.run([os.path.join(self.bin, "pg_ctl"), "-D", self.data, "-m", "fast",
+                      "-w", "stop"], {})
+
+    def log_text(self):
+        """The server log."""
+        with open(self.log, encoding="utf-8", errors="replace") as f:
+            return f.read()
+
+
+def sql(text):
+    """Run SQL in the test's cluster; fails on any error."""
+    return bed.in_database("postgres")(text)
+
+
+def attempt(text):
+    """Run SQL that may fail; returns (ok, stdout, stderr)."""
+    result = bed.psql(text, check=False, database="postgres")
+    return result.returncode == 0, result.stdout, result.stderr
+
+
+def total():
+    """SELECT the sum of the table through the foreign table."""
+    ok, out, err = attempt("SELECT sum(v) FROM kv")
+    assert ok, err
+    assert out.strip() == str(sum(range(ROWS))), out
+    return out
+
+
+def fails(text, *wanted):
+    """Run text, which must fail with every one of wanted in its message."""
+    ok, _, err = attempt(text)
+    assert not ok, f"{text} succeeded"
+    for piece in wanted:
+        assert piece in err, f"{piece!r} not in:\n{err}"
+    return err
+
+
+def mapping(user="CURRENT_USER", **options):
+    """Replace user's mapping on server ddb by one with options."""
+    given = ", ".join(f"{k} '{v}'" for k, v in options.items())
+    sql(f"DROP USER MAPPING IF EXISTS FOR {user} SERVER ddb;"
+        f"CREATE USER MAPPING FOR {user} SERVER ddb"
+        + (f" OPTIONS ({given})" if given else "") + ";")
+
+
+def keys_seen():
+    """The access keys DynamoDB requests were signed with since the last
+    call (the proxy verified every signature)."""
+    stats = bed.stats()["signatures"]
+    bed.reset_proxy()
+    assert stats["rejected"] == 0, stats
+    return stats["access_keys"]
+
+
+def endpoint_log():
+    """The requests the credential endpoints got since the last call."""
+    endpoints = state["endpoints"]
+    with endpoints.lock:
+        log = list(endpoints.log)
+    endpoints.reset_counts()
+    return log
+
+
+def kinds(log):
+    """The kinds of the logged requests, in order."""
+    return [entry["kind"] for entry in log]
+
+
+# ------------------------------------------------------------------ set-up
+
+
+def set_up():
+    """DynamoDB table, endpoints, proxy, cluster, server and foreign table."""
+    work = tempfile.mkdtemp(prefix="shard_fdw_creds.")
+    os.chmod(work, 0o755)
+    state["work"] = work
+    server = awsendpoints.start()
+    endpoints = server.endpoints
+    endpoints.static = dict(STATIC)
+    endpoints.roles[ROLE] = {"external_id": None, "principals": None}
+    endpoints.roles[ROLE_EXTERNAL] = {"external_id": "partner-42", "principals": {"AKIDSTATIC"}}
+    endpoints.roles[ROLE_WEB] = {"external_id": None, "principals": None}
+    endpoints.web_tokens["web-token-1"] = "valid"
+    endpoints.web_tokens["web-token-expired"] = "expired"
+    endpoints.container_token = "container-auth-1"
+    state["endpoints"] = endpoints
+    state["ep"] = f"http://127.0.0.1:{server.server_address[1]}"
+
+    port = free_port()
+    credentials = [f"{k}:{v}" for k, v in STATIC.items()] + \
+        [f"{a}:{s}:{t}" for a, s, t in awsendpoints.all_pool_credentials()]
+    command = [sys.executable, os.path.join(REPO, "test", "proxy", "ddbproxy.py"),
+               "--listen-port", str(port), "--backend", bed.env("SHARD_FDW_DIRECT_ENDPOINT")]
+    for c in credentials:
+        command += ["--credentials", c]
+    state["proxy_log"] = open(os.path.join(work, "proxy.log"), "w", encoding="utf-8")
+    state["proxy"] = subprocess.Popen(command, stdout=state["proxy_log"], stderr=subprocess.STDOUT)
+    os.environ["SHARD_FDW_PROXY"] = f"http://127.0.0.1:{port}/__proxy"
+    for _ in range(300):
+        try:
+            urllib.request.urlopen(os.environ["SHARD_FDW_PROXY"] + "/stats", timeout=1)
+            break
+        except OSError:
+            time.sleep(0.1)
+    else:
+        raise SystemExit("the test's proxy did not start")
+
+    client = bed.ddb(direct=True)
+    state["client"] = client
+    state["table"] = bed.unique_name("creds")
+    bed.create_table(client, state["table"], "k")
+    for i in range(ROWS):
+        client.put_item(TableName=state["table"], Item={"k": {"S": f"k{i}"}, "v": {"N": str(i)}})
+
+    cluster = Cluster(work)
+    state["cluster"] = cluster
+    cluster.start()
+    os.environ.update(PGHOST="127.0.0.1", PGPORT=str(cluster.port), PGUSER="postgres",
+                      PGDATABASE="postgres")
+    sql(f"""CREATE EXTENSION shard_fdw;
+            CREATE SERVER ddb FOREIGN DATA WRAPPER shard_fdw
+              OPTIONS (endpoint 'http://127.0.0.1:{port}', region 'us-east-1');
+            CREATE FOREIGN TABLE kv (k text, v int)
+              SERVER ddb OPTIONS (table '{state["table"]}', partition_key 'k');
+            CREATE ROLE regress_creds_user LOGIN;
+            GRANT SELECT ON kv TO regress_creds_user;
+            GRANT USAGE ON FOREIGN SERVER ddb TO regress_creds_user;""")
+
+
+def tear_down():
+    """Stop what set_up started."""
+    if "cluster" in state:
+        state["cluster"].stop()
+    if "proxy" in state:
+        state["proxy"].terminate()
+        state["proxy"].wait()
+        state["proxy_log"].close()
+    if "client" in state:
+        state["client"].delete_table(TableName=state["table"])
+    if "work" in state:
+        shutil.rmtree(state["work"], ignore_errors=True)
+
+
+def restart(**environment):
+    """Restart the cluster with environment; forget what the proxy and the
+    endpoints saw."""
+    state["cluster"].start(**environment)
+    keys_seen()
+    endpoint_log()
+    state["endpoints"].lifetime_s = 3600
+
+
+# ------------------------------------------------------------------- tests
+
+
+@runner.test
+def environment_variables():
+    """AWS_ACCESS_KEY_ID / AWS_SECRET_ACCESS_KEY of the server's environment."""
+    restart(AWS_ACCESS_KEY_ID="AKIDENV", AWS_SECRET_ACCESS_KEY=STATIC["AKIDENV"])
+    mapping()
+    total()
+    assert set(keys_seen()) == {"AKIDENV"}
+    assert endpoint_log() == []
+
+
+@runner.test
+def shared_files_and_profiles():
+    """The default profile, a named one assuming a role through
+    source_profile (with external_id, role_session_name, duration_seconds),
+    AWS_PROFILE, and a profile that is not there."""
+    work = state["work"]
+    write(os.path.join(work, "credentials"),
+          "# keys\n[default]\naws_access_key_id = AKIDPROFILE\n"
+          f"aws_secret_access_key = {STATIC['AKIDPROFILE']}\n")
+    write(os.path.join(work, "config"),
+          "[default]\nregion = us-east-1\n"
+          f"[profile cross]\nrole_arn = {ROLE_EXTERNAL}\nsource_profile = static\n"
+          "external_id = partner-42\nrole_session_name = reports\nduration_seconds = 1800\n"
+          f"[profile static]\naws_access_key_id = AKIDSTATIC\n"
+          f"aws_secret_access_key = {STATIC['AKIDSTATIC']}\n")
+    files = {"AWS_SHARED_CREDENTIALS_FILE": os.path.join(work, "credentials"),
+             "AWS_CONFIG_FILE": os.path.join(work, "config"),
+             "AWS_ENDPOINT_URL_STS": state["ep"]}
+    restart(**files)
+    mapping()
+    total()
+    assert set(keys_seen()) == {"AKIDPROFILE"}
+
+    mapping(profile="cross")
+    total()
+    log = endpoint_log()
+    assert kinds(log) == ["sts:AssumeRole"], log
+    params = log[0]["params"]
+    assert log[0]["access_key"] == "AKIDSTATIC" and log[0]["status"] == 200, log
+    assert params["RoleArn"] == ROLE_EXTERNAL and params["ExternalId"] == "partner-42"
+    assert params["RoleSessionName"] == "reports" and params["DurationSeconds"] == "1800"
+    assert params["Version"] == "2011-06-15"
+    seen = keys_seen()
+    assert seen and all(k.startswith("ASIAROLE") for k in seen), seen
+
+    mapping(profile="missing")
+    fails("SELECT sum(v) FROM kv", 'from profile "missing"',
+          'Profile "missing" is in neither the shared credentials file nor the config file')
+
+    restart(AWS_PROFILE="cross", **files)
+    mapping()
+    total()
+    assert kinds(endpoint_log()) == ["sts:AssumeRole"]
+    assert all(k.startswith("ASIAROLE") for k in keys_seen())
+
+    # AWS_ENDPOINT_URL serves STS too when AWS_ENDPOINT_URL_STS is not set
+    restart(AWS_PROFILE="cross", AWS_ENDPOINT_URL=state["ep"],
+            **{k: v for k, v in files.items() if k != "AWS_ENDPOINT_URL_STS"})
+    total()
+    assert kinds(endpoint_log()) == ["sts:AssumeRole"]
+
+    restart(AWS_PROFILE="nobody", **files)
+    fails("SELECT sum(v) FROM kv", 'Profile "nobody" is in neither')
+
+    # a malformed file is an error, not a profile passed over
+    write(files["AWS_SHARED_CREDENTIALS_FILE"], "[default]\naws_access_key_id AKIDPROFILE\n")
+    restart(**files)
+    fails("SELECT sum(v) FROM kv", 'from profile "default"',
+          'Line 2 of the shared credentials file is neither a [section] nor a "key = value" setting')
+
+
+@runner.test
+def web_identity():
+    """AWS_WEB_IDENTITY_TOKEN_FILE + AWS_ROLE_ARN: AssumeRoleWithWebIdentity,
+    unsigned; cached per backend, refreshed before expiry; an expired or
+    invalid token is STS's error with its code."""
+    token_file = os.path.join(state["work"], "web-token")
+    write(token_file, "web-token-1\n")
+    restart(AWS_WEB_IDENTITY_TOKEN_FILE=token_file, AWS_ROLE_ARN=ROLE_WEB,
+            AWS_ROLE_SESSION_NAME="pod-7", AWS_ENDPOINT_URL_STS=state["ep"] + "/")
+    mapping()
+    state["endpoints"].lifetime_s = 6
+    session = bed.Session("postgres")
+    try:
+        assert session.run("SELECT sum(v) FROM kv") == [str(sum(range(ROWS)))]
+        assert session.run("SELECT sum(v) FROM kv") == [str(sum(range(ROWS)))]
+        log = endpoint_log()
+        assert kinds(log) == ["sts:AssumeRoleWithWebIdentity"], log
+        assert not log[0]["signed"]
+        assert log[0]["params"]["WebIdentityToken"] == "web-token-1"
+        assert log[0]["params"]["RoleSessionName"] == "pod-7"
+        first = keys_seen()
+        assert len(first) == 1 and next(iter(first)).startswith("ASIAWEB"), first
+
+        time.sleep(3.5)
+        assert session.run("SELECT sum(v) FROM kv") == [str(sum(range(ROWS)))]
+        assert kinds(endpoint_log()) == ["sts:AssumeRoleWithWebIdentity"]
+        second = keys_seen()
+        assert len(second) == 1 and second.keys() != first.keys(), (first, second)
+
+        # past the point where a failed refresh is still tolerated
+        write(token_file, "web-token-expired")
+        time.sleep(5.5)
+        lines = session.run("SELECT sum(v) FROM kv")
+        text = "\n".join(lines)
+        assert "ERROR:  could not get AWS credentials" in text, text
+        assert "STS AssumeRoleWithWebIdentity" in text and "ExpiredTokenException" in text, text
+        assert "web-token-expired" not in text
+    finally:
+        session.close()
+    write(token_file, "not-a-token")
+    fails("SELECT sum(v) FROM kv", "InvalidIdentityToken (HTTP 400)")
+    os.unlink(token_file)
+    fails("SELECT sum(v) FROM kv", "the web identity token file", "Could not open file")
+
+
+@runner.test
+def container_endpoint():
+    """AWS_CONTAINER_CREDENTIALS_FULL_URI with AWS_CONTAINER_AUTHORIZATION_TOKEN_FILE:
+    the token as Authorization, refresh, a refused token, credentials
+    already expired, and a URL the SDKs refuse."""
+    token_file = os.path.join(state["work"], "container-token")
+    write(token_file, "container-auth-1")
+    url = state["ep"] + "/container/credentials"
+    restart(AWS_CONTAINER_CREDENTIALS_FULL_URI=url,
+            AWS_CONTAINER_AUTHORIZATION_TOKEN_FILE=token_file)
+    mapping()
+    state["endpoints"].lifetime_s = 6
+    session = bed.Session("postgres")
+    try:
+        session.run("SELECT sum(v) FROM kv")
+        session.run("SELECT sum(v) FROM kv")
+        log = endpoint_log()
+        assert kinds(log) == ["container"] and log[0]["authorization"] == "container-auth-1", log
+        first = keys_seen()
+        time.sleep(3.5)
+        assert session.run("SELECT sum(v) FROM kv") == [str(sum(range(ROWS)))]
+        assert kinds(endpoint_log()) == ["container"]
+        second = keys_seen()
+        assert all(k.startswith("ASIACONTAINER") for k in list(first) + list(second))
+        assert first.keys() != second.keys()
+    finally:
+        session.close()
+    write(token_file, "wrong")
+    fails("SELECT sum(v) FROM kv", f"from the container credentials endpoint {url}",
+          "InvalidToken (HTTP 401)")
+    # the token may also be given as such (ECS with a full URI)
+    restart(AWS_CONTAINER_CREDENTIALS_FULL_URI=url,
+            AWS_CONTAINER_AUTHORIZATION_TOKEN="container-auth-1")
+    total()
+    log = endpoint_log()
+    assert kinds(log) == ["container"] and log[0]["authorization"] == "container-auth-1", log
+    restart(AWS_CONTAINER_CREDENTIALS_FULL_URI=url,
+            AWS_CONTAINER_AUTHORIZATION_TOKEN_FILE=token_file)
+    write(token_file, "container-auth-1")
+    state["endpoints"].lifetime_s = -60
+    fails("SELECT sum(v) FROM kv", "expired when they were fetched")
+    restart(AWS_CONTAINER_CREDENTIALS_FULL_URI="http://10.1.2.3/creds")
+    fails("SELECT sum(v) FROM kv", "must be an https URL")
+    assert endpoint_log() == []
+
+
+@runner.test
+def failed_refresh_keeps_current_credentials():
+    """A refresh that fails while the current credentials have a while
+    left is a warning and the query goes on with them; once they are about
+    to expire it is the error."""
+    token_file = os.path.join(state["work"], "container-token")
+    write(token_file, "container-auth-1")
+    restart(AWS_CONTAINER_CREDENTIALS_FULL_URI=state["ep"] + "/container/credentials",
+            AWS_CONTAINER_AUTHORIZATION_TOKEN_FILE=token_file)
+    mapping()
+    # 12 s: refreshed after about 6 s, a failure tolerated until 3 s before the end
+    state["endpoints"].lifetime_s = 12
+    session = bed.Session("postgres")
+    try:
+        assert session.run("SELECT sum(v) FROM kv") == [str(sum(range(ROWS)))]
+        first = keys_seen()
+        endpoint_log()
+        time.sleep(6.5)
+        write(token_file, "wrong")
+        lines = session.run("SELECT sum(v) FROM kv")
+        assert lines[-1] == str(sum(range(ROWS))), lines
+        assert any("WARNING:  could not refresh the AWS credentials" in l for l in lines), lines
+        assert keys_seen() == first
+        assert kinds(endpoint_log()) == ["container"]
+        time.sleep(3)
+        text = "\n".join(session.run("SELECT sum(v) FROM kv"))
+        assert "ERROR:" in text and "InvalidToken (HTTP 401)" in text, text
+    finally:
+        session.close()
+
+
+@runner.test
+def instance_metadata():
+    """IMDSv2: the token PUT, then the role and its credentials with the
+    token; refresh; and a role assumed on top of them."""
+    restart(AWS_EC2_METADATA_SERVICE_ENDPOINT=state["ep"], AWS_EC2_METADATA_DISABLED="false",
+            AWS_ENDPOINT_URL_STS=state["ep"])
+    mapping()
+    state["endpoints"].lifetime_s = 6
+    session = bed.Session("postgres")
+    try:
+        session.run("SELECT sum(v) FROM kv")
+        log = endpoint_log()
+        assert kinds(log) == ["imds:token", "imds:role", "imds:credentials"], log
+        assert log[0]["ttl"] == "21600"
+        assert log[1]["token"] == log[2]["token"] and log[1]["token"].startswith("imds-session")
+        first = keys_seen()
+        time.sleep(3.5)
+        assert session.run("SELECT sum(v) FROM kv") == [str(sum(range(ROWS)))]
+        assert kinds(endpoint_log()) == ["imds:token", "imds:role", "imds:credentials"]
+        second = keys_seen()
+        assert all(k.startswith("ASIAIMDS") for k in list(first) + list(second))
+        assert first.keys() != second.keys()
+    finally:
+        session.close()
+
+    state["endpoints"].lifetime_s = 3600
+    mapping(role_arn=ROLE, role_session_name="nightly")
+    total()
+    log = endpoint_log()
+    assert kinds(log) == ["imds:token", "imds:role", "imds:credentials", "sts:AssumeRole"], log
+    assert log[3]["access_key"].startswith("ASIAIMDS") and log[3]["signed"]
+    assert all(k.startswith("ASIAROLE") for k in keys_seen())
+
+    closed = f"http://127.0.0.1:{free_port()}"
+    restart(AWS_EC2_METADATA_SERVICE_ENDPOINT=closed, AWS_EC2_METADATA_DISABLED="false")
+    mapping()
+    fails("SELECT sum(v) FROM kv", f"from EC2 instance metadata (IMDSv2) at {closed}",
+          f"The request to {closed}/latest/api/token failed")
+
+
+@runner.test
+def assumed_roles_and_privileges():
+    """A non-superuser: refused the server's instance credentials, given
+    them by the superuser-only switch, and assuming a role with its own
+    static keys; STS errors come back with their code."""
+    restart(AWS_EC2_METADATA_SERVICE_ENDPOINT=state["ep"], AWS_EC2_METADATA_DISABLED="false",
+            AWS_ENDPOINT_URL_STS=state["ep"])
+    as_user = "SET ROLE regress_creds_user; SELECT sum(v) FROM kv"
+    mapping("regress_creds_user")
+    fails(as_user, 'user mapping for server "ddb" has no access keys')
+    assert endpoint_log() == [], "a refused mapping must not reach any source"
+    ok, _, err = attempt("SET ROLE regress_creds_user; "
+                         "ALTER USER MAPPING FOR regress_creds_user SERVER ddb "
+                         "OPTIONS (ADD ambient_credentials 'true')")
+    assert not ok and "only superusers may set option" in err, err
+
+    mapping("regress_creds_user", ambient_credentials="true")
+    ok, out, err = attempt(as_user)
+    assert ok and out.strip() == str(sum(range(ROWS))), err
+    assert kinds(endpoint_log())[0] == "imds:token"
+    keys_seen()
+
+    mapping("regress_creds_user", access_key_id="AKIDSTATIC",
+            secret_access_key=STATIC["AKIDSTATIC"], role_arn=ROLE_EXTERNAL,
+            external_id="partner-42", duration_s="900")
+    ok, out, err = attempt(as_user)
+    assert ok, err
+    log = endpoint_log()
+    assert kinds(log) == ["sts:AssumeRole"] and log[0]["access_key"] == "AKIDSTATIC", log
+    assert log[0]["params"]["DurationSeconds"] == "900"
+    assert log[0]["params"]["RoleSessionName"].startswith("shard_fdw-")
+    assert all(k.startswith("ASIAROLE") for k in keys_seen())
+
+    mapping("regress_creds_user", access_key_id="AKIDSTATIC",
+            secret_access_key=STATIC["AKIDSTATIC"], role_arn=ROLE_EXTERNAL,
+            external_id="wrong")
+    fails(as_user, f'STS AssumeRole of role "{ROLE_EXTERNAL}"',
+          "STS answered with error AccessDenied (HTTP 403)")
+    mapping("regress_creds_user", access_key_id="AKIDSTATIC",
+            secret_access_key="not-the-secret", role_arn=ROLE)
+    err = fails(as_user, "SignatureDoesNotMatch")
+    assert "not-the-secret" not in err
+    mapping("regress_creds_user", access_key_id="AKIDSTATIC",
+            secret_access_key=STATIC["AKIDSTATIC"], role_arn="arn:aws:iam::1:role/none")
+    fails(as_user, "AccessDenied")
+    sql("DROP USER MAPPING FOR regress_creds_user SERVER ddb")
+
+
+@runner.test
+def secrets_stay_out_of_messages_and_logs():
+    """EXPLAIN ANALYZE VERBOSE and the server log show no key, secret or
+    token that any source handed out or that a mapping holds."""
+    restart(AWS_EC2_METADATA_SERVICE_ENDPOINT=state["ep"], AWS_EC2_METADATA_DISABLED="false")
+    mapping()
+    ok, out, err = attempt("EXPLAIN (ANALYZE, VERBOSE, COSTS OFF, TIMING OFF) SELECT * FROM kv")
+    assert ok, err
+    log = state["cluster"].log_text()
+    secrets = list(STATIC.values()) + [s for _, s, _ in awsendpoints.all_pool_credentials()] + \
+        [t for _, _, t in awsendpoints.all_pool_credentials()] + \
+        ["container-auth-1", "web-token-1", "web-token-expired", "imds-session"]
+    for secret in secrets:
+        assert secret not in out, secret
+        assert secret not in log, secret
+    assert "terminated by signal" not in log
+    assert "ERROR" in log, "the log should hold the errors the tests caused"
+
+
+if __name__ == "__main__":
+    runner.main(set_up, tear_down)
