@@ -153,20 +153,27 @@ def tear_down():
 # ------------------------------------------------------------------ tests
 
 
-@runner.test
-def requests_to_ten_shards_are_in_flight_together():
+def fan_out(query):
+    """Run query with the proxy slow: (rows, seconds, in flight at most)."""
     wait_for_idle_proxy()
     session = open_session()
     try:
         session.run("SELECT count(*) FROM kv")          # connections warmed up
         bed.reset_proxy()
         bed.configure(latency_ms=FANOUT_MS)
-        lines = session.run("SELECT count(*), sum(score) FROM lb WHERE game_id = 'g1'")
+        lines = session.run(query)
         seconds = session.seconds
         high_water = bed.stats()["in_flight_max"]
     finally:
         bed.configure(latency_ms=0)
         session.close()
+    return lines, seconds, high_water
+
+
+@runner.test
+def requests_to_ten_shards_are_in_flight_together():
+    lines, seconds, high_water = fan_out(
+        "SELECT count(*), sum(score) FROM lb WHERE game_id = 'g1'")
     print(f"     {SHARDS} shards in {seconds:.3f} s, {high_water} requests in flight at most")
     expected = f"{len(leaderboard)}{bed.FIELD_SEPARATOR}{sum(s for _, _, s in leaderboard)}"
     assert lines == [expected], lines
@@ -175,20 +182,10 @@ def requests_to_ten_shards_are_in_flight_together():
     assert seconds < limit, f"{seconds:.3f} s for {SHARDS} shards (limit {limit:.1f} s)"
 
 
-def fan_out(table):
+def top_ten(table):
     """A top-10 of table with the proxy slow: (rows, in flight at most)."""
-    wait_for_idle_proxy()
-    session = open_session()
-    try:
-        session.run("SELECT count(*) FROM kv")          # connections warmed up
-        bed.reset_proxy()
-        bed.configure(latency_ms=FANOUT_MS)
-        lines = session.run(f"SELECT player_id FROM {table} WHERE game_id = 'g1' "
-                            "ORDER BY score DESC, player_id LIMIT 10")
-        high_water = bed.stats()["in_flight_max"]
-    finally:
-        bed.configure(latency_ms=0)
-        session.close()
+    lines, _, high_water = fan_out(f"SELECT player_id FROM {table} WHERE game_id = 'g1' "
+                                   "ORDER BY score DESC, player_id LIMIT 10")
     return lines, high_water
 
 
@@ -197,10 +194,10 @@ def concurrency_follows_the_shards_read():
     """Without max_concurrency, a read of 60 shards has all 60 requests in
     flight at once; with max_concurrency 8, at most 8, same rows."""
     top = [p for _, p, _ in sorted(leaderboard, key=lambda r: (-r[2], r[1]))[:10]]
-    lines, high_water = fan_out("wide")
+    lines, high_water = top_ten("wide")
     assert lines == top, lines
     assert high_water >= WIDE_SHARDS, f"at most {high_water} requests in flight"
-    lines, capped_water = fan_out("wide_capped")
+    lines, capped_water = top_ten("wide_capped")
     assert lines == top, lines
     assert capped_water <= CAPPED, f"{capped_water} requests in flight"
     print(f"     {WIDE_SHARDS} shards: {high_water} in flight at most; "
