@@ -114,9 +114,19 @@
 #define POSIX_COLLATION_OID 951
 #endif
 
+/* PostgreSQL 14 added estimate_num_groups' EstimationInfo. */
+#if PG_VERSION_NUM >= 140000
+#define shard_estimate_num_groups(root, exprs, rows) \
+	estimate_num_groups(root, exprs, rows, NULL, NULL)
+#else
+#define shard_estimate_num_groups(root, exprs, rows) \
+	estimate_num_groups(root, exprs, rows, NULL)
+#endif
+
 /*
- * PostgreSQL 15 added the pg_prng generator, Boolean nodes and
- * InitMaterializedSRF; older versions get stand-ins.
+ * PostgreSQL 15 added the pg_prng generator, Boolean nodes,
+ * MarkGUCPrefixReserved and InitMaterializedSRF; older versions get
+ * stand-ins.
  */
 #if PG_VERSION_NUM >= 150000
 #include "common/pg_prng.h"
@@ -130,6 +140,7 @@
 	((double) random() / ((double) MAX_RANDOM_VALUE + 1.0))
 #define pg_prng_uint64_range(state, lo, hi) \
 	((uint64) (lo) + (uint64) random() % ((uint64) (hi) - (uint64) (lo) + 1))
+#define MarkGUCPrefixReserved(prefix) EmitWarningsOnPlaceholders(prefix)
 #define makeBoolean(b) makeInteger((b) ? 1 : 0)
 #define boolVal(v) (intVal(v) != 0)
 

@@ -47,7 +47,9 @@ typedef struct Cond
 {
 	int			col;			/* index into ShardTable.columns */
 	CondOp		op;
-	Expr	   *value;			/* NULL for COND_NULL, COND_NOT_NULL */
+	Expr	   *value;			/* NULL for COND_NULL, COND_NOT_NULL,
+								 * COND_BATCH */
+	RestrictInfo *rinfo;		/* the clause it comes from, if any */
 } Cond;
 
 /* What a list of conditions allows. */
@@ -341,7 +343,7 @@ fixed_by(List *conds, int col)
 	{
 		Cond	   *c = lfirst(lc);
 
-		if (c->col == col && (c->op == COND_EQ || c->op == COND_IN))
+		if (c->col == col && (c->op == COND_EQ || c->op == COND_IN || c->op == COND_BATCH))
 			return true;
 	}
 	return false;
@@ -560,9 +562,12 @@ find_buckets(ShardTable *t, Analysis *a, List *conds, int open_order)
  * Sort out conditions (RestrictInfos) into key equalities, the sort key
  * condition and filters.  outer_ok admits values from other relations
  * (join clauses of a parameterized path); open_order, see find_buckets.
+ * batch_cols (an IntList) are the key columns a batched lookup join fixes
+ * from its outer rows.
  */
 static Analysis
-analyse(ShardTable *t, Index relid, List *clauses, bool outer_ok, int open_order)
+analyse(ShardTable *t, Index relid, List *clauses, bool outer_ok, int open_order,
+		List *batch_cols)
 {
 	Analysis	a = {0};
 	List	   *sort_candidates = NIL;
@@ -573,6 +578,14 @@ analyse(ShardTable *t, Index relid, List *clauses, bool outer_ok, int open_order
 
 	a.exact = true;
 	a.bucket_col = -1;
+	foreach(lc, batch_cols)
+	{
+		Cond	   *c = palloc0(sizeof(Cond));
+
+		c->col = lfirst_int(lc);
+		c->op = COND_BATCH;
+		a.key_conds = lappend(a.key_conds, c);
+	}
 	foreach(lc, clauses)
 	{
 		RestrictInfo *rinfo = lfirst_node(RestrictInfo, lc);
@@ -583,6 +596,7 @@ analyse(ShardTable *t, Index relid, List *clauses, bool outer_ok, int open_order
 			a.exact = false;
 			continue;
 		}
+		c->rinfo = rinfo;
 		recognised = lappend(recognised, c);
 		if ((c->op == COND_EQ || c->op == COND_IN) &&
 			route_key_uses(t, c->col))
@@ -615,6 +629,9 @@ analyse(ShardTable *t, Index relid, List *clauses, bool outer_ok, int open_order
 			if (c->op == COND_IN && (!route_key_has_column(t, &t->pk, c->col) ||
 									 route_key_has_column(t, &t->sk, c->col)))
 				a.exact = false;
+			else if (c->op == COND_BATCH && !route_key_has_column(t, &t->pk, c->col) &&
+					 !list_member_int(t->shard_by, c->col))
+				continue;
 			else
 				kept = lappend(kept, c);
 		}
@@ -679,6 +696,158 @@ analyse(ShardTable *t, Index relid, List *clauses, bool outer_ok, int open_order
 }
 
 /* ---------------------------------------------------------------------
+ * Estimates
+ *
+ * Every read is costed by one rule (read_cost): the round trips it waits
+ * for one after another, the requests it sends and the items it reads.
+ * What it reads comes from ANALYZE's figures: the table's items
+ * (reltuples), and the items of one partition key value, reltuples over
+ * the distinct values of the partition key's columns, spread evenly over
+ * the shards; a sort key condition reads its selectivity's share of them.
+ * Before ANALYZE a table is taken to hold 10000 items and a partition
+ * key value 100.
+ * ---------------------------------------------------------------------
+ */
+
+#define DEFAULT_TABLE_ITEMS 10000.0
+#define DEFAULT_PARTITION_ITEMS 100.0
+#define ROUND_TRIP_COST 100.0	/* waiting for DynamoDB: a few ms */
+#define REQUEST_COST 1.0		/* signing, sending, parsing one request */
+#define ITEM_COST 0.02			/* reading and converting one item */
+#define PAGE_ITEMS 2000.0		/* items in one page (1 MB), roughly */
+
+/* What a read sends and reads. */
+typedef struct ReadSize
+{
+	double		requests;
+	double		rounds;			/* round trips one after another */
+	double		items;			/* items read */
+} ReadSize;
+
+/* True when ANALYZE has run on the relation. */
+static bool
+has_stats(RelOptInfo *rel)
+{
+	return rel->pages > 0 && rel->tuples >= 0;
+}
+
+/* The items of one partition key value, over all its shards. */
+static double
+partition_items(PlannerInfo *root, RelOptInfo *rel, ShardTable *t)
+{
+	List	   *vars = NIL;
+
+	if (!has_stats(rel))
+		return DEFAULT_PARTITION_ITEMS;
+	for (int i = 0; i < t->ncolumns; i++)
+		if (route_key_has_column(t, &t->pk, i))
+			vars = lappend(vars, makeVar(rel->relid, t->columns[i].attnum,
+										 t->columns[i].typid, -1, InvalidOid, 0));
+	if (vars == NIL)
+		return rel->tuples;
+	return rel->tuples / Max(shard_estimate_num_groups(root, vars, rel->tuples), 1.0);
+}
+
+/*
+ * The shards a Query of one partition key value reads: one when the
+ * conditions fix every shard_by column of a calculated or range table,
+ * else all of them.  *all gets the shards a value is spread over.
+ */
+static int
+shards_read(ShardTable *t, const Analysis *a, int *all)
+{
+	bool		fixed = t->shard_by != NIL &&
+		(t->strategy == SHARD_CALCULATED || t->strategy == SHARD_RANGE);
+	ListCell   *lc;
+
+	*all = t->strategy == SHARD_NONE ? 1 : Max(t->shards, 1);
+	foreach(lc, t->shard_by)
+		fixed &= fixed_by(a->key_conds, lfirst_int(lc));
+	return fixed ? 1 : *all + (t->legacy_unsharded ? 1 : 0);
+}
+
+/* The share of a partition's items that the sort key condition reads. */
+static double
+sort_selectivity(PlannerInfo *root, RelOptInfo *rel, const Analysis *a)
+{
+	List	   *clauses = NIL;
+	ListCell   *lc;
+
+	foreach(lc, a->sort_conds)
+		clauses = lappend(clauses, ((Cond *) lfirst(lc))->rinfo);
+	return clauselist_selectivity(root, clauses, rel->relid, JOIN_INNER, NULL);
+}
+
+/*
+ * What the read that a sends reads for lookups partition key values (or
+ * whole keys, for a GetItem), up to max_concurrency requests in flight.
+ * partitions bounds the partition key values among them.
+ */
+static ReadSize
+read_size(PlannerInfo *root, RelOptInfo *rel, ShardTable *t, const Analysis *a,
+		  double lookups, double partitions)
+{
+	ReadSize	r;
+	double		conc = shard_get_server(rel->serverid)->max_concurrency;
+
+	if (a->full_key && t->index == NULL)
+	{
+		r.items = lookups;
+		r.requests = ceil(lookups / BATCH_GET_MAX);
+		r.rounds = ceil(r.requests / conc);
+	}
+	else if (a->keyed)
+	{
+		int			all;
+		int			shards = shards_read(t, a, &all);
+		double		per_stream = partition_items(root, rel, t) / all *
+			sort_selectivity(root, rel, a);
+		double		pages = Max(1.0, ceil(per_stream / PAGE_ITEMS));
+		double		streams = shards == 1 ?
+			Min(lookups, Min(partitions, lookups) * all) :
+			Min(partitions, lookups) * shards;
+
+		r.items = streams * per_stream;
+		r.requests = streams * pages;
+		r.rounds = ceil(streams / conc) * pages;
+	}
+	else
+	{
+		r.items = has_stats(rel) ? rel->tuples : DEFAULT_TABLE_ITEMS;
+		r.requests = Max(conc, ceil(r.items / PAGE_ITEMS));
+		r.rounds = ceil(r.requests / conc);
+	}
+	return r;
+}
+
+/* The cost of a read of size r returning rows rows. */
+static void
+read_cost(const ReadSize *r, double rows, Cost *startup, Cost *total)
+{
+	*startup = ROUND_TRIP_COST;
+	*total = r->rounds * ROUND_TRIP_COST + r->requests * REQUEST_COST +
+		r->items * ITEM_COST + rows * cpu_tuple_cost;
+}
+
+/*
+ * The rows of a scan of rel under its own conditions (analysed in a).
+ * Without statistics: 10000 for the table, 100 for a partition key value,
+ * 1 for a whole key, each narrowed by the other conditions.
+ */
+static double
+rel_rows(PlannerInfo *root, RelOptInfo *rel, const Analysis *a)
+{
+	double		sel = clauselist_selectivity(root, rel->baserestrictinfo, 0, JOIN_INNER, NULL);
+	double		base;
+
+	if (has_stats(rel))
+		return clamp_row_est(rel->tuples * sel);
+	base = a->full_key ? 1.0 : a->keyed ? DEFAULT_PARTITION_ITEMS : DEFAULT_TABLE_ITEMS;
+	return Min(clamp_row_est(base * sel / pow(DEFAULT_EQ_SEL, list_length(a->key_conds))),
+			   base);
+}
+
+/* ---------------------------------------------------------------------
  * Callbacks
  * ---------------------------------------------------------------------
  */
@@ -689,7 +858,6 @@ shard_get_rel_size(PlannerInfo *root, RelOptInfo *baserel, Oid foreigntableid)
 {
 	RelInfo    *ri = palloc0(sizeof(RelInfo));
 	ListCell   *lc;
-	double		base;
 
 	baserel->fdw_private = ri;
 	ri->table = shard_get_table(foreigntableid);
@@ -698,30 +866,9 @@ shard_get_rel_size(PlannerInfo *root, RelOptInfo *baserel, Oid foreigntableid)
 		pull_varattnos((Node *) lfirst_node(RestrictInfo, lc)->clause,
 					   baserel->relid, &ri->attrs_used);
 	ri->restrict_analysis = analyse(ri->table, baserel->relid,
-									baserel->baserestrictinfo, false, 0);
+									baserel->baserestrictinfo, false, 0, NIL);
 
-	/*
-	 * Without statistics: a table is taken to hold 10000 rows and a
-	 * partition 100, each narrowed by the other conditions.
-	 */
-	base = ri->restrict_analysis.full_key ? 1.0 :
-		ri->restrict_analysis.keyed ? 100.0 : 10000.0;
-	baserel->rows = clamp_row_est(base *
-								  clauselist_selectivity(root, baserel->baserestrictinfo,
-														 0, JOIN_INNER, NULL) /
-								  pow(DEFAULT_EQ_SEL, list_length(ri->restrict_analysis.key_conds)));
-	baserel->rows = Min(baserel->rows, base);
-}
-
-/*
- * The cost of reading rows through a DynamoDB operation: requests cost
- * more than rows, a Scan reads the whole table.
- */
-static void
-cost_read(const Analysis *a, double rows, Cost *startup, Cost *total)
-{
-	*startup = a->keyed ? 10.0 : 100.0;
-	*total = *startup + rows * 0.01 + (a->keyed ? 0.0 : 10000.0);
+	baserel->rows = rel_rows(root, baserel, &ri->restrict_analysis);
 }
 
 /*
@@ -805,8 +952,10 @@ shard_get_paths(PlannerInfo *root, RelOptInfo *baserel, Oid foreigntableid)
 	List	   *join_conds = NIL;
 	List	   *candidates;
 	Relids		outer = NULL;
+	ReadSize	size;
 
-	cost_read(a, baserel->rows, &startup, &total);
+	size = read_size(root, baserel, ri->table, a, a->full_key ? baserel->rows : 1, 1);
+	read_cost(&size, baserel->rows, &startup, &total);
 	add_path(baserel, (Path *)
 			 shard_create_foreignscan_path(root, baserel, NULL, baserel->rows,
 										   startup, total, NIL, NULL, NULL, NIL));
@@ -831,11 +980,12 @@ shard_get_paths(PlannerInfo *root, RelOptInfo *baserel, Oid foreigntableid)
 		Analysis	open = analyse(ri->table, baserel->relid, baserel->baserestrictinfo,
 								   false,
 								   shard_pathkey_ascending(linitial_node(PathKey, pathkeys)) ?
-								   1 : -1);
+								   1 : -1, NIL);
 
 		if (open.keyed && open.bucket_open && open.bucket_col == sort_order_column(ri->table))
 		{
-			cost_read(&open, baserel->rows, &startup, &total);
+			size = read_size(root, baserel, ri->table, &open, 1, 1);
+			read_cost(&size, baserel->rows, &startup, &total);
 			add_path(baserel, (Path *)
 					 shard_create_foreignscan_path(root, baserel, NULL, baserel->rows,
 												   startup, total, pathkeys,
@@ -877,14 +1027,17 @@ shard_get_paths(PlannerInfo *root, RelOptInfo *baserel, Oid foreigntableid)
 	{
 		Analysis	joined = analyse(ri->table, baserel->relid,
 									 list_concat(list_copy(baserel->baserestrictinfo),
-												 join_conds), true, 0);
+												 join_conds), true, 0, NIL);
 
 		if (joined.keyed)
 		{
 			ParamPathInfo *ppi = get_baserel_parampathinfo(root, baserel, outer);
-			double		rows = Min(ppi->ppi_rows, 100.0);
+			double		rows = has_stats(baserel) ? ppi->ppi_rows :
+				Min(ppi->ppi_rows, DEFAULT_PARTITION_ITEMS);
 
-			cost_read(&joined, rows, &startup, &total);
+			/* one loop: a round trip for one value */
+			size = read_size(root, baserel, ri->table, &joined, 1, 1);
+			read_cost(&size, rows, &startup, &total);
 			add_path(baserel, (Path *)
 					 shard_create_foreignscan_path(root, baserel, NULL, rows,
 												   startup, total, NIL, outer,
@@ -1045,7 +1198,8 @@ shard_get_plan(PlannerInfo *root, RelOptInfo *baserel, Oid foreigntableid,
 	int			order = best_path->path.pathkeys == NIL ? 0 :
 		shard_pathkey_ascending(linitial_node(PathKey, best_path->path.pathkeys)) ? 1 : -1;
 	Analysis	a = analyse(ri->table, baserel->relid, scan_clauses,
-							best_path->path.param_info != NULL, order);
+							best_path->path.param_info != NULL, order,
+							best_path->fdw_private ? linitial(best_path->fdw_private) : NIL);
 	ScanOp		op = a.full_key && ri->table->index == NULL ? SCAN_OP_GET :
 		a.keyed ? SCAN_OP_QUERY : SCAN_OP_SCAN;
 	List	   *fdw_private;
@@ -1083,4 +1237,103 @@ shard_get_plan(PlannerInfo *root, RelOptInfo *baserel, Oid foreigntableid,
 	return make_foreignscan(tlist, extract_actual_clauses(scan_clauses, false),
 							baserel->relid, fdw_exprs, fdw_private, NIL, NIL,
 							outer_plan);
+}
+
+/* ---------------------------------------------------------------------
+ * Batched lookup joins (executed in join.c)
+ * ---------------------------------------------------------------------
+ */
+
+/* Outer rows per batch of Queries, and per BatchGetItem. */
+#define LOOKUP_BATCH_ROWS 10000
+
+/*
+ * Find in restrictlist (a join's clauses) the equalities that fix key
+ * columns of foreign relation inner with values of relation outer; true
+ * when they make every read keyed, filling *lookup.  Not for a relation
+ * that the statement modifies or that must be read whole first.
+ */
+bool
+shard_lookup_keys(PlannerInfo *root, RelOptInfo *inner, RelOptInfo *outer,
+				  List *restrictlist, ShardLookup *lookup)
+{
+	RelInfo    *ri = inner->fdw_private;
+	ShardTable *t = ri->table;
+	ListCell   *lc;
+	Analysis	a;
+
+	memset(lookup, 0, sizeof(*lookup));
+	if (inner->relid == (Index) root->parse->resultRelation ||
+		bms_is_member(SelfItemPointerAttributeNumber - FirstLowInvalidHeapAttributeNumber,
+					  ri->attrs_used) ||
+		must_read_all(root, planner_rt_fetch(inner->relid, root)->relid, t))
+		return false;
+	foreach(lc, restrictlist)
+	{
+		RestrictInfo *rinfo = lfirst_node(RestrictInfo, lc);
+		Cond		c;
+
+		if (!recognise(t, inner->relid, rinfo->clause, true, &c) || c.op != COND_EQ ||
+			!route_key_uses(t, c.col) || list_member_int(lookup->cols, c.col) ||
+			!bms_is_subset(pull_varnos(root, (Node *) c.value), outer->relids) ||
+			!OidIsValid(lookup_type_cache(exprType((Node *) c.value),
+										  TYPECACHE_HASH_PROC)->hash_proc) ||
+			!OidIsValid(lookup_type_cache(t->columns[c.col].typid,
+										  TYPECACHE_HASH_PROC)->hash_proc))
+			continue;
+		lookup->cols = lappend_int(lookup->cols, c.col);
+		lookup->outer_exprs = lappend(lookup->outer_exprs, c.value);
+		lookup->collations = lappend_oid(lookup->collations,
+										 exprInputCollation((Node *) rinfo->clause));
+	}
+	if (lookup->cols == NIL)
+		return false;
+	a = analyse(t, inner->relid, inner->baserestrictinfo, false, 0, lookup->cols);
+	lookup->whole_keys = a.full_key && t->index == NULL;
+	lookup->batch_rows = lookup->whole_keys ?
+		(int) BATCH_GET_MAX * shard_get_server(inner->serverid)->max_concurrency :
+		LOOKUP_BATCH_ROWS;
+	return a.keyed;
+}
+
+/*
+ * The path of the foreign scan under a batched lookup join: it reads what
+ * the outer rows of each batch fix (COND_BATCH conditions).
+ */
+Path *
+shard_lookup_path(PlannerInfo *root, RelOptInfo *inner, ShardLookup *lookup)
+{
+	return (Path *) shard_create_foreignscan_path(root, inner, NULL, inner->rows, 0, 0,
+												  NIL, NULL, NULL,
+												  list_make1(lookup->cols));
+}
+
+/*
+ * The cost of the reads of a batched lookup join of outer_rows rows: a
+ * round of requests per batch, reading the partitions (or whole keys) the
+ * batch's rows fix.
+ */
+void
+shard_lookup_cost(PlannerInfo *root, RelOptInfo *inner, ShardLookup *lookup,
+				  double outer_rows, Cost *startup, Cost *total)
+{
+	RelInfo    *ri = inner->fdw_private;
+	Analysis	a = analyse(ri->table, inner->relid, inner->baserestrictinfo, false, 0,
+							lookup->cols);
+	double		batch = Min(Max(outer_rows, 1.0), lookup->batch_rows);
+	double		batches = ceil(Max(outer_rows, 1.0) / batch);
+	List	   *pk_exprs = NIL;
+	ListCell   *lc1;
+	ListCell   *lc2;
+	double		partitions;
+	ReadSize	size;
+
+	forboth(lc1, lookup->cols, lc2, lookup->outer_exprs)
+		if (route_key_has_column(ri->table, &ri->table->pk, lfirst_int(lc1)))
+			pk_exprs = lappend(pk_exprs, lfirst(lc2));
+	partitions = pk_exprs == NIL ? 1.0 :
+		shard_estimate_num_groups(root, pk_exprs, batch);
+	size = read_size(root, inner, ri->table, &a, batch, partitions);
+	read_cost(&size, 0, startup, total);
+	*total *= batches;
 }

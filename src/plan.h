@@ -33,11 +33,16 @@ typedef enum CondOp
 	COND_PREFIX,				/* LIKE 'prefix%': begins_with */
 	COND_IN,					/* = ANY (array): one key per element, or IN */
 	COND_NULL,					/* IS NULL */
-	COND_NOT_NULL				/* IS NOT NULL */
+	COND_NOT_NULL,				/* IS NOT NULL */
+	COND_BATCH					/* = the value in each outer row of a batched
+								 * lookup join (join.c); no expression */
 } CondOp;
 
 /* The most values DynamoDB takes in one IN of a FilterExpression. */
 #define MAX_IN_OPERANDS 100
+
+/* BatchGetItem takes at most this many keys. */
+#define BATCH_GET_MAX 100
 
 /*
  * The members of a ForeignScan's fdw_private list, in order.  Conditions
@@ -78,6 +83,29 @@ typedef enum BucketPrivate
 	BUCKET_OPEN					/* 1: bounded on one side, read away from it
 								 * until the LIMIT is met */
 } BucketPrivate;
+
+/*
+ * A batched lookup join's keys (join.c): equalities between key columns
+ * of the foreign table and values of the outer relation's rows.
+ */
+typedef struct ShardLookup
+{
+	List	   *cols;			/* IntList: the key columns fixed */
+	List	   *outer_exprs;	/* their values, over the outer relation */
+	List	   *collations;		/* OidList: the equalities' collations */
+	bool		whole_keys;		/* each outer row fixes a whole item key */
+	int			batch_rows;		/* outer rows per batch */
+} ShardLookup;
+
+extern bool shard_lookup_keys(PlannerInfo *root, RelOptInfo *inner, RelOptInfo *outer,
+							  List *restrictlist, ShardLookup *lookup);
+extern Path *shard_lookup_path(PlannerInfo *root, RelOptInfo *inner,
+							   ShardLookup *lookup);
+extern void shard_lookup_cost(PlannerInfo *root, RelOptInfo *inner, ShardLookup *lookup,
+							  double outer_rows, Cost *startup, Cost *total);
+
+/* in join.c */
+extern void shard_join_init(void);
 
 extern void shard_get_rel_size(PlannerInfo *root, RelOptInfo *baserel,
 							   Oid foreigntableid);

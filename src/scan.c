@@ -30,9 +30,6 @@
 
 #include "scanstate.h"
 
-/* BatchGetItem takes at most this many keys. */
-#define BATCH_GET_MAX 100
-
 /* ---------------------------------------------------------------------
  * Streams
  * ---------------------------------------------------------------------
@@ -629,8 +626,9 @@ scan_start(ShardScanState *ss, ExprContext *econtext)
 			char	   *sk = ss->t->sk.attribute ? request_full_sort_key(ss, texts) : NULL;
 			ListCell   *lc2;
 
-			if (sk && sk[0] == '\0')
-				continue;		/* no stored key is empty */
+			/* no stored key is empty, or has an empty template field */
+			if (ss->t->sk.attribute && (sk == NULL || sk[0] == '\0'))
+				continue;
 			foreach(lc2, partition_streams(ss, texts))
 				keys = list_append_unique(keys,
 										  makeString(request_item_key_json(ss->t, ((Stream *) lfirst(lc2))->pk_text, sk)));
@@ -656,7 +654,7 @@ scan_start(ShardScanState *ss, ExprContext *econtext)
 		List	   *seen = NIL;
 		List	   *buckets = bucket_texts(ss);
 
-		ss->key_cond_expr = request_key_condition(ss, linitial(combos));
+		ss->key_cond_expr = request_key_condition(ss, request_shared_texts(ss, linitial(combos)));
 		for (int b = 0; ss->key_cond_expr && b < list_length(buckets); b++)
 		{
 			foreach(lc, combos)
@@ -971,6 +969,65 @@ shard_scan_next_match(ShardScanState *ss, ForeignScanState *node)
 	return NULL;
 }
 
+/*
+ * Read segments segs[0..nsegs - 1] of a parallel Scan in total segments of
+ * foreign table relid whole, every segment's pages in flight at once (up
+ * to max_concurrency), handing each item's row to fn in slot, a slot of
+ * the table's row type.  *stats gets the requests' counters.  For ANALYZE,
+ * which samples a table a few segments at a time.
+ */
+void
+shard_scan_segments(Oid relid, const int *segs, int nsegs, int total,
+					TupleTableSlot *slot, ShardRowFn fn, void *arg,
+					DdbStats *stats)
+{
+	ShardScanState *ss = palloc0(sizeof(ShardScanState));
+	const DdbJson *item;
+
+	ss->t = shard_get_table(relid);
+	ss->op = SCAN_OP_SCAN;
+	for (int i = 0; i < ss->t->ncolumns; i++)
+		ss->cols = lappend_int(ss->cols, i);
+	ss->key_conds = unpack_conds(NIL, &ss->nkey_conds);
+	ss->sort_conds = unpack_conds(NIL, &ss->nsort_conds);
+	ss->filters = unpack_conds(NIL, &ss->nfilters);
+	ss->runcxt = AllocSetContextCreate(CurrentMemoryContext, "shard_fdw sample",
+									   ALLOCSET_DEFAULT_SIZES);
+	ss->rowcxt = AllocSetContextCreate(CurrentMemoryContext, "shard_fdw sample row",
+									   ALLOCSET_DEFAULT_SIZES);
+	ss->conn = shard_get_connection(GetForeignTable(relid)->serverid, GetUserId());
+	ss->max_inflight = ss->conn->server->max_concurrency;
+	ss->group = ddb_group_create(ss->conn, ss->max_inflight);
+	ddb_group_hold(&ss->group, GetMemoryChunkContext(ss));
+	ss->total_segments = total;
+	ss->bucket_col = -1;
+	ss->nstreams = nsegs;
+	ss->nstarted = nsegs;
+	ss->streams = palloc0(sizeof(Stream) * Max(nsegs, 1));
+	for (int i = 0; i < nsegs; i++)
+	{
+		ss->streams[i].segment = segs[i];
+		ss->streams[i].bucket = -1;
+		scan_stream_start(ss, &ss->streams[i]);
+	}
+	ss->started = true;
+	while ((item = next_item(ss)) != NULL)
+	{
+		MemoryContext old;
+
+		MemoryContextReset(ss->rowcxt);
+		old = MemoryContextSwitchTo(ss->rowcxt);
+		item_to_values(ss, item, slot);
+		ExecStoreVirtualTuple(slot);
+		fn(slot, arg);
+		MemoryContextSwitchTo(old);
+	}
+	shard_scan_stop(ss);
+	*stats = ss->stats;
+	MemoryContextDelete(ss->runcxt);
+	MemoryContextDelete(ss->rowcxt);
+}
+
 /* Add the request counters of from to into (items are counted apart). */
 static void
 add_stats(DdbStats *into, const DdbStats *from)
@@ -1023,6 +1080,20 @@ shard_rescan(ForeignScanState *node)
 	scan_reset(node->fdw_state);
 }
 
+/*
+ * Start a batched lookup's scan (COND_BATCH conditions) afresh for the
+ * outer rows of lookups: per row, key texts indexed by column, in memory
+ * that lasts until the next call.
+ */
+void
+shard_scan_set_lookups(ForeignScanState *node, List *lookups)
+{
+	ShardScanState *ss = node->fdw_state;
+
+	scan_reset(ss);
+	ss->lookups = lookups;
+}
+
 /* EndForeignScan */
 void
 shard_end_scan(ForeignScanState *node)
@@ -1068,6 +1139,7 @@ conds_text(ShardScanState *ss, ExecCond *conds, int n)
 		[COND_EQ] = "=", [COND_NE] = "<>", [COND_LT] = "<", [COND_LE] = "<=",
 		[COND_GT] = ">", [COND_GE] = ">=", [COND_PREFIX] = "begins with",
 		[COND_IN] = "= ANY", [COND_NULL] = "IS NULL", [COND_NOT_NULL] = "IS NOT NULL",
+		[COND_BATCH] = "= outer rows' values",
 	};
 	StringInfoData buf;
 
@@ -1153,7 +1225,8 @@ shards_text(ShardScanState *ss)
 		bool		found = false;
 
 		for (int i = 0; i < ss->nkey_conds; i++)
-			if (ss->key_conds[i].col == lfirst_int(lc) && ss->key_conds[i].op == COND_EQ)
+			if (ss->key_conds[i].col == lfirst_int(lc) &&
+				(ss->key_conds[i].op == COND_EQ || ss->key_conds[i].op == COND_BATCH))
 				found = true;
 		fixed &= found;
 	}

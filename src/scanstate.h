@@ -83,8 +83,12 @@ struct ShardScanState
 	List	   *exprs;			/* fdw_exprs, for EXPLAIN */
 	List	   *expr_states;
 	int			max_inflight;
+	int			total_segments; /* Scan: TotalSegments, 0 for one per
+								 * stream */
 
 	/* per execution */
+	List	   *lookups;		/* batched lookup: per outer row, key texts
+								 * indexed by column (COND_BATCH) */
 	Datum	   *values;			/* evaluated fdw_exprs */
 	bool	   *nulls;
 	Oid		   *types;
@@ -119,6 +123,7 @@ struct ShardScanState
 
 /* in request.c: the reads' expressions and bodies */
 extern List *request_key_combinations(ShardScanState *ss);
+extern const char **request_shared_texts(ShardScanState *ss, const char **texts);
 extern char *request_full_sort_key(ShardScanState *ss, const char **texts);
 extern char *request_key_condition(ShardScanState *ss, const char **texts);
 extern char *request_filter_expression(ShardScanState *ss);

@@ -19,6 +19,15 @@ PG_MODULE_MAGIC;
 
 PG_FUNCTION_INFO_V1(shard_fdw_handler);
 
+void		_PG_init(void);
+
+/* Load time: the batched lookup join's planner hook and node. */
+void
+_PG_init(void)
+{
+	shard_join_init();
+}
+
 /* The FdwRoutine of shard_fdw. */
 Datum
 shard_fdw_handler(PG_FUNCTION_ARGS)
@@ -33,6 +42,7 @@ shard_fdw_handler(PG_FUNCTION_ARGS)
 	routine->ReScanForeignScan = shard_rescan;
 	routine->EndForeignScan = shard_end_scan;
 	routine->ExplainForeignScan = shard_explain_scan;
+	routine->AnalyzeForeignTable = shard_analyze;
 
 	routine->AddForeignUpdateTargets = shard_add_update_targets;
 	routine->PlanForeignModify = shard_plan_modify;

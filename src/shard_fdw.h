@@ -441,6 +441,8 @@ extern long route_write_shard(ShardTable *t, const char *const *values,
  * in describe.c
  * ---------------------------------------------------------------------
  */
+
+extern void shard_describe_size(ShardTable *t, double *items, double *bytes);
 extern void describe_key_schema(const DdbJson *schema, const char **pk, const char **sk);
 extern char *describe_key_hint(DdbConn *conn, const char *table, const char *index,
 							   const DdbJson *request);
@@ -495,6 +497,7 @@ extern char *request_meta_create(ShardTable *t, const char *base, long now, size
 extern char *request_meta_grow(ShardTable *t, const char *base, const DynamicMeta *seen,
 							   int target, long now, size_t *len);
 extern char *request_describe(const char *table, size_t *len);
+extern int	request_infinite_value(Oid typid, Datum value);
 extern char *request_list_tables(const char *last, size_t *len);
 extern char *request_sample(const char *table, int limit, int segment, int segments,
 							size_t *len);

@@ -11,8 +11,11 @@ are put under the bare key with boto3 instead.  Hundreds of random queries
 OR, LIKE and IS NULL on key and non-key columns of every type, with NULLs in
 the lists and expression-level collations; ORDER BY score with and without
 a tiebreak, and on several columns in both directions under "C", "C.utf8"
-and "und-x-icu"; LIMIT and OFFSET; aggregates with GROUP BY; joins with a
-local table, also as nested loops with parameters; prepared statements
+and "und-x-icu"; LIMIT and OFFSET; aggregates with GROUP BY; joins with
+local tables, as the planner likes them (half the foreign tables are
+analyzed, so its estimates come from statistics or from the defaults),
+as nested loops with parameters and as batched lookup joins (in small
+batches too), on whole keys and on partition keys; prepared statements
 under force_generic_plan) must give what the local table gives: the same
 multiset without ORDER BY, the same sequence under a total order, and under
 ORDER BY score alone the same scores in the same places with rows drawn
@@ -58,12 +61,17 @@ FOREIGN_TABLES = {
     "legacy": LEADERBOARD_KEYS + """, shards '4', shard_strategy 'calculated',
         shard_by 'player_id', shard_hash 'fnv1a_32', legacy_unsharded 'true'""",
 }
-NESTED_LOOP = "SET enable_hashjoin = off;\nSET enable_mergejoin = off;\n"
+NESTED_LOOP = ("SET enable_hashjoin = off;\nSET enable_mergejoin = off;\n"
+               "SET shard_fdw.enable_lookup_join = off;\n")
+LOOKUP_JOIN = ("SET enable_hashjoin = off;\nSET enable_mergejoin = off;\n"
+               "SET enable_nestloop = off;\nSET work_mem = '64kB';\n")
+WATCHED_COUNT = 300
+ANALYZED = ("calculated", "legacy")
 client = None
 dynamodb_tables = []
 data = []           # the rows, as tuples in column order
 QUERIES = []        # the random queries, made once for every table
-local_cache = {}    # (statements, prologue): the local table's results
+local_cache = {}    # statements: the local table's results
 compared = [0]      # statements run on a foreign table and compared
 
 
@@ -173,6 +181,22 @@ def legacy_item(row):
     return item
 
 
+def watched_rows():
+    """Rows of the local table watched: players of the right game mostly,
+    of another game, unknown ones, NULLs, and duplicates."""
+    rows = []
+    for n in range(WATCHED_COUNT):
+        game, player = rng.choice(data)[:2]
+        if rng.random() < 0.1:
+            game = rng.choice(GAMES + ["g9"])
+        if rng.random() < 0.05:
+            player = rng.choice(["pnobody", None])
+        if rng.random() < 0.05:
+            game = None
+        rows.append((game, player, n))
+    return rows + rng.sample(rows, 10)
+
+
 def load():
     """The local table, the foreign tables and their DynamoDB tables."""
     sql(f"""CREATE TABLE {LOCAL} ({COLUMNS});
@@ -180,7 +204,10 @@ def load():
             CREATE TABLE games (game_id text PRIMARY KEY, title text, region text);
             INSERT INTO games VALUES ('g1', 'One', 'eu'), ('g2', 'Two', 'us'),
               ('gäme', 'Umlaut', 'eu'), ('g9', 'Nobody plays', 'eu');
-            ANALYZE {LOCAL}, games;""")
+            ANALYZE {LOCAL}, games;
+            CREATE TABLE watched (game_id text, player_id text, n integer);
+            INSERT INTO watched VALUES {values_list(watched_rows())};
+            ANALYZE watched;""")
     for kind, options in FOREIGN_TABLES.items():
         keys = ("game_id", "player_id") if kind == "unsharded" else ("pk", "sk")
         table = new_table(*keys)
@@ -193,6 +220,8 @@ def load():
                 client.put_item(TableName=table, Item=legacy_item(data[i]))
             rows = [r for i, r in enumerate(data) if i not in legacy]
         sql(f"INSERT INTO {kind} VALUES {values_list(rows)}")
+        if kind in ANALYZED:
+            sql(f"ANALYZE {kind}")
 
 
 # ---------------------------------------------------------------- queries
@@ -380,9 +409,22 @@ def join_query():
     return query
 
 
+def watched_join_query():
+    """A join with the local table watched: on whole keys (game and
+    player), or on the game alone for a few of its rows."""
+    if rng.random() < 0.6:
+        return Query(select=["w.n", "player_id", "score", "level"],
+                     where=where_clause(key_chance=0.1)
+                     + ([] if rng.random() < 0.5 else [f"w.n < {rng.randint(1, 300)}"]),
+                     source="watched w JOIN {t} USING (game_id, player_id)")
+    return Query(select=["w.n", "player_id", "score"],
+                 where=[f"w.n < {rng.randint(1, 6)}"] + where_clause(key_chance=0),
+                 source="(SELECT game_id, n FROM watched) w JOIN {t} USING (game_id)")
+
+
 def make_queries():
     """QUERY_COUNT random queries, most of them plain SELECTs."""
-    makers = [plain_query] * 8 + [aggregate_query, join_query]
+    makers = [plain_query] * 8 + [aggregate_query, join_query, watched_join_query]
     return [rng.choice(makers)() for _ in range(QUERY_COUNT)]
 
 
@@ -418,21 +460,22 @@ def matches(query, got, local_limited, local_all):
             and not collections.Counter(got) - collections.Counter(local_all))
 
 
-def local_results(queries, prologue, limited):
-    """The local table's results, run once for every foreign table."""
+def local_results(queries, limited):
+    """The local table's results, run once for every foreign table and
+    prologue (which choose the foreign table's plans)."""
     statements = tuple(q.render(LOCAL, limited) for q in queries)
-    if (statements, prologue) not in local_cache:
-        local_cache[statements, prologue] = run_batch(statements, prologue)
-    return local_cache[statements, prologue]
+    if statements not in local_cache:
+        local_cache[statements] = run_batch(statements)
+    return local_cache[statements]
 
 
 def compare(queries, table, prologue=""):
-    """Run the queries on a foreign table and on the local table; returns
-    the failure reports."""
+    """Run the queries on a foreign table, after the prologue, and on the
+    local table; returns the failure reports."""
     got = run_batch([q.render(table) for q in queries], prologue)
     compared[0] += len(queries)
-    local = local_results(queries, prologue, limited=True)
-    local_all = local_results(queries, prologue, limited=False)
+    local = local_results(queries, limited=True)
+    local_all = local_results(queries, limited=False)
     return [describe(q.render(table), g, e)
             for q, g, e, a in zip(queries, got, local, local_all)
             if not matches(q, g, e, a)]
@@ -446,11 +489,13 @@ def assert_no_failures(failures, count):
 
 def check_table(kind):
     """Every random query on one foreign table, then the joins again with
-    nested loops forced (the foreign table parameterized by games)."""
+    nested loops forced (the foreign table parameterized by the local one)
+    and with batched lookup joins forced, in small batches."""
     failures = compare(QUERIES, kind)
     joins = [q for q in QUERIES if "JOIN" in q.source]
     failures += compare(joins, kind, NESTED_LOOP)
-    assert_no_failures(failures, len(QUERIES) + len(joins))
+    failures += compare(joins, kind, LOOKUP_JOIN)
+    assert_no_failures(failures, len(QUERIES) + 2 * len(joins))
 
 
 # ------------------------------------------------------------------ setup
@@ -518,6 +563,11 @@ PUSHDOWNS = {
     "ordered merge": r"Merge:",
     "limit per shard": r"Limit per Shard:",
     "parameterized by a join": r"Key Condition: .*\$\d",
+    "lookup join": r"Custom Scan \(Shard Lookup Join\)",
+    "lookup join by whole keys":
+        r"GetItem[^\n]*\n(?:[^\n]*\n){0,4}[^\n]*Key Condition: [^\n]*outer rows' values",
+    "lookup join by partition":
+        r"Query\n(?:[^\n]*\n){0,4}[^\n]*Key Condition: [^\n]*outer rows' values",
 }
 
 
@@ -532,7 +582,8 @@ def queries_reach_every_pushdown():
     plans = []
     joins = [q for q in QUERIES if "JOIN" in q.source]
     for kind in FOREIGN_TABLES:
-        plans += explain(QUERIES, kind) + explain(joins, kind, NESTED_LOOP)
+        plans += (explain(QUERIES, kind) + explain(joins, kind, NESTED_LOOP)
+                  + explain(joins, kind, LOOKUP_JOIN))
     text = "\n".join(line[0] for plan in plans for line in plan)
     missing = [name for name, pattern in PUSHDOWNS.items()
                if not re.search(pattern, text)]
