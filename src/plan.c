@@ -18,12 +18,15 @@
 
 #include <math.h>
 
+#include "access/htup_details.h"
 #include "access/stratnum.h"
 #include "access/sysattr.h"
 #include "catalog/pg_class.h"
 #include "catalog/pg_collation.h"
+#include "catalog/pg_database.h"
 #include "catalog/pg_operator.h"
 #include "catalog/pg_type.h"
+#include "miscadmin.h"
 #include "nodes/makefuncs.h"
 #include "nodes/nodeFuncs.h"
 #include "optimizer/clauses.h"
@@ -38,6 +41,7 @@
 #include "utils/date.h"
 #include "utils/lsyscache.h"
 #include "utils/selfuncs.h"
+#include "utils/syscache.h"
 #include "utils/typcache.h"
 
 #include "plan.h"
@@ -216,12 +220,55 @@ collation_exact_eq(Oid collation)
 	return !OidIsValid(collation) || get_collation_isdeterministic(collation);
 }
 
-/* True when ordering under collation is byte order, as DynamoDB's is. */
+/*
+ * The provider and the locale that collation sorts by (the database's for
+ * the default collation), or false when the catalogs do not say.
+ */
+static bool
+collation_locale(Oid collation, char *provider, char **locale)
+{
+	bool		is_default = collation == DEFAULT_COLLATION_OID;
+	int			cache = is_default ? DATABASEOID : COLLOID;
+	HeapTuple	tup = SearchSysCache1(cache, ObjectIdGetDatum(is_default ?
+															 MyDatabaseId : collation));
+	Datum		d;
+	bool		isnull;
+
+	if (!HeapTupleIsValid(tup))
+		return false;
+	*provider = is_default ? SHARD_DATABASE_PROVIDER(tup) :
+		((Form_pg_collation) GETSTRUCT(tup))->collprovider;
+	if (*provider == COLLPROVIDER_LIBC)
+		d = SysCacheGetAttr(cache, tup, is_default ? Anum_pg_database_datcollate :
+							Anum_pg_collation_collcollate, &isnull);
+	else
+		d = SHARD_LOCALE_ATTR(cache, tup, is_default, &isnull);
+	*locale = isnull ? NULL : SHARD_LOCALE_TEXT(d);
+	ReleaseSysCache(tup);
+	return *locale != NULL;
+}
+
+/*
+ * True when ordering under collation is byte order, as DynamoDB's is:
+ * "C" and "POSIX", glibc's C.UTF-8 (code point order, which is the order
+ * of UTF-8's bytes) and PostgreSQL 17's builtin C.UTF-8, named directly
+ * or as the database's default.
+ */
 static bool
 collation_byte_order(Oid collation)
 {
-	return !OidIsValid(collation) || collation == C_COLLATION_OID ||
-		collation == POSIX_COLLATION_OID;
+	char		provider;
+	char	   *locale;
+
+	if (!OidIsValid(collation) || collation == C_COLLATION_OID ||
+		collation == POSIX_COLLATION_OID)
+		return true;
+	if (!collation_locale(collation, &provider, &locale))
+		return false;
+	if (provider == COLLPROVIDER_LIBC)
+		return strcmp(locale, "C") == 0 || strcmp(locale, "POSIX") == 0 ||
+			strcmp(locale, "C.UTF-8") == 0 || strcmp(locale, "C.utf8") == 0;
+	return SHARD_BUILTIN_BYTE_ORDER(provider, locale);
 }
 
 /*
@@ -403,6 +450,69 @@ sort_order_column(ShardTable *t)
 							  col->typid == DATEOID))
 		return col - t->columns;
 	return -1;
+}
+
+/*
+ * True when the text of sort key template field i is as wide for every
+ * value and sorts as the values do: a zero-padded integer whose width holds
+ * every value of its type, a date or a timestamp in its own form (fixed
+ * width; Python's isoformat drops zero microseconds, a time bucket drops
+ * the finer digits).
+ */
+static bool
+field_fixed_width(ShardTable *t, int i)
+{
+	KeyPart    *p = &t->sk.template->parts[i];
+	Oid			typid = shard_find_column(t, p->text)->typid;
+
+	if (p->width > 0)
+		return (typid == INT2OID && p->width >= 5) ||
+			(typid == INT4OID && p->width >= 10) ||
+			(typid == INT8OID && p->width >= 19);
+	return p->form == KT_PLAIN &&
+		(typid == TIMESTAMPTZOID || typid == TIMESTAMPOID || typid == DATEOID);
+}
+
+/*
+ * The columns whose order the sort key's order follows, in order, as an
+ * IntList (NIL when none): the sort key column itself, or the leading
+ * field of its template (sort_order_column) and the fields after it as
+ * long as each field before is of fixed width (then every key has the next
+ * field at the same place, after the same literal) and each is a
+ * zero-padded integer, a date, a timestamp, or text that ends the
+ * template.
+ */
+static List *
+sort_order_columns(ShardTable *t)
+{
+	KeyTemplate *tmpl = t->sk.template;
+	int			lead = sort_order_column(t);
+	List	   *cols;
+
+	if (lead < 0)
+		return NIL;
+	cols = list_make1_int(lead);
+	for (int i = 0; tmpl && i + 2 < tmpl->nparts; i += 2)
+	{
+		KeyPart    *next = &tmpl->parts[i + 2];
+		ShardColumn *col;
+
+		if (!field_fixed_width(t, i) || tmpl->parts[i + 1].kind != KP_LITERAL ||
+			next->kind != KP_COLUMN)
+			break;
+		col = shard_find_column(t, next->text);
+		if (next->form != KT_PLAIN)
+			break;
+		if (!field_fixed_width(t, i + 2) && next->width == 0 &&
+			!((col->typid == TEXTOID || col->typid == VARCHAROID) &&
+			  i + 2 == tmpl->nparts - 1))
+			break;
+		if (next->width > 0 && col->typid != INT2OID && col->typid != INT4OID &&
+			col->typid != INT8OID)
+			break;
+		cols = lappend_int(cols, col - t->columns);
+	}
+	return cols;
 }
 
 /*
@@ -872,33 +982,56 @@ shard_get_rel_size(PlannerInfo *root, RelOptInfo *baserel, Oid foreigntableid)
 }
 
 /*
- * The pathkeys the scan can deliver when keyed: the query's own, when they
- * ask for the sort key's order (ascending or descending); else NIL.
+ * True when path key pk orders by column col as DynamoDB orders the sort
+ * key: in the default order of the column's type, under a byte-order
+ * collation (numbers, dates and bytes have none).
  */
-static List *
-ordered_pathkeys(PlannerInfo *root, RelOptInfo *baserel, RelInfo *ri)
+static bool
+pathkey_orders_column(ShardTable *t, Index relid, PathKey *pk, int col)
 {
-	ShardTable *t = ri->table;
-	int			order_col = sort_order_column(t);
-	PathKey    *pk;
+	TypeCacheEntry *tce = lookup_type_cache(t->columns[col].typid,
+											TYPECACHE_BTREE_OPFAMILY);
 	ListCell   *lc;
-	TypeCacheEntry *tce;
 
-	if (order_col < 0 || list_length(root->query_pathkeys) != 1 ||
-		!order_agrees(t, order_col))
-		return NIL;
-	pk = linitial(root->query_pathkeys);
-	tce = lookup_type_cache(t->columns[order_col].typid, TYPECACHE_BTREE_OPFAMILY);
-	if (pk->pk_opfamily != tce->btree_opf)
-		return NIL;
+	if (pk->pk_opfamily != tce->btree_opf ||
+		!collation_byte_order(pk->pk_eclass->ec_collation))
+		return false;
 	foreach(lc, pk->pk_eclass->ec_members)
 	{
 		EquivalenceMember *em = lfirst(lc);
 
-		if (column_of(t, baserel->relid, em->em_expr) == order_col)
-			return root->query_pathkeys;
+		if (column_of(t, relid, em->em_expr) == col)
+			return true;
 	}
-	return NIL;
+	return false;
+}
+
+/*
+ * The pathkeys the scan can deliver when keyed: the longest prefix of the
+ * query's that follows the sort key's columns (sort_order_columns), all
+ * ascending or all descending; else NIL.  When it is a proper prefix,
+ * PostgreSQL finishes the order (an Incremental Sort over the groups of
+ * rows equal on the prefix).
+ */
+static List *
+ordered_pathkeys(PlannerInfo *root, RelOptInfo *baserel, RelInfo *ri)
+{
+	List	   *cols = sort_order_columns(ri->table);
+	int			n = 0;
+	ListCell   *lc;
+
+	foreach(lc, root->query_pathkeys)
+	{
+		PathKey    *pk = lfirst(lc);
+
+		if (n == list_length(cols) ||
+			shard_pathkey_ascending(pk) !=
+			shard_pathkey_ascending(linitial_node(PathKey, root->query_pathkeys)) ||
+			!pathkey_orders_column(ri->table, baserel->relid, pk, list_nth_int(cols, n)))
+			break;
+		n++;
+	}
+	return n == 0 ? NIL : list_truncate(list_copy(root->query_pathkeys), n);
 }
 
 /* Which column an equivalence class member must be. */
@@ -962,11 +1095,21 @@ shard_get_paths(PlannerInfo *root, RelOptInfo *baserel, Oid foreigntableid)
 
 	pathkeys = a->keyed && !sort_key_in_list(ri->table, a->key_conds) ?
 		ordered_pathkeys(root, baserel, ri) : NIL;
+	/*
+	 * The whole order is a little cheaper than the plain read; a prefix of
+	 * it dearer, past add_path's fuzz of 1 %, so that both paths stay and a
+	 * Sort of every row takes the plain read (whole pages) while only an
+	 * Incremental Sort, which stops early under a LIMIT, takes the prefix
+	 * (pages of each shard's Limit).
+	 */
 	if (pathkeys != NIL)
 		add_path(baserel, (Path *)
 				 shard_create_foreignscan_path(root, baserel, NULL, baserel->rows,
-											   startup, total * 0.99, pathkeys,
-											   NULL, NULL, NIL));
+											   startup,
+											   total * (list_length(pathkeys) <
+														list_length(root->query_pathkeys) ?
+														1.05 : 0.99),
+											   pathkeys, NULL, NULL, NIL));
 
 	/*
 	 * A time range bounded on one side is read bucket by bucket away from
@@ -1237,6 +1380,179 @@ shard_get_plan(PlannerInfo *root, RelOptInfo *baserel, Oid foreigntableid,
 	return make_foreignscan(tlist, extract_actual_clauses(scan_clauses, false),
 							baserel->relid, fdw_exprs, fdw_private, NIL, NIL,
 							outer_plan);
+}
+
+/* ---------------------------------------------------------------------
+ * Aggregates (upper.c)
+ * ---------------------------------------------------------------------
+ */
+
+/*
+ * True when column col is among the leading fields of the sort key
+ * template that the equalities in conds fix, each of fixed width, so that
+ * the begins_with of their text holds exactly the keys with those values.
+ */
+static bool
+in_fixed_prefix(ShardTable *t, List *conds, int col)
+{
+	KeyTemplate *tmpl = t->sk.template;
+
+	for (int i = 0; tmpl && i < tmpl->nparts; i += 2)
+	{
+		int			c;
+
+		if (tmpl->parts[i].kind != KP_COLUMN)
+			return false;
+		c = shard_find_column(t, tmpl->parts[i].text) - t->columns;
+		if (!fixed_by(conds, c) || !field_fixed_width(t, i))
+			return false;
+		if (c == col)
+			return true;
+	}
+	return false;
+}
+
+/*
+ * True when DynamoDB itself checks every key equality of a: each fixes a
+ * column of the partition key, or of the sort key's part of the key
+ * condition (the whole sort key, or leading fields of fixed width, which
+ * then take the place of any sort key bound), and none only chooses a
+ * shard.
+ */
+static bool
+key_conds_evaluated(ShardTable *t, Analysis *a)
+{
+	ListCell   *lc;
+
+	foreach(lc, a->key_conds)
+	{
+		Cond	   *c = lfirst(lc);
+
+		if (route_key_has_column(t, &t->pk, c->col))
+			continue;
+		if (a->sort_conds != NIL ||
+			!(a->full_key || in_fixed_prefix(t, a->key_conds, c->col)))
+			return false;
+	}
+	return true;
+}
+
+/*
+ * True when filter c goes into the FilterExpression whatever the scan
+ * meets when it runs: its value is a constant (a parameter may turn out a
+ * NaN or a longer list) that DynamoDB can hold, not a NaN or an infinity,
+ * or an IN list of at most MAX_IN_OPERANDS of them.  request.c leaves any
+ * other filter to the local check alone.  Adds its operands to *operands.
+ */
+static bool
+filter_always_sent(Cond *c, int *operands)
+{
+	Expr	   *value = c->value;
+	Const	   *k;
+	Datum	   *elems;
+	bool	   *nulls;
+	int			n;
+	int16		elmlen;
+	bool		elmbyval;
+	char		elmalign;
+	Oid			elemtype;
+
+	(*operands)++;
+	if (value && IsA(value, RelabelType))
+		value = ((RelabelType *) value)->arg;
+	if (value == NULL || c->op == COND_PREFIX)
+		return true;
+	if (!IsA(value, Const))
+		return false;
+	k = (Const *) value;
+	if (k->constisnull)
+		return true;
+	if (c->op != COND_IN)
+		return request_infinite_value(k->consttype, k->constvalue) == 0;
+	elemtype = get_element_type(k->consttype);
+	get_typlenbyvalalign(elemtype, &elmlen, &elmbyval, &elmalign);
+	deconstruct_array(DatumGetArrayTypeP(k->constvalue), elemtype, elmlen, elmbyval,
+					  elmalign, &elems, &nulls, &n);
+	*operands += n;
+	for (int i = 0; i < n; i++)
+		if (!nulls[i] && request_infinite_value(elemtype, elems[i]) != 0)
+			return false;
+	return n <= MAX_IN_OPERANDS;
+}
+
+/*
+ * True when the filters of a all go into the FilterExpression whatever
+ * happens (filter_always_sent), and their expression stays well within
+ * DynamoDB's 4 KB: at most 80 bytes a condition and 10 an operand.
+ */
+static bool
+filters_always_sent(List *filters)
+{
+	int			operands = 0;
+	ListCell   *lc;
+
+	foreach(lc, filters)
+		if (!filter_always_sent(lfirst(lc), &operands))
+			return false;
+	return list_length(filters) * 80 + operands * 10 <= 4000;
+}
+
+/*
+ * True when the conditions of foreign relation baserel make a Query (not a
+ * GetItem) that DynamoDB evaluates exactly, so that what DynamoDB counts
+ * is what the query counts; *filtered says whether some of them are
+ * filters, which DynamoDB applies after a Limit.
+ */
+bool
+shard_plan_exact_query(RelOptInfo *baserel, bool *filtered)
+{
+	RelInfo    *ri = baserel->fdw_private;
+	Analysis   *a = &ri->restrict_analysis;
+
+	ShardTable *t = ri->table;
+
+	*filtered = a->filters != NIL;
+	/* reads bucket by bucket are left to their own executor */
+	return a->keyed && a->exact && a->bucket_col < 0 &&
+		!(a->full_key && t->index == NULL) &&
+		!sort_key_in_list(t, a->key_conds) && key_conds_evaluated(t, a) &&
+		filters_always_sent(a->filters) &&
+		/* a bound on a narrow field misses the keys of wider values */
+		(a->sort_conds == NIL || t->sk.template == NULL || field_fixed_width(t, 0));
+}
+
+/*
+ * True when reading the sort key in order reads column col in its order
+ * under collation: col leads the sort key's order, a template's field with
+ * the same width for every value, and sorts as its bytes do (see
+ * pathkey_orders_column).
+ */
+bool
+shard_plan_sort_column(ShardTable *t, int col, Oid collation)
+{
+	return col == sort_order_column(t) && collation_byte_order(collation) &&
+		(t->sk.template == NULL || field_fixed_width(t, 0));
+}
+
+/*
+ * True when an equality that the scan's key condition uses fixes column
+ * col of foreign relation baserel to one value of the column's own type.
+ */
+bool
+shard_plan_fixed_column(RelOptInfo *baserel, int col)
+{
+	RelInfo    *ri = baserel->fdw_private;
+	ListCell   *lc;
+
+	foreach(lc, ri->restrict_analysis.key_conds)
+	{
+		Cond	   *c = lfirst(lc);
+
+		if (c->col == col && c->op == COND_EQ &&
+			exprType((Node *) c->value) == ri->table->columns[col].typid)
+			return true;
+	}
+	return false;
 }
 
 /* ---------------------------------------------------------------------

@@ -64,8 +64,14 @@ typedef enum ScanPrivate
 								 * row (the statement adds items to the
 								 * table) */
 	SCAN_PRIVATE_BUCKETS,		/* IntList: see BucketPrivate */
-	SCAN_PRIVATE_BUCKET_CONDS	/* IntList: the bounds of the bucket column,
+	SCAN_PRIVATE_BUCKET_CONDS,	/* IntList: the bounds of the bucket column,
 								 * lower then upper (one of them when open) */
+	SCAN_PRIVATE_AGGREGATES,	/* IntList: an aggregate's pairs (AggKind,
+								 * column index), upper.c; absent from a
+								 * plain scan, like the next */
+	SCAN_PRIVATE_GROUPED		/* Boolean: the aggregate has a GROUP BY (of
+								 * fixed columns): no row when nothing
+								 * matches */
 } ScanPrivate;
 
 /* The members of SCAN_PRIVATE_BUCKETS, in order. */
@@ -84,6 +90,15 @@ typedef enum BucketPrivate
 								 * until the LIMIT is met */
 } BucketPrivate;
 
+/* An aggregate read by DynamoDB (upper.c). */
+typedef enum AggKind
+{
+	AGG_COUNT,					/* count(*): Select COUNT */
+	AGG_MIN,					/* min(column): the first item in order */
+	AGG_MAX,					/* max(column): the last item in order */
+	AGG_GROUP_COLUMN			/* a GROUP BY column an equality fixes: the
+								 * value it is equal to */
+} AggKind;
 /*
  * A batched lookup join's keys (join.c): equalities between key columns
  * of the foreign table and values of the outer relation's rows.
@@ -115,5 +130,16 @@ extern ForeignScan *shard_get_plan(PlannerInfo *root, RelOptInfo *baserel,
 								   Oid foreigntableid, ForeignPath *best_path,
 								   List *tlist, List *scan_clauses,
 								   Plan *outer_plan);
+extern bool shard_plan_exact_query(RelOptInfo *baserel, bool *filtered);
+extern bool shard_plan_sort_column(ShardTable *t, int col, Oid collation);
+extern bool shard_plan_fixed_column(RelOptInfo *baserel, int col);
+
+/* in upper.c */
+extern void shard_get_upper_paths(PlannerInfo *root, UpperRelationKind stage,
+								  RelOptInfo *input_rel, RelOptInfo *output_rel,
+								  void *extra);
+extern ForeignScan *upper_get_plan(PlannerInfo *root, RelOptInfo *rel,
+								   Oid foreigntableid, ForeignPath *best_path,
+								   List *tlist, Plan *outer_plan);
 
 #endif							/* SHARD_FDW_PLAN_H */

@@ -105,9 +105,9 @@ forget_names_since(ShardScanState *ss, int names, int values)
 }
 
 /*
- * 1 when value (of type typid) is a NaN or plus infinity, which sort above
- * every other value in PostgreSQL, -1 for minus infinity, 0 for any other
- * value: the infinite ones are never stored.
+ * See shard_fdw.h: 1 when value (of type typid) is a NaN or plus infinity,
+ * which sort above every other value in PostgreSQL, -1 for minus infinity,
+ * 0 for any other value: the infinite ones are never stored.
  */
 int
 request_infinite_value(Oid typid, Datum value)
@@ -471,6 +471,18 @@ sort_key_condition(ShardScanState *ss, const char **texts, StringInfo buf)
 			inclusive = c->op == COND_GT || c->op == COND_GE;
 		if (text && t->sk.template && t->sk.template->parts[0].form != KT_PLAIN)
 			text = field_text(ss, &t->sk.template->parts[0], text);
+
+		/*
+		 * DynamoDB refuses an empty key value, which every stored key is
+		 * above: as a lower bound it excludes nothing, as an upper one
+		 * everything.
+		 */
+		if (text && text[0] == '\0' && strcmp(type, "N") != 0)
+		{
+			if (c->op == COND_GT || c->op == COND_GE)
+				continue;
+			return false;
+		}
 		if (c->op == COND_GT || c->op == COND_GE)
 		{
 			if (text && width > 0 && text[0] == '-')
@@ -754,8 +766,8 @@ write_values(ShardScanState *ss, JsonWriter *w, const char *pk_json)
 /*
  * The JSON body of the request for the next page of stream s (start_key:
  * the previous page's LastEvaluatedKey, or NULL): a Query of the stream's
- * shard (its partition key as :pk), a Scan segment, or a GetItem or
- * BatchGetItem of its keys.
+ * shard (its partition key as :pk; with select_count, Select COUNT and no
+ * projection), a Scan segment, or a GetItem or BatchGetItem of its keys.
  */
 char *
 request_read_body(ShardScanState *ss, Stream *s, const DdbJson *start_key, size_t *len)
@@ -763,7 +775,7 @@ request_read_body(ShardScanState *ss, Stream *s, const DdbJson *start_key, size_
 	ShardTable *t = ss->t;
 	Buf			out;
 	JsonWriter	w;
-	char	   *projection = projection_expression(ss);
+	char	   *projection = ss->select_count ? NULL : projection_expression(ss);
 	ListCell   *lc;
 
 	buf_init(&out);
@@ -822,6 +834,11 @@ request_read_body(ShardScanState *ss, Stream *s, const DdbJson *start_key, size_
 		{
 			jw_key(&w, "FilterExpression");
 			jw_cstring(&w, ss->filter_expr);
+		}
+		if (ss->select_count)
+		{
+			jw_key(&w, "Select");
+			jw_cstring(&w, "COUNT");
 		}
 		write_expression_maps(ss, &w, projection);
 		write_values(ss, &w, ss->op == SCAN_OP_QUERY ?

@@ -30,6 +30,8 @@
 
 #include "scanstate.h"
 
+static void check_item_key(ShardTable *t, const DdbJson *item, ShardKey *k);
+
 /* ---------------------------------------------------------------------
  * Streams
  * ---------------------------------------------------------------------
@@ -145,6 +147,8 @@ stream_take_page(ShardScanState *ss, Stream *s, DdbRequest *req)
 	s->pos = 0;
 	ss->pages++;
 	stats->scanned += (int64) ddbjson_get_number(req->response, "ScannedCount");
+	if (ss->select_count)
+		ss->counted += (int64) ddbjson_get_number(req->response, "Count");
 	if (lek != NULL && ss->op != SCAN_OP_GET)
 		stream_check_progress(ss, s, req, lek);
 	if (ss->op == SCAN_OP_GET)
@@ -200,7 +204,7 @@ scan_receive_page(ShardScanState *ss)
 		s->ready = req;
 }
 
-/* The items of a page, whatever the operation. */
+/* The items of a page, whatever the operation (none under Select COUNT). */
 static const DdbJson *
 page_items(ShardScanState *ss, DdbRequest *page, int *count)
 {
@@ -211,6 +215,11 @@ page_items(ShardScanState *ss, DdbRequest *page, int *count)
 		items = ddbjson_get(page->response, "Item");
 		*count = items ? 1 : 0;
 		return items;
+	}
+	if (ss->select_count)
+	{
+		*count = 0;
+		return NULL;
 	}
 	if (strcmp(page->action, "BatchGetItem") == 0)
 		items = ddbjson_get(ddbjson_get(page->response, "Responses"), ss->t->table);
@@ -240,7 +249,12 @@ scan_stream_next_item(ShardScanState *ss, Stream *s, bool *waiting)
 			const DdbJson *lek = ddbjson_get(s->page->response, "LastEvaluatedKey");
 
 			if (s->pos < count)
+			{
+				/* a merge orders items by a sort key it must trust */
+				if (ss->order != 0)
+					check_item_key(ss->t, &items[s->pos], &ss->t->sk);
 				return &items[s->pos++];
+			}
 			if (s->next == NULL && s->ready == NULL && ss->limit > 0 &&
 				ss->op != SCAN_OP_GET && lek && lek->kind == DJ_OBJECT && lek->n > 0)
 				scan_stream_fetch(ss, s, lek);
@@ -359,6 +373,29 @@ check_item_key(ShardTable *t, const DdbJson *item, ShardKey *k)
 					av == NULL ? "missing" : psprintf("of type %s, not %s", av->keys[0], codec_key_type(k)))));
 }
 
+/*
+ * The value of column col (an index into the table's columns) in item:
+ * its attribute, or when the item lacks it, its text in a key.
+ */
+Datum
+shard_scan_item_value(ShardScanState *ss, const DdbJson *item, int col, bool *isnull)
+{
+	ShardTable *t = ss->t;
+	ShardColumn *c = &t->columns[col];
+	const DdbJson *av = ddbjson_get(item, c->attribute);
+
+	if (av == NULL && c->ddb_type != DDB_TYPE_ITEM)
+	{
+		char	   *text = decode_from_key(t, &t->pk, item, c->name);
+
+		if (text == NULL)
+			text = decode_from_key(t, &t->sk, item, c->name);
+		*isnull = text == NULL;
+		return text == NULL ? (Datum) 0 : codec_text_to_datum(text, c, item, t);
+	}
+	return codec_read_value(av, c, item, t, isnull);
+}
+
 /* Fill the values of slot from item (the slot is left empty). */
 static void
 item_to_values(ShardScanState *ss, const DdbJson *item, TupleTableSlot *slot)
@@ -372,25 +409,10 @@ item_to_values(ShardScanState *ss, const DdbJson *item, TupleTableSlot *slot)
 	memset(slot->tts_isnull, true, sizeof(bool) * slot->tts_tupleDescriptor->natts);
 	foreach(lc, ss->cols)
 	{
-		ShardColumn *col = &t->columns[lfirst_int(lc)];
-		int			att = col->attnum - 1;
-		const DdbJson *av = ddbjson_get(item, col->attribute);
+		int			att = t->columns[lfirst_int(lc)].attnum - 1;
 
-		if (av == NULL && col->ddb_type != DDB_TYPE_ITEM)
-		{
-			char	   *text = decode_from_key(t, &t->pk, item, col->name);
-
-			if (text == NULL)
-				text = decode_from_key(t, &t->sk, item, col->name);
-			if (text != NULL)
-			{
-				slot->tts_values[att] = codec_text_to_datum(text, col, item, t);
-				slot->tts_isnull[att] = false;
-			}
-			continue;
-		}
-		slot->tts_values[att] = codec_read_value(av, col, item, t,
-												 &slot->tts_isnull[att]);
+		slot->tts_values[att] = shard_scan_item_value(ss, item, lfirst_int(lc),
+													  &slot->tts_isnull[att]);
 	}
 }
 
@@ -626,7 +648,10 @@ scan_start(ShardScanState *ss, ExprContext *econtext)
 			char	   *sk = ss->t->sk.attribute ? request_full_sort_key(ss, texts) : NULL;
 			ListCell   *lc2;
 
-			/* no stored key is empty, or has an empty template field */
+			/*
+			 * No stored key is empty, nor has a part no row can be written
+			 * with (an empty or negative one), which leaves no sort key
+			 */
 			if (ss->t->sk.attribute && (sk == NULL || sk[0] == '\0'))
 				continue;
 			foreach(lc2, partition_streams(ss, texts))
@@ -757,7 +782,10 @@ shard_scan_create(ForeignScanState *node, int eflags)
 	ForeignScan *fs = (ForeignScan *) node->ss.ps.plan;
 	EState	   *estate = node->ss.ps.state;
 	ShardScanState *ss = palloc0(sizeof(ShardScanState));
-	RangeTblEntry *rte = exec_rt_fetch(fs->scan.scanrelid, estate);
+	/* an aggregate's scan (upper.c) reads the one relation it is over */
+	Index		rtindex = fs->scan.scanrelid > 0 ? fs->scan.scanrelid :
+		(Index) bms_next_member(fs->fs_relids, -1);
+	RangeTblEntry *rte = exec_rt_fetch(rtindex, estate);
 	Oid			userid = OidIsValid(SHARD_SCAN_USER(fs, rte)) ? SHARD_SCAN_USER(fs, rte) : GetUserId();
 	int			nexprs = list_length(fs->fdw_exprs);
 	List	   *buckets;
@@ -1045,8 +1073,8 @@ add_stats(DdbStats *into, const DdbStats *from)
  * Stop the streams and free what they hold, keeping the group (and its
  * counters) for the next start.
  */
-static void
-scan_reset(ShardScanState *ss)
+void
+shard_scan_reset(ShardScanState *ss)
 {
 	if (ss->stored)
 	{
@@ -1064,7 +1092,7 @@ scan_reset(ShardScanState *ss)
 void
 shard_scan_stop(ShardScanState *ss)
 {
-	scan_reset(ss);
+	shard_scan_reset(ss);
 	if (ss->group)
 	{
 		add_stats(&ss->stats, ddb_group_stats(ss->group));
@@ -1077,7 +1105,7 @@ shard_scan_stop(ShardScanState *ss)
 void
 shard_rescan(ForeignScanState *node)
 {
-	scan_reset(node->fdw_state);
+	shard_scan_reset(node->fdw_state);
 }
 
 /*
@@ -1090,7 +1118,7 @@ shard_scan_set_lookups(ForeignScanState *node, List *lookups)
 {
 	ShardScanState *ss = node->fdw_state;
 
-	scan_reset(ss);
+	shard_scan_reset(ss);
 	ss->lookups = lookups;
 }
 
@@ -1327,7 +1355,9 @@ shard_scan_explain(ShardScanState *ss, ExplainState *es)
 												(ss->order != 0 && range_in_key_order(t)) ? 1 :
 												t->shards + (t->legacy_unsharded ? 1 : 0)),
 							   es);
-	if (es->verbose)
+	if (ss->select_count)
+		ExplainPropertyText("Select", "COUNT", es);
+	else if (es->verbose)
 	{
 		StringInfoData buf;
 		ListCell   *lc;

@@ -31,9 +31,18 @@ extern ShardTable *shard_scan_table(ShardScanState *ss);
 extern DdbConn *shard_scan_conn(ShardScanState *ss);
 extern const DdbJson *shard_scan_next_match(ShardScanState *ss,
 											ForeignScanState *node);
+extern Datum shard_scan_item_value(ShardScanState *ss, const DdbJson *item,
+								   int col, bool *isnull);
+extern void shard_scan_reset(ShardScanState *ss);
 extern void shard_scan_stop(ShardScanState *ss);
 extern void shard_scan_explain(ShardScanState *ss, ExplainState *es);
 
+/* in upper.c */
+extern void upper_begin_scan(ForeignScanState *node, int eflags);
+extern TupleTableSlot *upper_iterate_scan(ForeignScanState *node);
+extern void upper_rescan(ForeignScanState *node);
+extern void upper_end_scan(ForeignScanState *node);
+extern void upper_explain_scan(ForeignScanState *node, ExplainState *es);
 /* A row of a sampling scan, handed over while it is valid. */
 typedef void (*ShardRowFn) (TupleTableSlot *slot, void *arg);
 

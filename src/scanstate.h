@@ -80,6 +80,7 @@ struct ShardScanState
 	int			nbucket_conds;
 	bool		need_ctid;		/* UPDATE/DELETE: the shard in ctid */
 	bool		read_all;		/* read to the end before the first row */
+	bool		select_count;	/* Select COUNT: pages carry counts, no items */
 	List	   *exprs;			/* fdw_exprs, for EXPLAIN */
 	List	   *expr_states;
 	int			max_inflight;
@@ -116,6 +117,7 @@ struct ShardScanState
 
 	/* counters for EXPLAIN ANALYZE, over every rescan */
 	int64		pages;
+	int64		counted;		/* select_count: the items counted */
 	DdbStats	stats;
 	int			shards_read;
 	int			buckets_read;

@@ -482,6 +482,7 @@ extern char *codec_av_text(const DdbJson *av);
 #define DDB_BATCH_WRITE_MAX 25
 
 extern void request_write_key_value(JsonWriter *w, const ShardKey *key, const char *text);
+extern int	request_infinite_value(Oid typid, Datum value);
 extern char *request_put(ShardTable *t, const char *item, bool conditional, size_t *len);
 extern char *request_batch_put(ShardTable *t, char **items, int n, size_t *len);
 extern char *request_get_stored(ShardTable *t, const DdbJson *item, size_t *len);

@@ -16,7 +16,11 @@ local tables, as the planner likes them (half the foreign tables are
 analyzed, so its estimates come from statistics or from the defaults),
 as nested loops with parameters and as batched lookup joins (in small
 batches too), on whole keys and on partition keys; prepared statements
-under force_generic_plan) must give what the local table gives: the same
+under force_generic_plan; keyed reads ordered by the sort key's fields,
+score and player_id, in one direction or two, the tiebreak under any of the
+collations, with a LIMIT; count(*), min(score) and max(score) with key
+equalities, sort key bounds and filters, grouped by game_id or not) must
+give what the local table gives: the same
 multiset without ORDER BY, the same sequence under a total order, and under
 ORDER BY score alone the same scores in the same places with rows drawn
 from the right ties.  The name column uses an ICU collation, where text
@@ -409,6 +413,48 @@ def join_query():
     return query
 
 
+def keyed_order_query():
+    """A keyed read ordered by the sort key template's fields, score and
+    player_id: in one direction (the merge serves it all) or two, the
+    tiebreak under any collation (the merge serves the score order and
+    PostgreSQL sorts each score's players), with a LIMIT."""
+    first = rng.choice(["ASC", "DESC"])
+    second = first if rng.random() < 0.6 else rng.choice(["ASC", "DESC"])
+    collation = rng.choice(["", ""] + [f" COLLATE {c}" for c in COLLATIONS])
+    query = Query(select=["score", "player_id", "level"],
+                  where=where_clause(key_chance=1.0),
+                  order=f"score {first}, player_id{collation} {second}")
+    query.limit = rng.choice([1, 3, 10, 25, 50, 100])
+    query.offset = rng.choice([0, 0, 0, 2, 17])
+    return query
+
+
+def sort_key_bound():
+    """A bound on score, the sort key's leading field, or none."""
+    op = rng.choice(["=", "<", "<=", ">", ">="])
+    return rng.choice([
+        [], [],
+        [f"score {op} {rng.randint(-5, 405)}"],
+        [f"score BETWEEN {rng.randint(0, 300)} AND {rng.randint(100, 410)}"],
+    ])
+
+
+def keyed_aggregate_query():
+    """count(*), min(score) and max(score) of a keyed read (a player's rank
+    among them), with sort key bounds, filters or a player."""
+    games = rng.sample(GAMES + ["g9"], rng.randint(1, 2))
+    where = [f"game_id = {literal(games[0])}" if len(games) == 1
+             else f"game_id IN ({value_list(games, null_chance=0)})"]
+    where += sort_key_bound()
+    if rng.random() < 0.3:
+        where.append(filter_predicate())
+    if rng.random() < 0.1:
+        where.append(f"player_id = {literal(some_player())}")
+    select = rng.sample(["count(*)", "count(*) + 1", "min(score)", "max(score)"],
+                        rng.randint(1, 3))
+    if rng.random() < 0.3:
+        return Query(select=["game_id"] + select, where=where, group="game_id")
+    return Query(select=select, where=where)
 def watched_join_query():
     """A join with the local table watched: on whole keys (game and
     player), or on the game alone for a few of its rows."""
@@ -424,7 +470,8 @@ def watched_join_query():
 
 def make_queries():
     """QUERY_COUNT random queries, most of them plain SELECTs."""
-    makers = [plain_query] * 8 + [aggregate_query, join_query, watched_join_query]
+    makers = [plain_query] * 8 + [aggregate_query, join_query, watched_join_query] + \
+        [keyed_order_query, keyed_aggregate_query] * 2
     return [rng.choice(makers)() for _ in range(QUERY_COUNT)]
 
 
@@ -563,6 +610,9 @@ PUSHDOWNS = {
     "ordered merge": r"Merge:",
     "limit per shard": r"Limit per Shard:",
     "parameterized by a join": r"Key Condition: .*\$\d",
+    "incremental sort over the merge": r"Presorted Key: score",
+    "count by Select COUNT": r"Select: COUNT",
+    "min or max by Limit 1": r"DynamoDB Aggregate: m(in|ax)\(score\)",
     "lookup join": r"Custom Scan \(Shard Lookup Join\)",
     "lookup join by whole keys":
         r"GetItem[^\n]*\n(?:[^\n]*\n){0,4}[^\n]*Key Condition: [^\n]*outer rows' values",

@@ -1,6 +1,6 @@
 """Reports over a sharded leaderboard: shard_fdw against boto3 clients.
 
-Run by bench/reports.sh once DynamoDB Local, the test proxy and PostgreSQL
+Run by bench/reports.sh (its join section), in a database of its own, once DynamoDB Local, the test proxy and PostgreSQL
 are up (it reads the environment test/lib.sh exports).  Every number it
 prints is measured in this run.
 
