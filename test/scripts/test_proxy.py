@@ -365,6 +365,29 @@ def fault_queue_api():
 
 
 @runner.test
+def request_given_up_takes_no_fault():
+    # a request sent before the fault was queued, whose client closed the
+    # connection before the proxy got to it, leaves the fault to the next
+    bed.configure(latency_ms=500)
+    try:
+        host, port = endpoint()
+        before = bed.stats()["requests"].get("GetItem", 0)
+        connection = http.client.HTTPConnection(host, port, timeout=10)
+        request = signed("GetItem", get_item_payload())
+        connection.request("POST", "/", request.data, dict(request.headers.items()))
+        while bed.stats()["requests"].get("GetItem", 0) == before:
+            time.sleep(0.01)
+        connection.close()
+        bed.add_fault(kind="status", status=500, action="GetItem")
+        while bed.stats()["in_flight"] > 0:
+            time.sleep(0.01)
+    finally:
+        bed.configure(latency_ms=0)
+    err = client_error(client.get_item, **get_item_payload())
+    assert err.response["ResponseMetadata"]["HTTPStatusCode"] == 500, err.response
+
+
+@runner.test
 def stats_count_faults_and_actions():
     bed.reset_proxy()
     bed.add_fault(kind="status", action="GetItem")
