@@ -62,6 +62,11 @@ EXPLAIN (COSTS OFF)
    WHERE game_id = 'game_1' AND player_id = 'player7' AND score = 55433;
 SELECT achieved FROM leaderboard
  WHERE game_id = 'game_1' AND player_id = 'player7' AND score = 55433;
+-- keys no row can have (an empty player, a negative score) are not asked for
+SELECT count(*) FROM leaderboard
+ WHERE game_id = 'game_1' AND player_id IN ('', 'player7') AND score IN (-1, 55433);
+SELECT count(*) FROM local_scores
+ WHERE game_id = 'game_1' AND player_id IN ('', 'player7') AND score IN (-1, 55433);
 
 -- IN lists: whole keys go in one BatchGetItem, partitions become Queries
 EXPLAIN (COSTS OFF)

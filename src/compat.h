@@ -94,6 +94,24 @@
 							(private))
 #endif
 
+/* The same differences in create_foreign_upper_path. */
+#if PG_VERSION_NUM >= 180000
+#define shard_create_foreign_upper_path(root, rel, target, rows, startup, total, \
+										pathkeys, outer_path, private) \
+	create_foreign_upper_path((root), (rel), (target), (rows), 0, (startup), \
+							  (total), (pathkeys), (outer_path), NIL, (private))
+#elif PG_VERSION_NUM >= 170000
+#define shard_create_foreign_upper_path(root, rel, target, rows, startup, total, \
+										pathkeys, outer_path, private) \
+	create_foreign_upper_path((root), (rel), (target), (rows), (startup), \
+							  (total), (pathkeys), (outer_path), NIL, (private))
+#else
+#define shard_create_foreign_upper_path(root, rel, target, rows, startup, total, \
+										pathkeys, outer_path, private) \
+	create_foreign_upper_path((root), (rel), (target), (rows), (startup), \
+							  (total), (pathkeys), (outer_path), (private))
+#endif
+
 /*
  * Whether a path key sorts ascending: PostgreSQL 18 gives its direction as
  * a CompareType instead of a btree strategy number.
@@ -114,9 +132,46 @@
 #define POSIX_COLLATION_OID 951
 #endif
 
+/* PostgreSQL 14 added estimate_num_groups' EstimationInfo. */
+#if PG_VERSION_NUM >= 140000
+#define shard_estimate_num_groups(root, exprs, rows) \
+	estimate_num_groups(root, exprs, rows, NULL, NULL)
+#else
+#define shard_estimate_num_groups(root, exprs, rows) \
+	estimate_num_groups(root, exprs, rows, NULL)
+#endif
+
 /*
- * PostgreSQL 15 added the pg_prng generator, Boolean nodes and
- * InitMaterializedSRF; older versions get stand-ins.
+ * Where the catalogs keep the locale a collation, or the database, sorts
+ * by (the file including this includes pg_collation.h, pg_database.h and
+ * builtins.h): PostgreSQL 15 made collcollate and datcollate text and gave
+ * the database a locale provider; 17 added the builtin provider, whose
+ * locale is in colllocale or datlocale and whose "C" and "C.UTF-8" sort by
+ * code point.  Only libc's and the builtin provider's locales are read.
+ */
+#if PG_VERSION_NUM >= 150000
+#define SHARD_DATABASE_PROVIDER(tup) (((Form_pg_database) GETSTRUCT(tup))->datlocprovider)
+#define SHARD_LOCALE_TEXT(d) TextDatumGetCString(d)
+#else
+#define SHARD_DATABASE_PROVIDER(tup) COLLPROVIDER_LIBC
+#define SHARD_LOCALE_TEXT(d) pstrdup(NameStr(*DatumGetName(d)))
+#endif
+#if PG_VERSION_NUM >= 170000
+#define SHARD_LOCALE_ATTR(cache, tup, is_default, isnull) \
+	SysCacheGetAttr((cache), (tup), (is_default) ? Anum_pg_database_datlocale : \
+					Anum_pg_collation_colllocale, (isnull))
+#define SHARD_BUILTIN_BYTE_ORDER(provider, locale) \
+	((provider) == COLLPROVIDER_BUILTIN && \
+	 (strcmp((locale), "C") == 0 || strcmp((locale), "C.UTF-8") == 0))
+#else
+#define SHARD_LOCALE_ATTR(cache, tup, is_default, isnull) (*(isnull) = true, (Datum) 0)
+#define SHARD_BUILTIN_BYTE_ORDER(provider, locale) false
+#endif
+
+/*
+ * PostgreSQL 15 added the pg_prng generator, Boolean nodes,
+ * MarkGUCPrefixReserved and InitMaterializedSRF; older versions get
+ * stand-ins.
  */
 #if PG_VERSION_NUM >= 150000
 #include "common/pg_prng.h"
@@ -130,6 +185,7 @@
 	((double) random() / ((double) MAX_RANDOM_VALUE + 1.0))
 #define pg_prng_uint64_range(state, lo, hi) \
 	((uint64) (lo) + (uint64) random() % ((uint64) (hi) - (uint64) (lo) + 1))
+#define MarkGUCPrefixReserved(prefix) EmitWarningsOnPlaceholders(prefix)
 #define makeBoolean(b) makeInteger((b) ? 1 : 0)
 #define boolVal(v) (intVal(v) != 0)
 

@@ -42,11 +42,11 @@ describe_key_schema(const DdbJson *schema, const char **pk, const char **sk)
 }
 
 /*
- * The KeySchema of index (a GSI or LSI) in a DescribeTable "Table" object,
- * or NULL when the table has no such index.
+ * The description of index (a GSI or LSI) in a DescribeTable "Table"
+ * object, or NULL when the table has no such index.
  */
 static const DdbJson *
-index_key_schema(const DdbJson *desc, const char *index)
+index_description(const DdbJson *desc, const char *index)
 {
 	const char *lists[] = {"GlobalSecondaryIndexes", "LocalSecondaryIndexes"};
 
@@ -59,10 +59,20 @@ index_key_schema(const DdbJson *desc, const char *index)
 			const char *name = ddbjson_get_string(&idx->elems[i], "IndexName");
 
 			if (name && strcmp(name, index) == 0)
-				return ddbjson_get(&idx->elems[i], "KeySchema");
+				return &idx->elems[i];
 		}
 	}
 	return NULL;
+}
+
+/*
+ * The KeySchema of index (a GSI or LSI) in a DescribeTable "Table" object,
+ * or NULL when the table has no such index.
+ */
+static const DdbJson *
+index_key_schema(const DdbJson *desc, const char *index)
+{
+	return ddbjson_get(index_description(desc, index), "KeySchema");
 }
 
 /*
@@ -175,6 +185,33 @@ describe_key_hint(DdbConn *conn, const char *table, const char *index,
 		appendStringInfo(&hint, "; set the foreign table's \"%s\" option to \"%s\".",
 						 pk_used ? "sort_key" : "partition_key", pk_used ? sk : pk);
 	return hint.data;
+}
+
+/* A number of a description, or -1 when it has none. */
+static double
+described_number(const DdbJson *desc, const char *key)
+{
+	return ddbjson_get(desc, key) ? ddbjson_get_number(desc, key) : -1;
+}
+
+/*
+ * What DescribeTable says of the DynamoDB table (or index) foreign table t
+ * reads: its ItemCount into *items and its size in bytes into *bytes (-1
+ * when absent).  DynamoDB updates both about every six hours.
+ */
+void
+shard_describe_size(ShardTable *t, double *items, double *bytes)
+{
+	DdbGroup   *group;
+	const DdbJson *desc = describe_table(shard_get_connection(GetForeignTable(t->relid)->serverid,
+															  GetUserId()),
+										 t->table, false, &group);
+
+	if (t->index)
+		desc = index_description(desc, t->index);
+	*items = described_number(desc, "ItemCount");
+	*bytes = described_number(desc, t->index ? "IndexSizeBytes" : "TableSizeBytes");
+	ddb_group_free(group);
 }
 
 /* Error context: which table's keys were being learnt. */

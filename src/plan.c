@@ -18,12 +18,15 @@
 
 #include <math.h>
 
+#include "access/htup_details.h"
 #include "access/stratnum.h"
 #include "access/sysattr.h"
 #include "catalog/pg_class.h"
 #include "catalog/pg_collation.h"
+#include "catalog/pg_database.h"
 #include "catalog/pg_operator.h"
 #include "catalog/pg_type.h"
+#include "miscadmin.h"
 #include "nodes/makefuncs.h"
 #include "nodes/nodeFuncs.h"
 #include "optimizer/clauses.h"
@@ -38,6 +41,7 @@
 #include "utils/date.h"
 #include "utils/lsyscache.h"
 #include "utils/selfuncs.h"
+#include "utils/syscache.h"
 #include "utils/typcache.h"
 
 #include "plan.h"
@@ -47,7 +51,9 @@ typedef struct Cond
 {
 	int			col;			/* index into ShardTable.columns */
 	CondOp		op;
-	Expr	   *value;			/* NULL for COND_NULL, COND_NOT_NULL */
+	Expr	   *value;			/* NULL for COND_NULL, COND_NOT_NULL,
+								 * COND_BATCH */
+	RestrictInfo *rinfo;		/* the clause it comes from, if any */
 } Cond;
 
 /* What a list of conditions allows. */
@@ -214,12 +220,55 @@ collation_exact_eq(Oid collation)
 	return !OidIsValid(collation) || get_collation_isdeterministic(collation);
 }
 
-/* True when ordering under collation is byte order, as DynamoDB's is. */
+/*
+ * The provider and the locale that collation sorts by (the database's for
+ * the default collation), or false when the catalogs do not say.
+ */
+static bool
+collation_locale(Oid collation, char *provider, char **locale)
+{
+	bool		is_default = collation == DEFAULT_COLLATION_OID;
+	int			cache = is_default ? DATABASEOID : COLLOID;
+	HeapTuple	tup = SearchSysCache1(cache, ObjectIdGetDatum(is_default ?
+															 MyDatabaseId : collation));
+	Datum		d;
+	bool		isnull;
+
+	if (!HeapTupleIsValid(tup))
+		return false;
+	*provider = is_default ? SHARD_DATABASE_PROVIDER(tup) :
+		((Form_pg_collation) GETSTRUCT(tup))->collprovider;
+	if (*provider == COLLPROVIDER_LIBC)
+		d = SysCacheGetAttr(cache, tup, is_default ? Anum_pg_database_datcollate :
+							Anum_pg_collation_collcollate, &isnull);
+	else
+		d = SHARD_LOCALE_ATTR(cache, tup, is_default, &isnull);
+	*locale = isnull ? NULL : SHARD_LOCALE_TEXT(d);
+	ReleaseSysCache(tup);
+	return *locale != NULL;
+}
+
+/*
+ * True when ordering under collation is byte order, as DynamoDB's is:
+ * "C" and "POSIX", glibc's C.UTF-8 (code point order, which is the order
+ * of UTF-8's bytes) and PostgreSQL 17's builtin C.UTF-8, named directly
+ * or as the database's default.
+ */
 static bool
 collation_byte_order(Oid collation)
 {
-	return !OidIsValid(collation) || collation == C_COLLATION_OID ||
-		collation == POSIX_COLLATION_OID;
+	char		provider;
+	char	   *locale;
+
+	if (!OidIsValid(collation) || collation == C_COLLATION_OID ||
+		collation == POSIX_COLLATION_OID)
+		return true;
+	if (!collation_locale(collation, &provider, &locale))
+		return false;
+	if (provider == COLLPROVIDER_LIBC)
+		return strcmp(locale, "C") == 0 || strcmp(locale, "POSIX") == 0 ||
+			strcmp(locale, "C.UTF-8") == 0 || strcmp(locale, "C.utf8") == 0;
+	return SHARD_BUILTIN_BYTE_ORDER(provider, locale);
 }
 
 /*
@@ -341,7 +390,7 @@ fixed_by(List *conds, int col)
 	{
 		Cond	   *c = lfirst(lc);
 
-		if (c->col == col && (c->op == COND_EQ || c->op == COND_IN))
+		if (c->col == col && (c->op == COND_EQ || c->op == COND_IN || c->op == COND_BATCH))
 			return true;
 	}
 	return false;
@@ -401,6 +450,69 @@ sort_order_column(ShardTable *t)
 							  col->typid == DATEOID))
 		return col - t->columns;
 	return -1;
+}
+
+/*
+ * True when the text of sort key template field i is as wide for every
+ * value and sorts as the values do: a zero-padded integer whose width holds
+ * every value of its type, a date or a timestamp in its own form (fixed
+ * width; Python's isoformat drops zero microseconds, a time bucket drops
+ * the finer digits).
+ */
+static bool
+field_fixed_width(ShardTable *t, int i)
+{
+	KeyPart    *p = &t->sk.template->parts[i];
+	Oid			typid = shard_find_column(t, p->text)->typid;
+
+	if (p->width > 0)
+		return (typid == INT2OID && p->width >= 5) ||
+			(typid == INT4OID && p->width >= 10) ||
+			(typid == INT8OID && p->width >= 19);
+	return p->form == KT_PLAIN &&
+		(typid == TIMESTAMPTZOID || typid == TIMESTAMPOID || typid == DATEOID);
+}
+
+/*
+ * The columns whose order the sort key's order follows, in order, as an
+ * IntList (NIL when none): the sort key column itself, or the leading
+ * field of its template (sort_order_column) and the fields after it as
+ * long as each field before is of fixed width (then every key has the next
+ * field at the same place, after the same literal) and each is a
+ * zero-padded integer, a date, a timestamp, or text that ends the
+ * template.
+ */
+static List *
+sort_order_columns(ShardTable *t)
+{
+	KeyTemplate *tmpl = t->sk.template;
+	int			lead = sort_order_column(t);
+	List	   *cols;
+
+	if (lead < 0)
+		return NIL;
+	cols = list_make1_int(lead);
+	for (int i = 0; tmpl && i + 2 < tmpl->nparts; i += 2)
+	{
+		KeyPart    *next = &tmpl->parts[i + 2];
+		ShardColumn *col;
+
+		if (!field_fixed_width(t, i) || tmpl->parts[i + 1].kind != KP_LITERAL ||
+			next->kind != KP_COLUMN)
+			break;
+		col = shard_find_column(t, next->text);
+		if (next->form != KT_PLAIN)
+			break;
+		if (!field_fixed_width(t, i + 2) && next->width == 0 &&
+			!((col->typid == TEXTOID || col->typid == VARCHAROID) &&
+			  i + 2 == tmpl->nparts - 1))
+			break;
+		if (next->width > 0 && col->typid != INT2OID && col->typid != INT4OID &&
+			col->typid != INT8OID)
+			break;
+		cols = lappend_int(cols, col - t->columns);
+	}
+	return cols;
 }
 
 /*
@@ -560,9 +672,12 @@ find_buckets(ShardTable *t, Analysis *a, List *conds, int open_order)
  * Sort out conditions (RestrictInfos) into key equalities, the sort key
  * condition and filters.  outer_ok admits values from other relations
  * (join clauses of a parameterized path); open_order, see find_buckets.
+ * batch_cols (an IntList) are the key columns a batched lookup join fixes
+ * from its outer rows.
  */
 static Analysis
-analyse(ShardTable *t, Index relid, List *clauses, bool outer_ok, int open_order)
+analyse(ShardTable *t, Index relid, List *clauses, bool outer_ok, int open_order,
+		List *batch_cols)
 {
 	Analysis	a = {0};
 	List	   *sort_candidates = NIL;
@@ -573,6 +688,14 @@ analyse(ShardTable *t, Index relid, List *clauses, bool outer_ok, int open_order
 
 	a.exact = true;
 	a.bucket_col = -1;
+	foreach(lc, batch_cols)
+	{
+		Cond	   *c = palloc0(sizeof(Cond));
+
+		c->col = lfirst_int(lc);
+		c->op = COND_BATCH;
+		a.key_conds = lappend(a.key_conds, c);
+	}
 	foreach(lc, clauses)
 	{
 		RestrictInfo *rinfo = lfirst_node(RestrictInfo, lc);
@@ -583,6 +706,7 @@ analyse(ShardTable *t, Index relid, List *clauses, bool outer_ok, int open_order
 			a.exact = false;
 			continue;
 		}
+		c->rinfo = rinfo;
 		recognised = lappend(recognised, c);
 		if ((c->op == COND_EQ || c->op == COND_IN) &&
 			route_key_uses(t, c->col))
@@ -615,6 +739,9 @@ analyse(ShardTable *t, Index relid, List *clauses, bool outer_ok, int open_order
 			if (c->op == COND_IN && (!route_key_has_column(t, &t->pk, c->col) ||
 									 route_key_has_column(t, &t->sk, c->col)))
 				a.exact = false;
+			else if (c->op == COND_BATCH && !route_key_has_column(t, &t->pk, c->col) &&
+					 !list_member_int(t->shard_by, c->col))
+				continue;
 			else
 				kept = lappend(kept, c);
 		}
@@ -679,6 +806,158 @@ analyse(ShardTable *t, Index relid, List *clauses, bool outer_ok, int open_order
 }
 
 /* ---------------------------------------------------------------------
+ * Estimates
+ *
+ * Every read is costed by one rule (read_cost): the round trips it waits
+ * for one after another, the requests it sends and the items it reads.
+ * What it reads comes from ANALYZE's figures: the table's items
+ * (reltuples), and the items of one partition key value, reltuples over
+ * the distinct values of the partition key's columns, spread evenly over
+ * the shards; a sort key condition reads its selectivity's share of them.
+ * Before ANALYZE a table is taken to hold 10000 items and a partition
+ * key value 100.
+ * ---------------------------------------------------------------------
+ */
+
+#define DEFAULT_TABLE_ITEMS 10000.0
+#define DEFAULT_PARTITION_ITEMS 100.0
+#define ROUND_TRIP_COST 100.0	/* waiting for DynamoDB: a few ms */
+#define REQUEST_COST 1.0		/* signing, sending, parsing one request */
+#define ITEM_COST 0.02			/* reading and converting one item */
+#define PAGE_ITEMS 2000.0		/* items in one page (1 MB), roughly */
+
+/* What a read sends and reads. */
+typedef struct ReadSize
+{
+	double		requests;
+	double		rounds;			/* round trips one after another */
+	double		items;			/* items read */
+} ReadSize;
+
+/* True when ANALYZE has run on the relation. */
+static bool
+has_stats(RelOptInfo *rel)
+{
+	return rel->pages > 0 && rel->tuples >= 0;
+}
+
+/* The items of one partition key value, over all its shards. */
+static double
+partition_items(PlannerInfo *root, RelOptInfo *rel, ShardTable *t)
+{
+	List	   *vars = NIL;
+
+	if (!has_stats(rel))
+		return DEFAULT_PARTITION_ITEMS;
+	for (int i = 0; i < t->ncolumns; i++)
+		if (route_key_has_column(t, &t->pk, i))
+			vars = lappend(vars, makeVar(rel->relid, t->columns[i].attnum,
+										 t->columns[i].typid, -1, InvalidOid, 0));
+	if (vars == NIL)
+		return rel->tuples;
+	return rel->tuples / Max(shard_estimate_num_groups(root, vars, rel->tuples), 1.0);
+}
+
+/*
+ * The shards a Query of one partition key value reads: one when the
+ * conditions fix every shard_by column of a calculated or range table,
+ * else all of them.  *all gets the shards a value is spread over.
+ */
+static int
+shards_read(ShardTable *t, const Analysis *a, int *all)
+{
+	bool		fixed = t->shard_by != NIL &&
+		(t->strategy == SHARD_CALCULATED || t->strategy == SHARD_RANGE);
+	ListCell   *lc;
+
+	*all = t->strategy == SHARD_NONE ? 1 : Max(t->shards, 1);
+	foreach(lc, t->shard_by)
+		fixed &= fixed_by(a->key_conds, lfirst_int(lc));
+	return fixed ? 1 : *all + (t->legacy_unsharded ? 1 : 0);
+}
+
+/* The share of a partition's items that the sort key condition reads. */
+static double
+sort_selectivity(PlannerInfo *root, RelOptInfo *rel, const Analysis *a)
+{
+	List	   *clauses = NIL;
+	ListCell   *lc;
+
+	foreach(lc, a->sort_conds)
+		clauses = lappend(clauses, ((Cond *) lfirst(lc))->rinfo);
+	return clauselist_selectivity(root, clauses, rel->relid, JOIN_INNER, NULL);
+}
+
+/*
+ * What the read that a sends reads for lookups partition key values (or
+ * whole keys, for a GetItem), up to max_concurrency requests in flight.
+ * partitions bounds the partition key values among them.
+ */
+static ReadSize
+read_size(PlannerInfo *root, RelOptInfo *rel, ShardTable *t, const Analysis *a,
+		  double lookups, double partitions)
+{
+	ReadSize	r;
+	double		conc = shard_get_server(rel->serverid)->max_concurrency;
+
+	if (a->full_key && t->index == NULL)
+	{
+		r.items = lookups;
+		r.requests = ceil(lookups / BATCH_GET_MAX);
+		r.rounds = ceil(r.requests / conc);
+	}
+	else if (a->keyed)
+	{
+		int			all;
+		int			shards = shards_read(t, a, &all);
+		double		per_stream = partition_items(root, rel, t) / all *
+			sort_selectivity(root, rel, a);
+		double		pages = Max(1.0, ceil(per_stream / PAGE_ITEMS));
+		double		streams = shards == 1 ?
+			Min(lookups, Min(partitions, lookups) * all) :
+			Min(partitions, lookups) * shards;
+
+		r.items = streams * per_stream;
+		r.requests = streams * pages;
+		r.rounds = ceil(streams / conc) * pages;
+	}
+	else
+	{
+		r.items = has_stats(rel) ? rel->tuples : DEFAULT_TABLE_ITEMS;
+		r.requests = Max(conc, ceil(r.items / PAGE_ITEMS));
+		r.rounds = ceil(r.requests / conc);
+	}
+	return r;
+}
+
+/* The cost of a read of size r returning rows rows. */
+static void
+read_cost(const ReadSize *r, double rows, Cost *startup, Cost *total)
+{
+	*startup = ROUND_TRIP_COST;
+	*total = r->rounds * ROUND_TRIP_COST + r->requests * REQUEST_COST +
+		r->items * ITEM_COST + rows * cpu_tuple_cost;
+}
+
+/*
+ * The rows of a scan of rel under its own conditions (analysed in a).
+ * Without statistics: 10000 for the table, 100 for a partition key value,
+ * 1 for a whole key, each narrowed by the other conditions.
+ */
+static double
+rel_rows(PlannerInfo *root, RelOptInfo *rel, const Analysis *a)
+{
+	double		sel = clauselist_selectivity(root, rel->baserestrictinfo, 0, JOIN_INNER, NULL);
+	double		base;
+
+	if (has_stats(rel))
+		return clamp_row_est(rel->tuples * sel);
+	base = a->full_key ? 1.0 : a->keyed ? DEFAULT_PARTITION_ITEMS : DEFAULT_TABLE_ITEMS;
+	return Min(clamp_row_est(base * sel / pow(DEFAULT_EQ_SEL, list_length(a->key_conds))),
+			   base);
+}
+
+/* ---------------------------------------------------------------------
  * Callbacks
  * ---------------------------------------------------------------------
  */
@@ -689,7 +968,6 @@ shard_get_rel_size(PlannerInfo *root, RelOptInfo *baserel, Oid foreigntableid)
 {
 	RelInfo    *ri = palloc0(sizeof(RelInfo));
 	ListCell   *lc;
-	double		base;
 
 	baserel->fdw_private = ri;
 	ri->table = shard_get_table(foreigntableid);
@@ -698,60 +976,62 @@ shard_get_rel_size(PlannerInfo *root, RelOptInfo *baserel, Oid foreigntableid)
 		pull_varattnos((Node *) lfirst_node(RestrictInfo, lc)->clause,
 					   baserel->relid, &ri->attrs_used);
 	ri->restrict_analysis = analyse(ri->table, baserel->relid,
-									baserel->baserestrictinfo, false, 0);
+									baserel->baserestrictinfo, false, 0, NIL);
 
-	/*
-	 * Without statistics: a table is taken to hold 10000 rows and a
-	 * partition 100, each narrowed by the other conditions.
-	 */
-	base = ri->restrict_analysis.full_key ? 1.0 :
-		ri->restrict_analysis.keyed ? 100.0 : 10000.0;
-	baserel->rows = clamp_row_est(base *
-								  clauselist_selectivity(root, baserel->baserestrictinfo,
-														 0, JOIN_INNER, NULL) /
-								  pow(DEFAULT_EQ_SEL, list_length(ri->restrict_analysis.key_conds)));
-	baserel->rows = Min(baserel->rows, base);
+	baserel->rows = rel_rows(root, baserel, &ri->restrict_analysis);
 }
 
 /*
- * The cost of reading rows through a DynamoDB operation: requests cost
- * more than rows, a Scan reads the whole table.
+ * True when path key pk orders by column col as DynamoDB orders the sort
+ * key: in the default order of the column's type, under a byte-order
+ * collation (numbers, dates and bytes have none).
  */
-static void
-cost_read(const Analysis *a, double rows, Cost *startup, Cost *total)
+static bool
+pathkey_orders_column(ShardTable *t, Index relid, PathKey *pk, int col)
 {
-	*startup = a->keyed ? 10.0 : 100.0;
-	*total = *startup + rows * 0.01 + (a->keyed ? 0.0 : 10000.0);
-}
-
-/*
- * The pathkeys the scan can deliver when keyed: the query's own, when they
- * ask for the sort key's order (ascending or descending); else NIL.
- */
-static List *
-ordered_pathkeys(PlannerInfo *root, RelOptInfo *baserel, RelInfo *ri)
-{
-	ShardTable *t = ri->table;
-	int			order_col = sort_order_column(t);
-	PathKey    *pk;
+	TypeCacheEntry *tce = lookup_type_cache(t->columns[col].typid,
+											TYPECACHE_BTREE_OPFAMILY);
 	ListCell   *lc;
-	TypeCacheEntry *tce;
 
-	if (order_col < 0 || list_length(root->query_pathkeys) != 1 ||
-		!order_agrees(t, order_col))
-		return NIL;
-	pk = linitial(root->query_pathkeys);
-	tce = lookup_type_cache(t->columns[order_col].typid, TYPECACHE_BTREE_OPFAMILY);
-	if (pk->pk_opfamily != tce->btree_opf)
-		return NIL;
+	if (pk->pk_opfamily != tce->btree_opf ||
+		!collation_byte_order(pk->pk_eclass->ec_collation))
+		return false;
 	foreach(lc, pk->pk_eclass->ec_members)
 	{
 		EquivalenceMember *em = lfirst(lc);
 
-		if (column_of(t, baserel->relid, em->em_expr) == order_col)
-			return root->query_pathkeys;
+		if (column_of(t, relid, em->em_expr) == col)
+			return true;
 	}
-	return NIL;
+	return false;
+}
+
+/*
+ * The pathkeys the scan can deliver when keyed: the longest prefix of the
+ * query's that follows the sort key's columns (sort_order_columns), all
+ * ascending or all descending; else NIL.  When it is a proper prefix,
+ * PostgreSQL finishes the order (an Incremental Sort over the groups of
+ * rows equal on the prefix).
+ */
+static List *
+ordered_pathkeys(PlannerInfo *root, RelOptInfo *baserel, RelInfo *ri)
+{
+	List	   *cols = sort_order_columns(ri->table);
+	int			n = 0;
+	ListCell   *lc;
+
+	foreach(lc, root->query_pathkeys)
+	{
+		PathKey    *pk = lfirst(lc);
+
+		if (n == list_length(cols) ||
+			shard_pathkey_ascending(pk) !=
+			shard_pathkey_ascending(linitial_node(PathKey, root->query_pathkeys)) ||
+			!pathkey_orders_column(ri->table, baserel->relid, pk, list_nth_int(cols, n)))
+			break;
+		n++;
+	}
+	return n == 0 ? NIL : list_truncate(list_copy(root->query_pathkeys), n);
 }
 
 /* Which column an equivalence class member must be. */
@@ -805,19 +1085,31 @@ shard_get_paths(PlannerInfo *root, RelOptInfo *baserel, Oid foreigntableid)
 	List	   *join_conds = NIL;
 	List	   *candidates;
 	Relids		outer = NULL;
+	ReadSize	size;
 
-	cost_read(a, baserel->rows, &startup, &total);
+	size = read_size(root, baserel, ri->table, a, a->full_key ? baserel->rows : 1, 1);
+	read_cost(&size, baserel->rows, &startup, &total);
 	add_path(baserel, (Path *)
 			 shard_create_foreignscan_path(root, baserel, NULL, baserel->rows,
 										   startup, total, NIL, NULL, NULL, NIL));
 
 	pathkeys = a->keyed && !sort_key_in_list(ri->table, a->key_conds) ?
 		ordered_pathkeys(root, baserel, ri) : NIL;
+	/*
+	 * The whole order is a little cheaper than the plain read; a prefix of
+	 * it dearer, past add_path's fuzz of 1 %, so that both paths stay and a
+	 * Sort of every row takes the plain read (whole pages) while only an
+	 * Incremental Sort, which stops early under a LIMIT, takes the prefix
+	 * (pages of each shard's Limit).
+	 */
 	if (pathkeys != NIL)
 		add_path(baserel, (Path *)
 				 shard_create_foreignscan_path(root, baserel, NULL, baserel->rows,
-											   startup, total * 0.99, pathkeys,
-											   NULL, NULL, NIL));
+											   startup,
+											   total * (list_length(pathkeys) <
+														list_length(root->query_pathkeys) ?
+														1.05 : 0.99),
+											   pathkeys, NULL, NULL, NIL));
 
 	/*
 	 * A time range bounded on one side is read bucket by bucket away from
@@ -831,11 +1123,12 @@ shard_get_paths(PlannerInfo *root, RelOptInfo *baserel, Oid foreigntableid)
 		Analysis	open = analyse(ri->table, baserel->relid, baserel->baserestrictinfo,
 								   false,
 								   shard_pathkey_ascending(linitial_node(PathKey, pathkeys)) ?
-								   1 : -1);
+								   1 : -1, NIL);
 
 		if (open.keyed && open.bucket_open && open.bucket_col == sort_order_column(ri->table))
 		{
-			cost_read(&open, baserel->rows, &startup, &total);
+			size = read_size(root, baserel, ri->table, &open, 1, 1);
+			read_cost(&size, baserel->rows, &startup, &total);
 			add_path(baserel, (Path *)
 					 shard_create_foreignscan_path(root, baserel, NULL, baserel->rows,
 												   startup, total, pathkeys,
@@ -877,14 +1170,17 @@ shard_get_paths(PlannerInfo *root, RelOptInfo *baserel, Oid foreigntableid)
 	{
 		Analysis	joined = analyse(ri->table, baserel->relid,
 									 list_concat(list_copy(baserel->baserestrictinfo),
-												 join_conds), true, 0);
+												 join_conds), true, 0, NIL);
 
 		if (joined.keyed)
 		{
 			ParamPathInfo *ppi = get_baserel_parampathinfo(root, baserel, outer);
-			double		rows = Min(ppi->ppi_rows, 100.0);
+			double		rows = has_stats(baserel) ? ppi->ppi_rows :
+				Min(ppi->ppi_rows, DEFAULT_PARTITION_ITEMS);
 
-			cost_read(&joined, rows, &startup, &total);
+			/* one loop: a round trip for one value */
+			size = read_size(root, baserel, ri->table, &joined, 1, 1);
+			read_cost(&size, rows, &startup, &total);
 			add_path(baserel, (Path *)
 					 shard_create_foreignscan_path(root, baserel, NULL, rows,
 												   startup, total, NIL, outer,
@@ -1045,7 +1341,8 @@ shard_get_plan(PlannerInfo *root, RelOptInfo *baserel, Oid foreigntableid,
 	int			order = best_path->path.pathkeys == NIL ? 0 :
 		shard_pathkey_ascending(linitial_node(PathKey, best_path->path.pathkeys)) ? 1 : -1;
 	Analysis	a = analyse(ri->table, baserel->relid, scan_clauses,
-							best_path->path.param_info != NULL, order);
+							best_path->path.param_info != NULL, order,
+							best_path->fdw_private ? linitial(best_path->fdw_private) : NIL);
 	ScanOp		op = a.full_key && ri->table->index == NULL ? SCAN_OP_GET :
 		a.keyed ? SCAN_OP_QUERY : SCAN_OP_SCAN;
 	List	   *fdw_private;
@@ -1083,4 +1380,276 @@ shard_get_plan(PlannerInfo *root, RelOptInfo *baserel, Oid foreigntableid,
 	return make_foreignscan(tlist, extract_actual_clauses(scan_clauses, false),
 							baserel->relid, fdw_exprs, fdw_private, NIL, NIL,
 							outer_plan);
+}
+
+/* ---------------------------------------------------------------------
+ * Aggregates (upper.c)
+ * ---------------------------------------------------------------------
+ */
+
+/*
+ * True when column col is among the leading fields of the sort key
+ * template that the equalities in conds fix, each of fixed width, so that
+ * the begins_with of their text holds exactly the keys with those values.
+ */
+static bool
+in_fixed_prefix(ShardTable *t, List *conds, int col)
+{
+	KeyTemplate *tmpl = t->sk.template;
+
+	for (int i = 0; tmpl && i < tmpl->nparts; i += 2)
+	{
+		int			c;
+
+		if (tmpl->parts[i].kind != KP_COLUMN)
+			return false;
+		c = shard_find_column(t, tmpl->parts[i].text) - t->columns;
+		if (!fixed_by(conds, c) || !field_fixed_width(t, i))
+			return false;
+		if (c == col)
+			return true;
+	}
+	return false;
+}
+
+/*
+ * True when DynamoDB itself checks every key equality of a: each fixes a
+ * column of the partition key, or of the sort key's part of the key
+ * condition (the whole sort key, or leading fields of fixed width, which
+ * then take the place of any sort key bound), and none only chooses a
+ * shard.
+ */
+static bool
+key_conds_evaluated(ShardTable *t, Analysis *a)
+{
+	ListCell   *lc;
+
+	foreach(lc, a->key_conds)
+	{
+		Cond	   *c = lfirst(lc);
+
+		if (route_key_has_column(t, &t->pk, c->col))
+			continue;
+		if (a->sort_conds != NIL ||
+			!(a->full_key || in_fixed_prefix(t, a->key_conds, c->col)))
+			return false;
+	}
+	return true;
+}
+
+/*
+ * True when filter c goes into the FilterExpression whatever the scan
+ * meets when it runs: its value is a constant (a parameter may turn out a
+ * NaN or a longer list) that DynamoDB can hold, not a NaN or an infinity,
+ * or an IN list of at most MAX_IN_OPERANDS of them.  request.c leaves any
+ * other filter to the local check alone.  Adds its operands to *operands.
+ */
+static bool
+filter_always_sent(Cond *c, int *operands)
+{
+	Expr	   *value = c->value;
+	Const	   *k;
+	Datum	   *elems;
+	bool	   *nulls;
+	int			n;
+	int16		elmlen;
+	bool		elmbyval;
+	char		elmalign;
+	Oid			elemtype;
+
+	(*operands)++;
+	if (value && IsA(value, RelabelType))
+		value = ((RelabelType *) value)->arg;
+	if (value == NULL || c->op == COND_PREFIX)
+		return true;
+	if (!IsA(value, Const))
+		return false;
+	k = (Const *) value;
+	if (k->constisnull)
+		return true;
+	if (c->op != COND_IN)
+		return request_infinite_value(k->consttype, k->constvalue) == 0;
+	elemtype = get_element_type(k->consttype);
+	get_typlenbyvalalign(elemtype, &elmlen, &elmbyval, &elmalign);
+	deconstruct_array(DatumGetArrayTypeP(k->constvalue), elemtype, elmlen, elmbyval,
+					  elmalign, &elems, &nulls, &n);
+	*operands += n;
+	for (int i = 0; i < n; i++)
+		if (!nulls[i] && request_infinite_value(elemtype, elems[i]) != 0)
+			return false;
+	return n <= MAX_IN_OPERANDS;
+}
+
+/*
+ * True when the filters of a all go into the FilterExpression whatever
+ * happens (filter_always_sent), and their expression stays well within
+ * DynamoDB's 4 KB: at most 80 bytes a condition and 10 an operand.
+ */
+static bool
+filters_always_sent(List *filters)
+{
+	int			operands = 0;
+	ListCell   *lc;
+
+	foreach(lc, filters)
+		if (!filter_always_sent(lfirst(lc), &operands))
+			return false;
+	return list_length(filters) * 80 + operands * 10 <= 4000;
+}
+
+/*
+ * True when the conditions of foreign relation baserel make a Query (not a
+ * GetItem) that DynamoDB evaluates exactly, so that what DynamoDB counts
+ * is what the query counts; *filtered says whether some of them are
+ * filters, which DynamoDB applies after a Limit.
+ */
+bool
+shard_plan_exact_query(RelOptInfo *baserel, bool *filtered)
+{
+	RelInfo    *ri = baserel->fdw_private;
+	Analysis   *a = &ri->restrict_analysis;
+
+	ShardTable *t = ri->table;
+
+	*filtered = a->filters != NIL;
+	/* reads bucket by bucket are left to their own executor */
+	return a->keyed && a->exact && a->bucket_col < 0 &&
+		!(a->full_key && t->index == NULL) &&
+		!sort_key_in_list(t, a->key_conds) && key_conds_evaluated(t, a) &&
+		filters_always_sent(a->filters) &&
+		/* a bound on a narrow field misses the keys of wider values */
+		(a->sort_conds == NIL || t->sk.template == NULL || field_fixed_width(t, 0));
+}
+
+/*
+ * True when reading the sort key in order reads column col in its order
+ * under collation: col leads the sort key's order, a template's field with
+ * the same width for every value, and sorts as its bytes do (see
+ * pathkey_orders_column).
+ */
+bool
+shard_plan_sort_column(ShardTable *t, int col, Oid collation)
+{
+	return col == sort_order_column(t) && collation_byte_order(collation) &&
+		(t->sk.template == NULL || field_fixed_width(t, 0));
+}
+
+/*
+ * True when an equality that the scan's key condition uses fixes column
+ * col of foreign relation baserel to one value of the column's own type.
+ */
+bool
+shard_plan_fixed_column(RelOptInfo *baserel, int col)
+{
+	RelInfo    *ri = baserel->fdw_private;
+	ListCell   *lc;
+
+	foreach(lc, ri->restrict_analysis.key_conds)
+	{
+		Cond	   *c = lfirst(lc);
+
+		if (c->col == col && c->op == COND_EQ &&
+			exprType((Node *) c->value) == ri->table->columns[col].typid)
+			return true;
+	}
+	return false;
+}
+
+/* ---------------------------------------------------------------------
+ * Batched lookup joins (executed in join.c)
+ * ---------------------------------------------------------------------
+ */
+
+/* Outer rows per batch of Queries, and per BatchGetItem. */
+#define LOOKUP_BATCH_ROWS 10000
+
+/*
+ * Find in restrictlist (a join's clauses) the equalities that fix key
+ * columns of foreign relation inner with values of relation outer; true
+ * when they make every read keyed, filling *lookup.  Not for a relation
+ * that the statement modifies or that must be read whole first.
+ */
+bool
+shard_lookup_keys(PlannerInfo *root, RelOptInfo *inner, RelOptInfo *outer,
+				  List *restrictlist, ShardLookup *lookup)
+{
+	RelInfo    *ri = inner->fdw_private;
+	ShardTable *t = ri->table;
+	ListCell   *lc;
+	Analysis	a;
+
+	memset(lookup, 0, sizeof(*lookup));
+	if (inner->relid == (Index) root->parse->resultRelation ||
+		bms_is_member(SelfItemPointerAttributeNumber - FirstLowInvalidHeapAttributeNumber,
+					  ri->attrs_used) ||
+		must_read_all(root, planner_rt_fetch(inner->relid, root)->relid, t))
+		return false;
+	foreach(lc, restrictlist)
+	{
+		RestrictInfo *rinfo = lfirst_node(RestrictInfo, lc);
+		Cond		c;
+
+		if (!recognise(t, inner->relid, rinfo->clause, true, &c) || c.op != COND_EQ ||
+			!route_key_uses(t, c.col) || list_member_int(lookup->cols, c.col) ||
+			!bms_is_subset(pull_varnos(root, (Node *) c.value), outer->relids) ||
+			!OidIsValid(lookup_type_cache(exprType((Node *) c.value),
+										  TYPECACHE_HASH_PROC)->hash_proc) ||
+			!OidIsValid(lookup_type_cache(t->columns[c.col].typid,
+										  TYPECACHE_HASH_PROC)->hash_proc))
+			continue;
+		lookup->cols = lappend_int(lookup->cols, c.col);
+		lookup->outer_exprs = lappend(lookup->outer_exprs, c.value);
+		lookup->collations = lappend_oid(lookup->collations,
+										 exprInputCollation((Node *) rinfo->clause));
+	}
+	if (lookup->cols == NIL)
+		return false;
+	a = analyse(t, inner->relid, inner->baserestrictinfo, false, 0, lookup->cols);
+	lookup->whole_keys = a.full_key && t->index == NULL;
+	lookup->batch_rows = lookup->whole_keys ?
+		(int) BATCH_GET_MAX * shard_get_server(inner->serverid)->max_concurrency :
+		LOOKUP_BATCH_ROWS;
+	return a.keyed;
+}
+
+/*
+ * The path of the foreign scan under a batched lookup join: it reads what
+ * the outer rows of each batch fix (COND_BATCH conditions).
+ */
+Path *
+shard_lookup_path(PlannerInfo *root, RelOptInfo *inner, ShardLookup *lookup)
+{
+	return (Path *) shard_create_foreignscan_path(root, inner, NULL, inner->rows, 0, 0,
+												  NIL, NULL, NULL,
+												  list_make1(lookup->cols));
+}
+
+/*
+ * The cost of the reads of a batched lookup join of outer_rows rows: a
+ * round of requests per batch, reading the partitions (or whole keys) the
+ * batch's rows fix.
+ */
+void
+shard_lookup_cost(PlannerInfo *root, RelOptInfo *inner, ShardLookup *lookup,
+				  double outer_rows, Cost *startup, Cost *total)
+{
+	RelInfo    *ri = inner->fdw_private;
+	Analysis	a = analyse(ri->table, inner->relid, inner->baserestrictinfo, false, 0,
+							lookup->cols);
+	double		batch = Min(Max(outer_rows, 1.0), lookup->batch_rows);
+	double		batches = ceil(Max(outer_rows, 1.0) / batch);
+	List	   *pk_exprs = NIL;
+	ListCell   *lc1;
+	ListCell   *lc2;
+	double		partitions;
+	ReadSize	size;
+
+	forboth(lc1, lookup->cols, lc2, lookup->outer_exprs)
+		if (route_key_has_column(ri->table, &ri->table->pk, lfirst_int(lc1)))
+			pk_exprs = lappend(pk_exprs, lfirst(lc2));
+	partitions = pk_exprs == NIL ? 1.0 :
+		shard_estimate_num_groups(root, pk_exprs, batch);
+	size = read_size(root, inner, ri->table, &a, batch, partitions);
+	read_cost(&size, 0, startup, total);
+	*total *= batches;
 }

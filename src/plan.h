@@ -33,11 +33,16 @@ typedef enum CondOp
 	COND_PREFIX,				/* LIKE 'prefix%': begins_with */
 	COND_IN,					/* = ANY (array): one key per element, or IN */
 	COND_NULL,					/* IS NULL */
-	COND_NOT_NULL				/* IS NOT NULL */
+	COND_NOT_NULL,				/* IS NOT NULL */
+	COND_BATCH					/* = the value in each outer row of a batched
+								 * lookup join (join.c); no expression */
 } CondOp;
 
 /* The most values DynamoDB takes in one IN of a FilterExpression. */
 #define MAX_IN_OPERANDS 100
+
+/* BatchGetItem takes at most this many keys. */
+#define BATCH_GET_MAX 100
 
 /*
  * The members of a ForeignScan's fdw_private list, in order.  Conditions
@@ -59,8 +64,14 @@ typedef enum ScanPrivate
 								 * row (the statement adds items to the
 								 * table) */
 	SCAN_PRIVATE_BUCKETS,		/* IntList: see BucketPrivate */
-	SCAN_PRIVATE_BUCKET_CONDS	/* IntList: the bounds of the bucket column,
+	SCAN_PRIVATE_BUCKET_CONDS,	/* IntList: the bounds of the bucket column,
 								 * lower then upper (one of them when open) */
+	SCAN_PRIVATE_AGGREGATES,	/* IntList: an aggregate's pairs (AggKind,
+								 * column index), upper.c; absent from a
+								 * plain scan, like the next */
+	SCAN_PRIVATE_GROUPED		/* Boolean: the aggregate has a GROUP BY (of
+								 * fixed columns): no row when nothing
+								 * matches */
 } ScanPrivate;
 
 /* The members of SCAN_PRIVATE_BUCKETS, in order. */
@@ -79,6 +90,38 @@ typedef enum BucketPrivate
 								 * until the LIMIT is met */
 } BucketPrivate;
 
+/* An aggregate read by DynamoDB (upper.c). */
+typedef enum AggKind
+{
+	AGG_COUNT,					/* count(*): Select COUNT */
+	AGG_MIN,					/* min(column): the first item in order */
+	AGG_MAX,					/* max(column): the last item in order */
+	AGG_GROUP_COLUMN			/* a GROUP BY column an equality fixes: the
+								 * value it is equal to */
+} AggKind;
+/*
+ * A batched lookup join's keys (join.c): equalities between key columns
+ * of the foreign table and values of the outer relation's rows.
+ */
+typedef struct ShardLookup
+{
+	List	   *cols;			/* IntList: the key columns fixed */
+	List	   *outer_exprs;	/* their values, over the outer relation */
+	List	   *collations;		/* OidList: the equalities' collations */
+	bool		whole_keys;		/* each outer row fixes a whole item key */
+	int			batch_rows;		/* outer rows per batch */
+} ShardLookup;
+
+extern bool shard_lookup_keys(PlannerInfo *root, RelOptInfo *inner, RelOptInfo *outer,
+							  List *restrictlist, ShardLookup *lookup);
+extern Path *shard_lookup_path(PlannerInfo *root, RelOptInfo *inner,
+							   ShardLookup *lookup);
+extern void shard_lookup_cost(PlannerInfo *root, RelOptInfo *inner, ShardLookup *lookup,
+							  double outer_rows, Cost *startup, Cost *total);
+
+/* in join.c */
+extern void shard_join_init(void);
+
 extern void shard_get_rel_size(PlannerInfo *root, RelOptInfo *baserel,
 							   Oid foreigntableid);
 extern void shard_get_paths(PlannerInfo *root, RelOptInfo *baserel,
@@ -87,5 +130,16 @@ extern ForeignScan *shard_get_plan(PlannerInfo *root, RelOptInfo *baserel,
 								   Oid foreigntableid, ForeignPath *best_path,
 								   List *tlist, List *scan_clauses,
 								   Plan *outer_plan);
+extern bool shard_plan_exact_query(RelOptInfo *baserel, bool *filtered);
+extern bool shard_plan_sort_column(ShardTable *t, int col, Oid collation);
+extern bool shard_plan_fixed_column(RelOptInfo *baserel, int col);
+
+/* in upper.c */
+extern void shard_get_upper_paths(PlannerInfo *root, UpperRelationKind stage,
+								  RelOptInfo *input_rel, RelOptInfo *output_rel,
+								  void *extra);
+extern ForeignScan *upper_get_plan(PlannerInfo *root, RelOptInfo *rel,
+								   Oid foreigntableid, ForeignPath *best_path,
+								   List *tlist, Plan *outer_plan);
 
 #endif							/* SHARD_FDW_PLAN_H */

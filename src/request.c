@@ -105,12 +105,12 @@ forget_names_since(ShardScanState *ss, int names, int values)
 }
 
 /*
- * 1 when value (of type typid) is a NaN or plus infinity, which sort above
- * every other value in PostgreSQL, -1 for minus infinity, 0 for any other
- * value: the infinite ones are never stored.
+ * See shard_fdw.h: 1 when value (of type typid) is a NaN or plus infinity,
+ * which sort above every other value in PostgreSQL, -1 for minus infinity,
+ * 0 for any other value: the infinite ones are never stored.
  */
-static int
-infinite_value(Oid typid, Datum value)
+int
+request_infinite_value(Oid typid, Datum value)
 {
 	double		d;
 
@@ -227,6 +227,57 @@ array_elements(ShardScanState *ss, int i, Datum **elems, bool **nulls, Oid *elem
 }
 
 /*
+ * Combinations with a batched lookup's rows (see COND_BATCH): each of
+ * combos with each row's texts laid over it, or combos unchanged when the
+ * scan has no batched conditions.
+ */
+static List *
+batch_combinations(ShardScanState *ss, List *combos)
+{
+	List	   *result = NIL;
+	ListCell   *lc;
+	bool		batched = false;
+
+	for (int i = 0; i < ss->nkey_conds; i++)
+		batched |= ss->key_conds[i].op == COND_BATCH;
+	if (!batched)
+		return combos;
+	foreach(lc, combos)
+	{
+		ListCell   *lc2;
+
+		foreach(lc2, ss->lookups)
+		{
+			const char **row = lfirst(lc2);
+			const char **copy = palloc(sizeof(char *) * Max(ss->t->ncolumns, 1));
+
+			memcpy(copy, lfirst(lc), sizeof(char *) * ss->t->ncolumns);
+			for (int i = 0; i < ss->nkey_conds; i++)
+				if (ss->key_conds[i].op == COND_BATCH)
+					copy[ss->key_conds[i].col] = row[ss->key_conds[i].col];
+			result = lappend(result, copy);
+		}
+	}
+	return result;
+}
+
+/*
+ * texts without the values of batched conditions, which differ from one
+ * combination to the next: what every Query of a batched lookup shares.
+ */
+const char **
+request_shared_texts(ShardScanState *ss, const char **texts)
+{
+	const char **copy = palloc(sizeof(char *) * Max(ss->t->ncolumns, 1));
+
+	memcpy(copy, texts, sizeof(char *) * ss->t->ncolumns);
+	for (int i = 0; i < ss->nkey_conds; i++)
+		if (ss->key_conds[i].op == COND_BATCH)
+			copy[ss->key_conds[i].col] = NULL;
+	return copy;
+}
+
+/*
  * Every combination of values the key conditions fix, each an array of key
  * texts indexed by column: one combination for equalities alone, one per
  * element (or product of elements) for IN lists.  NIL when a value is NULL
@@ -247,10 +298,12 @@ request_key_combinations(ShardScanState *ss)
 		int			n;
 		Oid			elemtype;
 
+		if (c->op == COND_BATCH)
+			continue;			/* below */
 		if (ss->nulls[c->expr])
 			return NIL;
 		/* no stored key is a NaN or an infinity */
-		if (c->op != COND_IN && infinite_value(ss->types[c->expr], ss->values[c->expr]) != 0)
+		if (c->op != COND_IN && request_infinite_value(ss->types[c->expr], ss->values[c->expr]) != 0)
 			return NIL;
 		if (c->op != COND_IN)
 		{
@@ -268,7 +321,7 @@ request_key_combinations(ShardScanState *ss)
 				ShardColumn col = ss->t->columns[c->col];
 				const char **copy;
 
-				if (nulls[e] || infinite_value(elemtype, elems[e]) != 0)
+				if (nulls[e] || request_infinite_value(elemtype, elems[e]) != 0)
 					continue;
 				copy = palloc(sizeof(char *) * Max(ss->t->ncolumns, 1));
 				memcpy(copy, lfirst(lc), sizeof(char *) * ss->t->ncolumns);
@@ -284,7 +337,7 @@ request_key_combinations(ShardScanState *ss)
 							ss->t->relname, MAX_KEY_COMBINATIONS)));
 		combos = next;
 	}
-	return combos;
+	return batch_combinations(ss, combos);
 }
 
 /* The number of leading fields of template tmpl whose columns are fixed. */
@@ -397,7 +450,7 @@ sort_key_condition(ShardScanState *ss, const char **texts, StringInfo buf)
 		 * A NaN or plus infinity is above every stored number, minus
 		 * infinity below: as a bound it excludes every key or none.
 		 */
-		infinite = infinite_value(ss->types[c->expr], ss->values[c->expr]);
+		infinite = request_infinite_value(ss->types[c->expr], ss->values[c->expr]);
 		if (infinite != 0)
 		{
 			if ((infinite > 0) == (c->op == COND_GT || c->op == COND_GE))
@@ -418,6 +471,18 @@ sort_key_condition(ShardScanState *ss, const char **texts, StringInfo buf)
 			inclusive = c->op == COND_GT || c->op == COND_GE;
 		if (text && t->sk.template && t->sk.template->parts[0].form != KT_PLAIN)
 			text = field_text(ss, &t->sk.template->parts[0], text);
+
+		/*
+		 * DynamoDB refuses an empty key value, which every stored key is
+		 * above: as a lower bound it excludes nothing, as an upper one
+		 * everything.
+		 */
+		if (text && text[0] == '\0' && strcmp(type, "N") != 0)
+		{
+			if (c->op == COND_GT || c->op == COND_GE)
+				continue;
+			return false;
+		}
 		if (c->op == COND_GT || c->op == COND_GE)
 		{
 			if (text && width > 0 && text[0] == '-')
@@ -476,7 +541,7 @@ filter_operand(ShardColumn *col, Oid typid, Datum value)
 
 	if (typid == BOOLOID)
 		return av_json_bool(DatumGetBool(value));
-	if (infinite_value(typid, value) != 0)
+	if (request_infinite_value(typid, value) != 0)
 		return NULL;
 	c.typid = typid;
 	return av_json(col->ddb_type == DDB_TYPE_N ? "N" : "S", codec_key_text(&c, value));
@@ -701,8 +766,8 @@ write_values(ShardScanState *ss, JsonWriter *w, const char *pk_json)
 /*
  * The JSON body of the request for the next page of stream s (start_key:
  * the previous page's LastEvaluatedKey, or NULL): a Query of the stream's
- * shard (its partition key as :pk), a Scan segment, or a GetItem or
- * BatchGetItem of its keys.
+ * shard (its partition key as :pk; with select_count, Select COUNT and no
+ * projection), a Scan segment, or a GetItem or BatchGetItem of its keys.
  */
 char *
 request_read_body(ShardScanState *ss, Stream *s, const DdbJson *start_key, size_t *len)
@@ -710,7 +775,7 @@ request_read_body(ShardScanState *ss, Stream *s, const DdbJson *start_key, size_
 	ShardTable *t = ss->t;
 	Buf			out;
 	JsonWriter	w;
-	char	   *projection = projection_expression(ss);
+	char	   *projection = ss->select_count ? NULL : projection_expression(ss);
 	ListCell   *lc;
 
 	buf_init(&out);
@@ -770,15 +835,20 @@ request_read_body(ShardScanState *ss, Stream *s, const DdbJson *start_key, size_
 			jw_key(&w, "FilterExpression");
 			jw_cstring(&w, ss->filter_expr);
 		}
+		if (ss->select_count)
+		{
+			jw_key(&w, "Select");
+			jw_cstring(&w, "COUNT");
+		}
 		write_expression_maps(ss, &w, projection);
 		write_values(ss, &w, ss->op == SCAN_OP_QUERY ?
 					 av_json(codec_key_type(&t->pk), s->pk_text) : NULL);
-		if (ss->op == SCAN_OP_SCAN && ss->nstreams > 1)
+		if (ss->op == SCAN_OP_SCAN && Max(ss->total_segments, ss->nstreams) > 1)
 		{
 			jw_key(&w, "Segment");
 			jw_int(&w, s->segment);
 			jw_key(&w, "TotalSegments");
-			jw_int(&w, ss->nstreams);
+			jw_int(&w, ss->total_segments > 0 ? ss->total_segments : ss->nstreams);
 		}
 		if (ss->order < 0)
 		{

@@ -30,8 +30,7 @@
 
 #include "scanstate.h"
 
-/* BatchGetItem takes at most this many keys. */
-#define BATCH_GET_MAX 100
+static void check_item_key(ShardTable *t, const DdbJson *item, ShardKey *k);
 
 /* ---------------------------------------------------------------------
  * Streams
@@ -148,6 +147,8 @@ stream_take_page(ShardScanState *ss, Stream *s, DdbRequest *req)
 	s->pos = 0;
 	ss->pages++;
 	stats->scanned += (int64) ddbjson_get_number(req->response, "ScannedCount");
+	if (ss->select_count)
+		ss->counted += (int64) ddbjson_get_number(req->response, "Count");
 	if (lek != NULL && ss->op != SCAN_OP_GET)
 		stream_check_progress(ss, s, req, lek);
 	if (ss->op == SCAN_OP_GET)
@@ -203,7 +204,7 @@ scan_receive_page(ShardScanState *ss)
 		s->ready = req;
 }
 
-/* The items of a page, whatever the operation. */
+/* The items of a page, whatever the operation (none under Select COUNT). */
 static const DdbJson *
 page_items(ShardScanState *ss, DdbRequest *page, int *count)
 {
@@ -214,6 +215,11 @@ page_items(ShardScanState *ss, DdbRequest *page, int *count)
 		items = ddbjson_get(page->response, "Item");
 		*count = items ? 1 : 0;
 		return items;
+	}
+	if (ss->select_count)
+	{
+		*count = 0;
+		return NULL;
 	}
 	if (strcmp(page->action, "BatchGetItem") == 0)
 		items = ddbjson_get(ddbjson_get(page->response, "Responses"), ss->t->table);
@@ -243,7 +249,12 @@ scan_stream_next_item(ShardScanState *ss, Stream *s, bool *waiting)
 			const DdbJson *lek = ddbjson_get(s->page->response, "LastEvaluatedKey");
 
 			if (s->pos < count)
+			{
+				/* a merge orders items by a sort key it must trust */
+				if (ss->order != 0)
+					check_item_key(ss->t, &items[s->pos], &ss->t->sk);
 				return &items[s->pos++];
+			}
 			if (s->next == NULL && s->ready == NULL && ss->limit > 0 &&
 				ss->op != SCAN_OP_GET && lek && lek->kind == DJ_OBJECT && lek->n > 0)
 				scan_stream_fetch(ss, s, lek);
@@ -362,6 +373,29 @@ check_item_key(ShardTable *t, const DdbJson *item, ShardKey *k)
 					av == NULL ? "missing" : psprintf("of type %s, not %s", av->keys[0], codec_key_type(k)))));
 }
 
+/*
+ * The value of column col (an index into the table's columns) in item:
+ * its attribute, or when the item lacks it, its text in a key.
+ */
+Datum
+shard_scan_item_value(ShardScanState *ss, const DdbJson *item, int col, bool *isnull)
+{
+	ShardTable *t = ss->t;
+	ShardColumn *c = &t->columns[col];
+	const DdbJson *av = ddbjson_get(item, c->attribute);
+
+	if (av == NULL && c->ddb_type != DDB_TYPE_ITEM)
+	{
+		char	   *text = decode_from_key(t, &t->pk, item, c->name);
+
+		if (text == NULL)
+			text = decode_from_key(t, &t->sk, item, c->name);
+		*isnull = text == NULL;
+		return text == NULL ? (Datum) 0 : codec_text_to_datum(text, c, item, t);
+	}
+	return codec_read_value(av, c, item, t, isnull);
+}
+
 /* Fill the values of slot from item (the slot is left empty). */
 static void
 item_to_values(ShardScanState *ss, const DdbJson *item, TupleTableSlot *slot)
@@ -375,25 +409,10 @@ item_to_values(ShardScanState *ss, const DdbJson *item, TupleTableSlot *slot)
 	memset(slot->tts_isnull, true, sizeof(bool) * slot->tts_tupleDescriptor->natts);
 	foreach(lc, ss->cols)
 	{
-		ShardColumn *col = &t->columns[lfirst_int(lc)];
-		int			att = col->attnum - 1;
-		const DdbJson *av = ddbjson_get(item, col->attribute);
+		int			att = t->columns[lfirst_int(lc)].attnum - 1;
 
-		if (av == NULL && col->ddb_type != DDB_TYPE_ITEM)
-		{
-			char	   *text = decode_from_key(t, &t->pk, item, col->name);
-
-			if (text == NULL)
-				text = decode_from_key(t, &t->sk, item, col->name);
-			if (text != NULL)
-			{
-				slot->tts_values[att] = codec_text_to_datum(text, col, item, t);
-				slot->tts_isnull[att] = false;
-			}
-			continue;
-		}
-		slot->tts_values[att] = codec_read_value(av, col, item, t,
-												 &slot->tts_isnull[att]);
+		slot->tts_values[att] = shard_scan_item_value(ss, item, lfirst_int(lc),
+													  &slot->tts_isnull[att]);
 	}
 }
 
@@ -629,8 +648,12 @@ scan_start(ShardScanState *ss, ExprContext *econtext)
 			char	   *sk = ss->t->sk.attribute ? request_full_sort_key(ss, texts) : NULL;
 			ListCell   *lc2;
 
-			if (sk && sk[0] == '\0')
-				continue;		/* no stored key is empty */
+			/*
+			 * No stored key is empty, nor has a part no row can be written
+			 * with (an empty or negative one), which leaves no sort key
+			 */
+			if (ss->t->sk.attribute && (sk == NULL || sk[0] == '\0'))
+				continue;
 			foreach(lc2, partition_streams(ss, texts))
 				keys = list_append_unique(keys,
 										  makeString(request_item_key_json(ss->t, ((Stream *) lfirst(lc2))->pk_text, sk)));
@@ -656,7 +679,7 @@ scan_start(ShardScanState *ss, ExprContext *econtext)
 		List	   *seen = NIL;
 		List	   *buckets = bucket_texts(ss);
 
-		ss->key_cond_expr = request_key_condition(ss, linitial(combos));
+		ss->key_cond_expr = request_key_condition(ss, request_shared_texts(ss, linitial(combos)));
 		for (int b = 0; ss->key_cond_expr && b < list_length(buckets); b++)
 		{
 			foreach(lc, combos)
@@ -755,7 +778,10 @@ shard_scan_create(ForeignScanState *node, int eflags)
 	ForeignScan *fs = (ForeignScan *) node->ss.ps.plan;
 	EState	   *estate = node->ss.ps.state;
 	ShardScanState *ss = palloc0(sizeof(ShardScanState));
-	RangeTblEntry *rte = exec_rt_fetch(fs->scan.scanrelid, estate);
+	/* an aggregate's scan (upper.c) reads the one relation it is over */
+	Index		rtindex = fs->scan.scanrelid > 0 ? fs->scan.scanrelid :
+		(Index) bms_next_member(fs->fs_relids, -1);
+	RangeTblEntry *rte = exec_rt_fetch(rtindex, estate);
 	Oid			userid = OidIsValid(SHARD_SCAN_USER(fs, rte)) ? SHARD_SCAN_USER(fs, rte) : GetUserId();
 	int			nexprs = list_length(fs->fdw_exprs);
 	List	   *buckets;
@@ -967,6 +993,65 @@ shard_scan_next_match(ShardScanState *ss, ForeignScanState *node)
 	return NULL;
 }
 
+/*
+ * Read segments segs[0..nsegs - 1] of a parallel Scan in total segments of
+ * foreign table relid whole, every segment's pages in flight at once (up
+ * to max_concurrency), handing each item's row to fn in slot, a slot of
+ * the table's row type.  *stats gets the requests' counters.  For ANALYZE,
+ * which samples a table a few segments at a time.
+ */
+void
+shard_scan_segments(Oid relid, const int *segs, int nsegs, int total,
+					TupleTableSlot *slot, ShardRowFn fn, void *arg,
+					DdbStats *stats)
+{
+	ShardScanState *ss = palloc0(sizeof(ShardScanState));
+	const DdbJson *item;
+
+	ss->t = shard_get_table(relid);
+	ss->op = SCAN_OP_SCAN;
+	for (int i = 0; i < ss->t->ncolumns; i++)
+		ss->cols = lappend_int(ss->cols, i);
+	ss->key_conds = unpack_conds(NIL, &ss->nkey_conds);
+	ss->sort_conds = unpack_conds(NIL, &ss->nsort_conds);
+	ss->filters = unpack_conds(NIL, &ss->nfilters);
+	ss->runcxt = AllocSetContextCreate(CurrentMemoryContext, "shard_fdw sample",
+									   ALLOCSET_DEFAULT_SIZES);
+	ss->rowcxt = AllocSetContextCreate(CurrentMemoryContext, "shard_fdw sample row",
+									   ALLOCSET_DEFAULT_SIZES);
+	ss->conn = shard_get_connection(GetForeignTable(relid)->serverid, GetUserId());
+	ss->max_inflight = ss->conn->server->max_concurrency;
+	ss->group = ddb_group_create(ss->conn, ss->max_inflight);
+	ddb_group_hold(&ss->group, GetMemoryChunkContext(ss));
+	ss->total_segments = total;
+	ss->bucket_col = -1;
+	ss->nstreams = nsegs;
+	ss->nstarted = nsegs;
+	ss->streams = palloc0(sizeof(Stream) * Max(nsegs, 1));
+	for (int i = 0; i < nsegs; i++)
+	{
+		ss->streams[i].segment = segs[i];
+		ss->streams[i].bucket = -1;
+		scan_stream_start(ss, &ss->streams[i]);
+	}
+	ss->started = true;
+	while ((item = next_item(ss)) != NULL)
+	{
+		MemoryContext old;
+
+		MemoryContextReset(ss->rowcxt);
+		old = MemoryContextSwitchTo(ss->rowcxt);
+		item_to_values(ss, item, slot);
+		ExecStoreVirtualTuple(slot);
+		fn(slot, arg);
+		MemoryContextSwitchTo(old);
+	}
+	shard_scan_stop(ss);
+	*stats = ss->stats;
+	MemoryContextDelete(ss->runcxt);
+	MemoryContextDelete(ss->rowcxt);
+}
+
 /* Add the request counters of from to into (items are counted apart). */
 static void
 add_stats(DdbStats *into, const DdbStats *from)
@@ -984,8 +1069,8 @@ add_stats(DdbStats *into, const DdbStats *from)
  * Stop the streams and free what they hold, keeping the group (and its
  * counters) for the next start.
  */
-static void
-scan_reset(ShardScanState *ss)
+void
+shard_scan_reset(ShardScanState *ss)
 {
 	if (ss->stored)
 	{
@@ -1003,7 +1088,7 @@ scan_reset(ShardScanState *ss)
 void
 shard_scan_stop(ShardScanState *ss)
 {
-	scan_reset(ss);
+	shard_scan_reset(ss);
 	if (ss->group)
 	{
 		add_stats(&ss->stats, ddb_group_stats(ss->group));
@@ -1016,7 +1101,21 @@ shard_scan_stop(ShardScanState *ss)
 void
 shard_rescan(ForeignScanState *node)
 {
-	scan_reset(node->fdw_state);
+	shard_scan_reset(node->fdw_state);
+}
+
+/*
+ * Start a batched lookup's scan (COND_BATCH conditions) afresh for the
+ * outer rows of lookups: per row, key texts indexed by column, in memory
+ * that lasts until the next call.
+ */
+void
+shard_scan_set_lookups(ForeignScanState *node, List *lookups)
+{
+	ShardScanState *ss = node->fdw_state;
+
+	shard_scan_reset(ss);
+	ss->lookups = lookups;
 }
 
 /* EndForeignScan */
@@ -1064,6 +1163,7 @@ conds_text(ShardScanState *ss, ExecCond *conds, int n)
 		[COND_EQ] = "=", [COND_NE] = "<>", [COND_LT] = "<", [COND_LE] = "<=",
 		[COND_GT] = ">", [COND_GE] = ">=", [COND_PREFIX] = "begins with",
 		[COND_IN] = "= ANY", [COND_NULL] = "IS NULL", [COND_NOT_NULL] = "IS NOT NULL",
+		[COND_BATCH] = "= outer rows' values",
 	};
 	StringInfoData buf;
 
@@ -1149,7 +1249,8 @@ shards_text(ShardScanState *ss)
 		bool		found = false;
 
 		for (int i = 0; i < ss->nkey_conds; i++)
-			if (ss->key_conds[i].col == lfirst_int(lc) && ss->key_conds[i].op == COND_EQ)
+			if (ss->key_conds[i].col == lfirst_int(lc) &&
+				(ss->key_conds[i].op == COND_EQ || ss->key_conds[i].op == COND_BATCH))
 				found = true;
 		fixed &= found;
 	}
@@ -1250,7 +1351,9 @@ shard_scan_explain(ShardScanState *ss, ExplainState *es)
 												(ss->order != 0 && range_in_key_order(t)) ? 1 :
 												t->shards + (t->legacy_unsharded ? 1 : 0)),
 							   es);
-	if (es->verbose)
+	if (ss->select_count)
+		ExplainPropertyText("Select", "COUNT", es);
+	else if (es->verbose)
 	{
 		StringInfoData buf;
 		ListCell   *lc;

@@ -12,6 +12,7 @@
 #include "shard_fdw.h"
 
 #include "commands/explain.h"
+#include "foreign/fdwapi.h"
 #include "nodes/execnodes.h"
 
 /* in scan.c */
@@ -20,6 +21,7 @@ extern TupleTableSlot *shard_iterate_scan(ForeignScanState *node);
 extern void shard_rescan(ForeignScanState *node);
 extern void shard_end_scan(ForeignScanState *node);
 extern void shard_explain_scan(ForeignScanState *node, ExplainState *es);
+extern void shard_scan_set_lookups(ForeignScanState *node, List *lookups);
 
 /* A scan's state, for a node that runs a scan and does more (direct.c). */
 typedef struct ShardScanState ShardScanState;
@@ -29,8 +31,28 @@ extern ShardTable *shard_scan_table(ShardScanState *ss);
 extern DdbConn *shard_scan_conn(ShardScanState *ss);
 extern const DdbJson *shard_scan_next_match(ShardScanState *ss,
 											ForeignScanState *node);
+extern Datum shard_scan_item_value(ShardScanState *ss, const DdbJson *item,
+								   int col, bool *isnull);
+extern void shard_scan_reset(ShardScanState *ss);
 extern void shard_scan_stop(ShardScanState *ss);
 extern void shard_scan_explain(ShardScanState *ss, ExplainState *es);
+
+/* in upper.c */
+extern void upper_begin_scan(ForeignScanState *node, int eflags);
+extern TupleTableSlot *upper_iterate_scan(ForeignScanState *node);
+extern void upper_rescan(ForeignScanState *node);
+extern void upper_end_scan(ForeignScanState *node);
+extern void upper_explain_scan(ForeignScanState *node, ExplainState *es);
+/* A row of a sampling scan, handed over while it is valid. */
+typedef void (*ShardRowFn) (TupleTableSlot *slot, void *arg);
+
+extern void shard_scan_segments(Oid relid, const int *segs, int nsegs, int total,
+								TupleTableSlot *slot, ShardRowFn fn, void *arg,
+								DdbStats *stats);
+
+/* in analyze.c */
+extern bool shard_analyze(Relation relation, AcquireSampleRowsFunc *func,
+						  BlockNumber *totalpages);
 
 /* in direct.c */
 extern bool shard_plan_direct_modify(PlannerInfo *root, ModifyTable *plan,

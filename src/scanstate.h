@@ -80,11 +80,16 @@ struct ShardScanState
 	int			nbucket_conds;
 	bool		need_ctid;		/* UPDATE/DELETE: the shard in ctid */
 	bool		read_all;		/* read to the end before the first row */
+	bool		select_count;	/* Select COUNT: pages carry counts, no items */
 	List	   *exprs;			/* fdw_exprs, for EXPLAIN */
 	List	   *expr_states;
 	int			max_inflight;
+	int			total_segments; /* Scan: TotalSegments, 0 for one per
+								 * stream */
 
 	/* per execution */
+	List	   *lookups;		/* batched lookup: per outer row, key texts
+								 * indexed by column (COND_BATCH) */
 	Datum	   *values;			/* evaluated fdw_exprs */
 	bool	   *nulls;
 	Oid		   *types;
@@ -112,6 +117,7 @@ struct ShardScanState
 
 	/* counters for EXPLAIN ANALYZE, over every rescan */
 	int64		pages;
+	int64		counted;		/* select_count: the items counted */
 	DdbStats	stats;
 	int			shards_read;
 	int			buckets_read;
@@ -119,6 +125,7 @@ struct ShardScanState
 
 /* in request.c: the reads' expressions and bodies */
 extern List *request_key_combinations(ShardScanState *ss);
+extern const char **request_shared_texts(ShardScanState *ss, const char **texts);
 extern char *request_full_sort_key(ShardScanState *ss, const char **texts);
 extern char *request_key_condition(ShardScanState *ss, const char **texts);
 extern char *request_filter_expression(ShardScanState *ss);

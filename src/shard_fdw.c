@@ -2,8 +2,8 @@
  *
  * shard_fdw.c
  *		The foreign data wrapper handler: wires PostgreSQL's FDW callbacks
- *		to the planner (plan.c), the scan executor (scan.c) and the writer
- *		(modify.c).
+ *		to the planner (plan.c), the scan executor (scan.c), the aggregates
+ *		DynamoDB computes (upper.c) and the writer (modify.c).
  *
  *-------------------------------------------------------------------------
  */
@@ -19,6 +19,79 @@ PG_MODULE_MAGIC;
 
 PG_FUNCTION_INFO_V1(shard_fdw_handler);
 
+/*
+ * A foreign scan of no relation of its own (scanrelid 0) is an aggregate's
+ * (upper.c); the others read a table (scan.c).
+ */
+#define IS_AGGREGATE_SCAN(node) (((ForeignScan *) (node)->ss.ps.plan)->scan.scanrelid == 0)
+
+/* GetForeignPlan: a table's scan, or an aggregate's. */
+static ForeignScan *
+get_plan(PlannerInfo *root, RelOptInfo *rel, Oid foreigntableid,
+		 ForeignPath *best_path, List *tlist, List *scan_clauses, Plan *outer_plan)
+{
+	if (IS_UPPER_REL(rel))
+		return upper_get_plan(root, rel, foreigntableid, best_path, tlist, outer_plan);
+	return shard_get_plan(root, rel, foreigntableid, best_path, tlist, scan_clauses,
+						  outer_plan);
+}
+
+/* BeginForeignScan */
+static void
+begin_scan(ForeignScanState *node, int eflags)
+{
+	if (IS_AGGREGATE_SCAN(node))
+		upper_begin_scan(node, eflags);
+	else
+		shard_begin_scan(node, eflags);
+}
+
+/* IterateForeignScan */
+static TupleTableSlot *
+iterate_scan(ForeignScanState *node)
+{
+	return IS_AGGREGATE_SCAN(node) ? upper_iterate_scan(node) : shard_iterate_scan(node);
+}
+
+/* ReScanForeignScan */
+static void
+rescan(ForeignScanState *node)
+{
+	if (IS_AGGREGATE_SCAN(node))
+		upper_rescan(node);
+	else
+		shard_rescan(node);
+}
+
+/* EndForeignScan */
+static void
+end_scan(ForeignScanState *node)
+{
+	if (IS_AGGREGATE_SCAN(node))
+		upper_end_scan(node);
+	else
+		shard_end_scan(node);
+}
+
+/* ExplainForeignScan */
+static void
+explain_scan(ForeignScanState *node, ExplainState *es)
+{
+	if (IS_AGGREGATE_SCAN(node))
+		upper_explain_scan(node, es);
+	else
+		shard_explain_scan(node, es);
+}
+
+void		_PG_init(void);
+
+/* Load time: the batched lookup join's planner hook and node. */
+void
+_PG_init(void)
+{
+	shard_join_init();
+}
+
 /* The FdwRoutine of shard_fdw. */
 Datum
 shard_fdw_handler(PG_FUNCTION_ARGS)
@@ -27,12 +100,14 @@ shard_fdw_handler(PG_FUNCTION_ARGS)
 
 	routine->GetForeignRelSize = shard_get_rel_size;
 	routine->GetForeignPaths = shard_get_paths;
-	routine->GetForeignPlan = shard_get_plan;
-	routine->BeginForeignScan = shard_begin_scan;
-	routine->IterateForeignScan = shard_iterate_scan;
-	routine->ReScanForeignScan = shard_rescan;
-	routine->EndForeignScan = shard_end_scan;
-	routine->ExplainForeignScan = shard_explain_scan;
+	routine->GetForeignPlan = get_plan;
+	routine->BeginForeignScan = begin_scan;
+	routine->IterateForeignScan = iterate_scan;
+	routine->ReScanForeignScan = rescan;
+	routine->EndForeignScan = end_scan;
+	routine->ExplainForeignScan = explain_scan;
+	routine->GetForeignUpperPaths = shard_get_upper_paths;
+	routine->AnalyzeForeignTable = shard_analyze;
 
 	routine->AddForeignUpdateTargets = shard_add_update_targets;
 	routine->PlanForeignModify = shard_plan_modify;

@@ -433,6 +433,8 @@ extern long route_write_shard(ShardTable *t, const char *const *values,
  * in describe.c
  * ---------------------------------------------------------------------
  */
+
+extern void shard_describe_size(ShardTable *t, double *items, double *bytes);
 extern void describe_key_schema(const DdbJson *schema, const char **pk, const char **sk);
 extern char *describe_key_hint(DdbConn *conn, const char *table, const char *index,
 							   const DdbJson *request);
@@ -472,6 +474,7 @@ extern char *codec_av_text(const DdbJson *av);
 #define DDB_BATCH_WRITE_MAX 25
 
 extern void request_write_key_value(JsonWriter *w, const ShardKey *key, const char *text);
+extern int	request_infinite_value(Oid typid, Datum value);
 extern char *request_put(ShardTable *t, const char *item, bool conditional, size_t *len);
 extern char *request_batch_put(ShardTable *t, char **items, int n, size_t *len);
 extern char *request_get_stored(ShardTable *t, const DdbJson *item, size_t *len);
@@ -487,6 +490,7 @@ extern char *request_meta_create(ShardTable *t, const char *base, long now, size
 extern char *request_meta_grow(ShardTable *t, const char *base, const DynamicMeta *seen,
 							   int target, long now, size_t *len);
 extern char *request_describe(const char *table, size_t *len);
+extern int	request_infinite_value(Oid typid, Datum value);
 extern char *request_list_tables(const char *last, size_t *len);
 extern char *request_sample(const char *table, int limit, int segment, int segments,
 							size_t *len);

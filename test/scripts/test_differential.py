@@ -11,9 +11,16 @@ are put under the bare key with boto3 instead.  Hundreds of random queries
 OR, LIKE and IS NULL on key and non-key columns of every type, with NULLs in
 the lists and expression-level collations; ORDER BY score with and without
 a tiebreak, and on several columns in both directions under "C", "C.utf8"
-and "und-x-icu"; LIMIT and OFFSET; aggregates with GROUP BY; joins with a
-local table, also as nested loops with parameters; prepared statements
-under force_generic_plan) must give what the local table gives: the same
+and "und-x-icu"; LIMIT and OFFSET; aggregates with GROUP BY; joins with
+local tables, as the planner likes them (half the foreign tables are
+analyzed, so its estimates come from statistics or from the defaults),
+as nested loops with parameters and as batched lookup joins (in small
+batches too), on whole keys and on partition keys; prepared statements
+under force_generic_plan; keyed reads ordered by the sort key's fields,
+score and player_id, in one direction or two, the tiebreak under any of the
+collations, with a LIMIT; count(*), min(score) and max(score) with key
+equalities, sort key bounds and filters, grouped by game_id or not) must
+give what the local table gives: the same
 multiset without ORDER BY, the same sequence under a total order, and under
 ORDER BY score alone the same scores in the same places with rows drawn
 from the right ties.  The name column uses an ICU collation, where text
@@ -58,12 +65,17 @@ FOREIGN_TABLES = {
     "legacy": LEADERBOARD_KEYS + """, shards '4', shard_strategy 'calculated',
         shard_by 'player_id', shard_hash 'fnv1a_32', legacy_unsharded 'true'""",
 }
-NESTED_LOOP = "SET enable_hashjoin = off;\nSET enable_mergejoin = off;\n"
+NESTED_LOOP = ("SET enable_hashjoin = off;\nSET enable_mergejoin = off;\n"
+               "SET shard_fdw.enable_lookup_join = off;\n")
+LOOKUP_JOIN = ("SET enable_hashjoin = off;\nSET enable_mergejoin = off;\n"
+               "SET enable_nestloop = off;\nSET work_mem = '64kB';\n")
+WATCHED_COUNT = 300
+ANALYZED = ("calculated", "legacy")
 client = None
 dynamodb_tables = []
 data = []           # the rows, as tuples in column order
 QUERIES = []        # the random queries, made once for every table
-local_cache = {}    # (statements, prologue): the local table's results
+local_cache = {}    # statements: the local table's results
 compared = [0]      # statements run on a foreign table and compared
 
 
@@ -173,6 +185,22 @@ def legacy_item(row):
     return item
 
 
+def watched_rows():
+    """Rows of the local table watched: players of the right game mostly,
+    of another game, unknown ones, NULLs, and duplicates."""
+    rows = []
+    for n in range(WATCHED_COUNT):
+        game, player = rng.choice(data)[:2]
+        if rng.random() < 0.1:
+            game = rng.choice(GAMES + ["g9"])
+        if rng.random() < 0.05:
+            player = rng.choice(["pnobody", None])
+        if rng.random() < 0.05:
+            game = None
+        rows.append((game, player, n))
+    return rows + rng.sample(rows, 10)
+
+
 def load():
     """The local table, the foreign tables and their DynamoDB tables."""
     sql(f"""CREATE TABLE {LOCAL} ({COLUMNS});
@@ -180,7 +208,10 @@ def load():
             CREATE TABLE games (game_id text PRIMARY KEY, title text, region text);
             INSERT INTO games VALUES ('g1', 'One', 'eu'), ('g2', 'Two', 'us'),
               ('gäme', 'Umlaut', 'eu'), ('g9', 'Nobody plays', 'eu');
-            ANALYZE {LOCAL}, games;""")
+            ANALYZE {LOCAL}, games;
+            CREATE TABLE watched (game_id text, player_id text, n integer);
+            INSERT INTO watched VALUES {values_list(watched_rows())};
+            ANALYZE watched;""")
     for kind, options in FOREIGN_TABLES.items():
         keys = ("game_id", "player_id") if kind == "unsharded" else ("pk", "sk")
         table = new_table(*keys)
@@ -193,6 +224,8 @@ def load():
                 client.put_item(TableName=table, Item=legacy_item(data[i]))
             rows = [r for i, r in enumerate(data) if i not in legacy]
         sql(f"INSERT INTO {kind} VALUES {values_list(rows)}")
+        if kind in ANALYZED:
+            sql(f"ANALYZE {kind}")
 
 
 # ---------------------------------------------------------------- queries
@@ -380,9 +413,65 @@ def join_query():
     return query
 
 
+def keyed_order_query():
+    """A keyed read ordered by the sort key template's fields, score and
+    player_id: in one direction (the merge serves it all) or two, the
+    tiebreak under any collation (the merge serves the score order and
+    PostgreSQL sorts each score's players), with a LIMIT."""
+    first = rng.choice(["ASC", "DESC"])
+    second = first if rng.random() < 0.6 else rng.choice(["ASC", "DESC"])
+    collation = rng.choice(["", ""] + [f" COLLATE {c}" for c in COLLATIONS])
+    query = Query(select=["score", "player_id", "level"],
+                  where=where_clause(key_chance=1.0),
+                  order=f"score {first}, player_id{collation} {second}")
+    query.limit = rng.choice([1, 3, 10, 25, 50, 100])
+    query.offset = rng.choice([0, 0, 0, 2, 17])
+    return query
+
+
+def sort_key_bound():
+    """A bound on score, the sort key's leading field, or none."""
+    op = rng.choice(["=", "<", "<=", ">", ">="])
+    return rng.choice([
+        [], [],
+        [f"score {op} {rng.randint(-5, 405)}"],
+        [f"score BETWEEN {rng.randint(0, 300)} AND {rng.randint(100, 410)}"],
+    ])
+
+
+def keyed_aggregate_query():
+    """count(*), min(score) and max(score) of a keyed read (a player's rank
+    among them), with sort key bounds, filters or a player."""
+    games = rng.sample(GAMES + ["g9"], rng.randint(1, 2))
+    where = [f"game_id = {literal(games[0])}" if len(games) == 1
+             else f"game_id IN ({value_list(games, null_chance=0)})"]
+    where += sort_key_bound()
+    if rng.random() < 0.3:
+        where.append(filter_predicate())
+    if rng.random() < 0.1:
+        where.append(f"player_id = {literal(some_player())}")
+    select = rng.sample(["count(*)", "count(*) + 1", "min(score)", "max(score)"],
+                        rng.randint(1, 3))
+    if rng.random() < 0.3:
+        return Query(select=["game_id"] + select, where=where, group="game_id")
+    return Query(select=select, where=where)
+def watched_join_query():
+    """A join with the local table watched: on whole keys (game and
+    player), or on the game alone for a few of its rows."""
+    if rng.random() < 0.6:
+        return Query(select=["w.n", "player_id", "score", "level"],
+                     where=where_clause(key_chance=0.1)
+                     + ([] if rng.random() < 0.5 else [f"w.n < {rng.randint(1, 300)}"]),
+                     source="watched w JOIN {t} USING (game_id, player_id)")
+    return Query(select=["w.n", "player_id", "score"],
+                 where=[f"w.n < {rng.randint(1, 6)}"] + where_clause(key_chance=0),
+                 source="(SELECT game_id, n FROM watched) w JOIN {t} USING (game_id)")
+
+
 def make_queries():
     """QUERY_COUNT random queries, most of them plain SELECTs."""
-    makers = [plain_query] * 8 + [aggregate_query, join_query]
+    makers = [plain_query] * 8 + [aggregate_query, join_query, watched_join_query] + \
+        [keyed_order_query, keyed_aggregate_query] * 2
     return [rng.choice(makers)() for _ in range(QUERY_COUNT)]
 
 
@@ -418,21 +507,22 @@ def matches(query, got, local_limited, local_all):
             and not collections.Counter(got) - collections.Counter(local_all))
 
 
-def local_results(queries, prologue, limited):
-    """The local table's results, run once for every foreign table."""
+def local_results(queries, limited):
+    """The local table's results, run once for every foreign table and
+    prologue (which choose the foreign table's plans)."""
     statements = tuple(q.render(LOCAL, limited) for q in queries)
-    if (statements, prologue) not in local_cache:
-        local_cache[statements, prologue] = run_batch(statements, prologue)
-    return local_cache[statements, prologue]
+    if statements not in local_cache:
+        local_cache[statements] = run_batch(statements)
+    return local_cache[statements]
 
 
 def compare(queries, table, prologue=""):
-    """Run the queries on a foreign table and on the local table; returns
-    the failure reports."""
+    """Run the queries on a foreign table, after the prologue, and on the
+    local table; returns the failure reports."""
     got = run_batch([q.render(table) for q in queries], prologue)
     compared[0] += len(queries)
-    local = local_results(queries, prologue, limited=True)
-    local_all = local_results(queries, prologue, limited=False)
+    local = local_results(queries, limited=True)
+    local_all = local_results(queries, limited=False)
     return [describe(q.render(table), g, e)
             for q, g, e, a in zip(queries, got, local, local_all)
             if not matches(q, g, e, a)]
@@ -446,11 +536,13 @@ def assert_no_failures(failures, count):
 
 def check_table(kind):
     """Every random query on one foreign table, then the joins again with
-    nested loops forced (the foreign table parameterized by games)."""
+    nested loops forced (the foreign table parameterized by the local one)
+    and with batched lookup joins forced, in small batches."""
     failures = compare(QUERIES, kind)
     joins = [q for q in QUERIES if "JOIN" in q.source]
     failures += compare(joins, kind, NESTED_LOOP)
-    assert_no_failures(failures, len(QUERIES) + len(joins))
+    failures += compare(joins, kind, LOOKUP_JOIN)
+    assert_no_failures(failures, len(QUERIES) + 2 * len(joins))
 
 
 # ------------------------------------------------------------------ setup
@@ -518,6 +610,14 @@ PUSHDOWNS = {
     "ordered merge": r"Merge:",
     "limit per shard": r"Limit per Shard:",
     "parameterized by a join": r"Key Condition: .*\$\d",
+    "incremental sort over the merge": r"Presorted Key: score",
+    "count by Select COUNT": r"Select: COUNT",
+    "min or max by Limit 1": r"DynamoDB Aggregate: m(in|ax)\(score\)",
+    "lookup join": r"Custom Scan \(Shard Lookup Join\)",
+    "lookup join by whole keys":
+        r"GetItem[^\n]*\n(?:[^\n]*\n){0,4}[^\n]*Key Condition: [^\n]*outer rows' values",
+    "lookup join by partition":
+        r"Query\n(?:[^\n]*\n){0,4}[^\n]*Key Condition: [^\n]*outer rows' values",
 }
 
 
@@ -532,7 +632,8 @@ def queries_reach_every_pushdown():
     plans = []
     joins = [q for q in QUERIES if "JOIN" in q.source]
     for kind in FOREIGN_TABLES:
-        plans += explain(QUERIES, kind) + explain(joins, kind, NESTED_LOOP)
+        plans += (explain(QUERIES, kind) + explain(joins, kind, NESTED_LOOP)
+                  + explain(joins, kind, LOOKUP_JOIN))
     text = "\n".join(line[0] for plan in plans for line in plan)
     missing = [name for name, pattern in PUSHDOWNS.items()
                if not re.search(pattern, text)]

@@ -1,0 +1,54 @@
+#!/usr/bin/env bash
+# bench/reports.sh — reports over seed 002's sharded leaderboard (pk =
+# {game_id}#{shard}, shard = FNV-1a-32(player_id) mod 10, sk =
+# {score:020}#{player_id}), shard_fdw against Python boto3 clients doing the
+# same work, every request through the test proxy with the same added
+# latency. Each section prints median milliseconds, requests and items read
+# per query and ratios measured in this run, then summary lines:
+#
+#   count  count(*) of a game and a player's rank (count above a score):
+#          shard_fdw's Select COUNT per shard against boto3's Select COUNT
+#          reader (a Query per shard on a thread pool) and against reading
+#          every item                                 (bench/reports_count.py)
+#   topn   top-100 with a tie-breaker: items DynamoDB reads per query with
+#          the order pushed down (both keys, or the score alone under a
+#          linguistic tie-breaker) against an order nothing of which is
+#          claimed (every item of the game)           (bench/reports_count.py)
+#   join   a local table of 10, 1,000 and BENCH_BIG_WATCHED watched players
+#          joined with the leaderboard on game and player, against boto3
+#          sending one Query per player 16 at a time, and boto3 reading the
+#          game's 10 shards at once and joining in memory
+#                                                     (bench/reports_join.py,
+#                                                      in its own database)
+#
+# Environment (all optional):
+#   BENCH_SECTIONS         comma-separated sections to run (count,topn,join)
+#   BENCH_LATENCY_MS       latency the proxy adds to each request (5)
+#   BENCH_RUNS             timed runs per method and case; medians are
+#                          printed (15 for count and topn, 5 for join)
+#   BENCH_WARMUP           untimed runs before them (3 for count and topn,
+#                          1 for join)
+#   BENCH_PLAYERS          players of the game (3000)
+#   BENCH_BIG_WATCHED      players of a second game, all watched in the
+#                          largest join (100000)
+#   BENCH_LOOKUP_CAP       in the largest join, only this many lookups of
+#                          the one-Query-per-player client are timed (each
+#                          reads a whole shard), its time scaled up to the
+#                          whole join (100)
+#   BENCH_SKIP_BUILD=1     use the extension already installed instead of
+#                          building and installing this tree
+set -euo pipefail
+cd "$(dirname "$0")/.."
+# shellcheck source=test/lib.sh
+. test/lib.sh
+start_bench reports
+
+sections=",${BENCH_SECTIONS:-count,topn,join},"
+count_sections="$(tr ',' '\n' <<<"$sections" | grep -xE 'count|topn' | paste -sd, -)" || true
+if [ -n "$count_sections" ]; then
+    BENCH_SECTIONS="$count_sections" "$PYTHON" bench/reports_count.py
+fi
+if [[ "$sections" == *,join,* ]]; then
+    createdb reports_join
+    BENCH_SECTIONS=join PGDATABASE=reports_join "$PYTHON" bench/reports_join.py
+fi

@@ -1,0 +1,381 @@
+"""Reports over a sharded leaderboard: what shard_fdw reads, and how fast.
+
+Run by bench/reports.sh (its count and topn sections) once DynamoDB Local, the test proxy and PostgreSQL
+are up (it reads the environment test/lib.sh exports).  Every number it
+prints is measured in this run.
+
+The leaderboard is seed 002's: pk = {game_id}#{shard}, sk =
+{score:020}#{player_id}, shard = FNV-1a-32(player_id) mod 10.  Game "g" has
+PLAYERS players whose scores tie in threes or so; game "h", a tenth as many,
+is there so that every read must be keyed.  The items are written straight
+to DynamoDB Local; every timed read goes through the proxy, which adds
+LATENCY_MS to each request.
+
+Each section is a function registered in SECTIONS; it measures, checks its
+answers against the loaded data and prints its own table and ratios.  The
+extension is timed in the server (EXPLAIN ANALYZE's planning and execution
+time, in one psql session kept open), the Python readers around their call;
+after WARMUP untimed rounds, each of RUNS rounds runs every case of a
+section once, in a shuffled order, so that whatever else the machine does
+weighs on all of them alike.
+"""
+
+import json
+import os
+import random
+import statistics
+import subprocess
+import sys
+import time
+from concurrent.futures import ThreadPoolExecutor
+
+import boto3
+from botocore.config import Config
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)),
+                                "..", "test", "scripts"))
+import bed  # noqa: E402  (the test bed's psql, proxy and boto3 helpers)
+
+LATENCY_MS = int(os.environ.get("BENCH_LATENCY_MS", "5"))
+PLAYERS = int(os.environ.get("BENCH_PLAYERS", "3000"))
+RUNS = int(os.environ.get("BENCH_RUNS", "15"))
+WARMUP = int(os.environ.get("BENCH_WARMUP", "3"))
+SHARDS = 10
+TABLE = "reports_lb"
+GAME = "g"
+TOP = 100
+SECTIONS = {}
+
+
+def say(message):
+    print(f"==> {message}", flush=True)
+
+
+def section(name):
+    """Register a section: a function of the Bench, run in order."""
+    def register(function):
+        SECTIONS[name] = function
+        return function
+    return register
+
+
+# ------------------------------------------------------------------ data
+
+
+def make_scores():
+    """{game: [(player_id, score)]}: scores tie in threes or so."""
+    rng = random.Random(2028)
+    return {game: [(f"player{i:06d}", rng.randint(0, count // 3))
+                   for i in range(count)]
+            for game, count in ((GAME, PLAYERS), ("h", max(PLAYERS // 10, 1)))}
+
+
+def item(game, player_id, score):
+    """The item seed 002 stores for one score."""
+    shard = bed.fnv1a_32(player_id.encode("utf-8")) % SHARDS
+    return {"pk": f"{game}#{shard}", "sk": f"{score:020d}#{player_id}",
+            "game_id": game, "player_id": player_id, "score": score}
+
+
+def resource(endpoint_variable):
+    """A boto3 DynamoDB resource signed with the test bed's credentials; its
+    connection pool holds a connection per shard, and it does not retry."""
+    return boto3.session.Session().resource(
+        "dynamodb", endpoint_url=bed.env(endpoint_variable),
+        region_name=os.environ.get("SHARD_FDW_REGION", "us-east-1"),
+        aws_access_key_id=bed.env("SHARD_FDW_ACCESS_KEY"),
+        aws_secret_access_key=bed.env("SHARD_FDW_SECRET_KEY"),
+        config=Config(retries={"total_max_attempts": 1},
+                      max_pool_connections=SHARDS))
+
+
+def load(scores):
+    """The DynamoDB table, its items, the server and the foreign table."""
+    bed.create_table(bed.ddb(direct=True), TABLE, "pk", "sk")
+    with resource("SHARD_FDW_DIRECT_ENDPOINT").Table(TABLE).batch_writer() as writer:
+        for game, players in scores.items():
+            for player_id, score in players:
+                writer.put_item(Item=item(game, player_id, score))
+    bed.psql(f"""
+CREATE EXTENSION IF NOT EXISTS shard_fdw;
+CREATE SERVER ddb FOREIGN DATA WRAPPER shard_fdw
+  OPTIONS (endpoint '{bed.env("SHARD_FDW_ENDPOINT")}');
+CREATE USER MAPPING FOR CURRENT_USER SERVER ddb
+  OPTIONS (access_key_id '{bed.env("SHARD_FDW_ACCESS_KEY")}',
+           secret_access_key '{bed.env("SHARD_FDW_SECRET_KEY")}');
+CREATE FOREIGN TABLE lb (
+  game_id text NOT NULL, player_id text NOT NULL, score bigint NOT NULL
+) SERVER ddb OPTIONS (
+  table '{TABLE}',
+  partition_key 'pk', partition_key_format '{{game_id}}#{{shard}}',
+  sort_key 'sk', sort_key_format '{{score:020}}#{{player_id}}',
+  shards '{SHARDS}', shard_strategy 'calculated', shard_by 'player_id',
+  shard_hash 'fnv1a_32');""")
+
+
+# --------------------------------------------------------------- running
+
+
+class Session:
+    """One psql process kept open, so that its backend keeps its
+    connections from one statement to the next, as an application's
+    would.  Each statement's rows come back up to a marker line."""
+
+    MARKER = "@@statement done"
+
+    def __init__(self):
+        self.process = subprocess.Popen(
+            ["psql", "-X", "-q", "-A", "-t", "-v", "ON_ERROR_STOP=1"], text=True,
+            stdin=subprocess.PIPE, stdout=subprocess.PIPE)
+
+    def rows(self, statement):
+        """The lines statement prints."""
+        self.process.stdin.write(f"{statement};\n\\echo {self.MARKER}\n")
+        self.process.stdin.flush()
+        lines = []
+        for line in self.process.stdout:
+            if line.rstrip("\n") == self.MARKER:
+                return lines
+            lines.append(line.rstrip("\n"))
+        sys.exit(f"psql ended during: {statement}")
+
+    def explain(self, query):
+        """(milliseconds, {counter: total over the plan's nodes}, top node)
+        of one run of query under EXPLAIN ANALYZE."""
+        [result] = json.loads("\n".join(self.rows(
+            "EXPLAIN (ANALYZE, FORMAT JSON, TIMING OFF, BUFFERS OFF) " + query)))
+        totals = {}
+
+        def walk(node):
+            """Add up the counters of node, of its aggregates' reads (a
+            list under "DynamoDB Aggregates") and of the nodes below."""
+            for key, value in node.items():
+                if key.startswith("DynamoDB") and isinstance(value, (int, float)):
+                    totals[key] = totals.get(key, 0) + value
+            for child in node.get("DynamoDB Aggregates", []) + node.get("Plans", []):
+                walk(child)
+        walk(result["Plan"])
+        return (result["Planning Time"] + result["Execution Time"], totals,
+                result["Plan"])
+
+    def close(self):
+        self.process.stdin.close()
+        self.process.wait()
+
+
+class Bench:
+    """What every section uses: the loaded scores, the psql session and a
+    boto3 resource through the proxy."""
+
+    def __init__(self, scores):
+        self.scores = scores
+        self.session = Session()
+        self.table = resource("SHARD_FDW_ENDPOINT").Table(TABLE)
+
+    def fdw(self, query):
+        """A case running query: (ms, (DynamoDB's figures, the plan's nodes))."""
+        def run():
+            ms, totals, plan = self.session.explain(query)
+            nodes = []
+            while plan is not None:
+                nodes.append(plan["Node Type"])
+                plan = (plan.get("Plans") or [None])[0]
+            return ms, (totals, " > ".join(nodes))
+        return run
+
+    def python(self, reader, *args):
+        """A case calling reader: (ms, its answer)."""
+        def run():
+            started = time.perf_counter()
+            answer = reader(self.table, *args)
+            return (time.perf_counter() - started) * 1000, answer
+        return run
+
+    def requests(self, reader, *args):
+        """The requests the proxy sees for one call of reader."""
+        before = bed.stats()["requests_total"]
+        reader(self.table, *args)
+        return bed.stats()["requests_total"] - before
+
+
+def measure(cases):
+    """{name: (median ms, what its last run gave)} of cases ({name: a
+    function returning (ms, what it gave)}): WARMUP rounds untimed, then
+    RUNS rounds, every case once a round in a shuffled order."""
+    names = list(cases)
+    times = {name: [] for name in names}
+    last = {}
+    order = random.Random(1)
+    for r in range(WARMUP + RUNS):
+        order.shuffle(names)
+        for name in names:
+            ms, gave = cases[name]()
+            if r >= WARMUP:
+                times[name].append(ms)
+                last[name] = gave
+    return {name: (statistics.median(times[name]), last[name]) for name in cases}
+
+
+# ------------------------------------------------------- section: count
+
+
+def count_shard(table, shard, low):
+    """Items of one shard of the game (with sort keys from low), by Query
+    with Select COUNT, page after page."""
+    condition = "pk = :pk" + (" AND sk >= :low" if low else "")
+    values = {":pk": f"{GAME}#{shard}"}
+    if low:
+        values[":low"] = low
+    arguments = {"KeyConditionExpression": condition, "Select": "COUNT",
+                 "ExpressionAttributeValues": values}
+    count = 0
+    while True:
+        page = table.query(**arguments)
+        count += page["Count"]
+        if "LastEvaluatedKey" not in page:
+            return count
+        arguments["ExclusiveStartKey"] = page["LastEvaluatedKey"]
+
+
+def boto3_count(table, low=None):
+    """boto3's Select COUNT reader: every shard on a thread pool, summed."""
+    with ThreadPoolExecutor(max_workers=SHARDS) as pool:
+        return sum(pool.map(lambda shard: count_shard(table, shard, low), range(SHARDS)))
+
+
+def boto3_rank(table, low):
+    """A rank: 1 + the count of sort keys from low (the next score's)."""
+    return 1 + boto3_count(table, low)
+
+
+@section("count")
+def count_and_rank(bench):
+    """count(*) of the game and the rank of its median player."""
+    players = bench.scores[GAME]
+    median_score = sorted(s for _, s in players)[len(players) // 2]
+    low = f"{median_score + 1:020d}"
+    where = f"game_id = '{GAME}'"
+    rank_where = f"{where} AND score > {median_score}"
+    expected = {"count": len(players),
+                "rank": 1 + sum(1 for _, s in players if s > median_score)}
+    queries = {
+        ("count", "shard_fdw"): f"SELECT count(*) FROM lb WHERE {where}",
+        ("count", "read every item"):
+            f"SELECT count(*) FROM (SELECT 1 FROM lb WHERE {where} OFFSET 0) s",
+        ("rank", "shard_fdw"): f"SELECT count(*) + 1 FROM lb WHERE {rank_where}",
+        ("rank", "read every item"):
+            f"SELECT count(*) + 1 FROM (SELECT 1 FROM lb WHERE {rank_where} OFFSET 0) s",
+    }
+    readers = {"count": (boto3_count,), "rank": (boto3_rank, low)}
+    for (name, method), query in queries.items():
+        got = bench.session.rows(query)
+        if got != [str(expected[name])]:
+            sys.exit(f"{name} by {method}: {got}, not {expected[name]}")
+        plan = "\n".join(bench.session.rows("EXPLAIN (COSTS OFF) " + query))
+        if ("Select: COUNT" in plan) != (method == "shard_fdw"):
+            sys.exit(f"{name} by {method}: an unexpected plan\n{plan}")
+    cases = {key: bench.fdw(query) for key, query in queries.items()}
+    for name, reader in readers.items():
+        cases[(name, "boto3 Select COUNT")] = bench.python(*reader)
+    say(f"count and rank ({WARMUP} warm-up + {RUNS} rounds)")
+    results = measure(cases)
+    for name in readers:
+        answer = results[(name, "boto3 Select COUNT")][1]
+        if answer != expected[name]:
+            sys.exit(f"{name} by boto3: {answer}, not {expected[name]}")
+    print()
+    print(f"count(*) of {PLAYERS} players over {SHARDS} shards and the rank of the "
+          f"median score, {LATENCY_MS} ms per request: median ms of {RUNS} runs "
+          f"(requests, items returned)")
+    methods = ("shard_fdw", "read every item", "boto3 Select COUNT")
+    print(f"{'':<8}" + "".join(f"{m:>24}" for m in methods))
+    for name, reader in readers.items():
+        line = f"{name:<8}"
+        for method in methods[:2]:
+            ms, (totals, _) = results[(name, method)]
+            line += (f"{ms:>10.1f} ({totals['DynamoDB Requests']:>3}, "
+                     f"{totals['DynamoDB Items Returned']:>5})")
+        ms = results[(name, methods[2])][0]
+        line += f"{ms:>10.1f} ({bench.requests(*reader):>3},     0)"
+        print(line)
+    print()
+    for name in readers:
+        ms, boto3_ms, all_ms = (results[(name, m)][0] for m in
+                                ("shard_fdw", "boto3 Select COUNT", "read every item"))
+        print(f"summary: {name}: shard_fdw {ms:.1f} ms = {ms / boto3_ms:.2f}x boto3's "
+              f"Select COUNT reader ({boto3_ms:.1f} ms); reading every item "
+              f"{all_ms / ms:.2f}x shard_fdw's time ({all_ms:.1f} ms)")
+
+
+# -------------------------------------------------------- section: topn
+
+
+@section("topn")
+def top_with_tiebreak(bench):
+    """Items DynamoDB reads for the game's top 100 with a tie-breaker."""
+    players = bench.scores[GAME]
+    ranked = [f"{p}|{s}" for p, s in sorted(players, key=lambda r: (r[1], r[0]),
+                                             reverse=True)]
+    select = f"SELECT player_id, score FROM lb WHERE game_id = '{GAME}' ORDER BY"
+    icu = 'player_id COLLATE "en-x-icu" DESC'
+    # (label, ORDER BY, LIMIT, its order with nothing claimed, or None when
+    # it is the loaded data's byte order)
+    cases = [
+        ("both keys", "score DESC, player_id DESC", TOP, None),
+        ('both keys, "C"', 'score DESC, player_id COLLATE "C" DESC', TOP, None),
+        ('"en-x-icu" tie-breaker', f"score DESC, {icu}", TOP,
+         f"score::numeric DESC, {icu}"),
+        ('"en-x-icu" tie-breaker', f"score DESC, {icu}", TOP // 2,
+         f"score::numeric DESC, {icu}"),
+        ("nothing claimed", "score::numeric DESC, player_id DESC", TOP, None),
+    ]
+    for label, order, limit, unclaimed in cases:
+        rows = bench.session.rows(f"{select} {order} LIMIT {limit}")
+        want = (ranked[:limit] if unclaimed is None else
+                bench.session.rows(f"{select} {unclaimed} LIMIT {limit}"))
+        if rows != want:
+            sys.exit(f"{label}: the top {limit} differs (first rows {rows[:3]} "
+                     f"vs {want[:3]})")
+    say(f"top {TOP} with a tie-breaker ({WARMUP} warm-up + {RUNS} rounds)")
+    results = measure({(label, limit): bench.fdw(f"{select} {order} LIMIT {limit}")
+                       for label, order, limit, _ in cases})
+    print()
+    print(f"the top of {PLAYERS} players over {SHARDS} shards with a tie-breaker, "
+          f"{LATENCY_MS} ms per request: median ms of {RUNS} runs, DynamoDB's items "
+          f"and requests per query, the plan")
+    print(f"{'':<24}{'LIMIT':>6}{'ms':>8}{'scanned':>9}{'returned':>10}{'requests':>10}  plan")
+    for (label, limit), (ms, (t, nodes)) in results.items():
+        print(f"{label:<24}{limit:>6}{ms:>8.1f}{t['DynamoDB Items Scanned']:>9}"
+              f"{t['DynamoDB Items Returned']:>10}{t['DynamoDB Requests']:>10}  {nodes}")
+    print()
+    all_ms, (all_t, _) = results[("nothing claimed", TOP)]
+    every = all_t["DynamoDB Items Scanned"]
+    for (label, limit), (ms, (t, _)) in results.items():
+        if label != "nothing claimed":
+            print(f"summary: top-{limit} {label}: {t['DynamoDB Items Scanned']} items read "
+                  f"({every / t['DynamoDB Items Scanned']:.1f}x fewer than the {every} "
+                  f"read when nothing is claimed), {all_ms / ms:.2f}x faster")
+
+
+# ------------------------------------------------------------------ main
+
+
+def main():
+    wanted = [s for s in os.environ.get("BENCH_SECTIONS", ",".join(SECTIONS)).split(",") if s]
+    unknown = [s for s in wanted if s not in SECTIONS]
+    if unknown:
+        sys.exit(f"unknown sections {unknown}; there are {list(SECTIONS)}")
+    scores = make_scores()
+    say(f"loading {sum(map(len, scores.values()))} scores (straight to DynamoDB Local)")
+    bed.configure(latency_ms=0)
+    load(scores)
+    bed.configure(latency_ms=LATENCY_MS)
+    say(f"proxy latency {LATENCY_MS} ms per request")
+    bench = Bench(scores)
+    for name in wanted:
+        SECTIONS[name](bench)
+    bench.session.close()
+
+
+if __name__ == "__main__":
+    main()
