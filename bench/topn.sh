@@ -3,7 +3,7 @@
 # shard_fdw's parallel, merged Query per shard against the same requests sent
 # one at a time (max_concurrency 1) and against the Python readers of seeds
 # 003 (shards in turn) and 004 (ThreadPoolExecutor scatter-gather), for
-# N = 1, 10 and 20 shards, every request through the test proxy with the
+# N = 1, 10, 20, 50 and 100 shards, every request through the test proxy with the
 # same added latency. Prints median milliseconds and ratios measured in this
 # run, then one summary line (the work is in bench/topn.py).
 #
@@ -12,6 +12,7 @@
 #   BENCH_RUNS             timed runs per method and N; medians are printed (20)
 #   BENCH_WARMUP           untimed runs before them (3)
 #   BENCH_SCORES           scores loaded into each table (20000)
+#   BENCH_SHARDS           the shard counts, comma-separated (1,10,20,50,100)
 #   BENCH_BED_RUNS         runs of the no-latency measurement of the test
 #                          bed's own cost (100)
 #   BENCH_MAX_CONCURRENCY  max_concurrency of the server the shard_fdw column

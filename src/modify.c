@@ -58,6 +58,7 @@ typedef struct ModifyState
 	int			in_flight;		/* pipelined rows not yet judged */
 	char	  **items;			/* buffered: the items of the batch ... */
 	char	  **identities;		/* ... their keys (item_identity) ... */
+	TupleTableSlot **copies;	/* ... or, dynamic, copies of the rows ... */
 	int			nitems;			/* ... and how many there are */
 	char	  **recent;			/* pipelined: keys of the last rows sent, */
 	int			nrecent;		/* a ring of this many, */
@@ -173,18 +174,28 @@ shard_begin_insert(ModifyTableState *mtstate, ResultRelInfo *rinfo)
 
 	/*
 	 * COPY (no plan, so no ON CONFLICT) need not wait for each row unless
-	 * RETURNING or row triggers want it back, or the table is sharded
-	 * dynamically (a row may have to be written again after growth).
+	 * RETURNING or row triggers want it back.  Rows of a dynamically
+	 * sharded table are gathered (copied, as a row may be drawn into
+	 * another shard after growth) and written batch_size at a time.
 	 */
 	if (plan == NULL && shard_batch_size(rinfo) > 1)
 	{
-		ms->pipelined = ms->t->insert_mode == INSERT_MODE_INSERT;
-		ms->buffered = ms->t->insert_mode == INSERT_MODE_UPSERT;
+		bool		dynamic = ms->t->strategy == SHARD_DYNAMIC;
+
+		ms->pipelined = !dynamic && ms->t->insert_mode == INSERT_MODE_INSERT;
+		ms->buffered = dynamic || ms->t->insert_mode == INSERT_MODE_UPSERT;
 	}
 	if (ms->buffered)
 	{
 		ms->items = palloc(sizeof(char *) * ms->t->batch_size);
 		ms->identities = palloc(sizeof(char *) * ms->t->batch_size);
+	}
+	if (ms->buffered && ms->t->strategy == SHARD_DYNAMIC)
+	{
+		ms->copies = palloc(sizeof(TupleTableSlot *) * ms->t->batch_size);
+		for (int i = 0; i < ms->t->batch_size; i++)
+			ms->copies[i] = MakeSingleTupleTableSlot(RelationGetDescr(rinfo->ri_RelationDesc),
+													 &TTSOpsMinimalTuple);
 	}
 	if (ms->pipelined)
 	{
@@ -491,6 +502,22 @@ put_done(ModifyState *ms, DdbRequest *req)
 }
 
 /*
+ * Judge a finished PutItem of many: the first refused one is kept in
+ * *refused for the caller to report once all are judged, any other freed.
+ */
+static PutOutcome
+judge_put(ModifyState *ms, DdbRequest *req, DdbRequest **refused)
+{
+	PutOutcome	outcome = put_outcome(ms, req);
+
+	if (outcome == PUT_REFUSED && *refused == NULL)
+		*refused = req;
+	else
+		ddb_request_free(req);
+	return outcome;
+}
+
+/*
  * Wait for every PutItem of the modify and judge them all, so that the
  * count of rows written before an error is exact, then report the first
  * refused one.  Each request's owner, when set, is a bool set to whether
@@ -505,14 +532,10 @@ judge_all(ModifyState *ms)
 	while ((req = ddb_wait_any(ms->group)) != NULL)
 	{
 		bool	   *skipped = req->owner;
-		PutOutcome	outcome = put_outcome(ms, req);
+		PutOutcome	outcome = judge_put(ms, req, &refused);
 
 		if (skipped)
 			*skipped = outcome == PUT_SKIPPED;
-		if (outcome == PUT_REFUSED && refused == NULL)
-			refused = req;
-		else
-			ddb_request_free(req);
 	}
 	if (refused)
 		put_refused(ms, refused);
@@ -536,51 +559,6 @@ key_throttled(DdbRequest *req)
 	return req->key_throttled || (throttled_out(req) && !req->throttle_reasons);
 }
 
-/*
- * Write a row of a dynamically sharded table and wait: into a random shard
- * of its key's current count; when DynamoDB throttles the key, the shard
- * count grows (dynamic_grow) and a row that could not be written is
- * written again into the larger space, as a retry of its request
- * (ddb_request_again, so the server's retry policy bounds it).  Throttles
- * are retried only twice before that, so that the table grows instead of
- * waiting (other errors as often as for any request); a row that
- * table-level throttles kept out is sent again the same way, without
- * growth.  Returns the last request, finished.
- */
-static DdbRequest *
-put_dynamic(ModifyState *ms, TupleTableSlot *slot)
-{
-	char	   *pk;
-	char	   *sk;
-	char	   *item = item_json(ms, slot, SHARD_BY_STRATEGY, &pk, &sk);
-	DynamicMeta seen = ms->dyn.meta;
-	DdbRequest *req = send_put(ms, item, NULL);
-
-	req->max_throttle_retries = Min(req->max_throttle_retries, 2);
-	for (;;)
-	{
-		DdbRequest *next;
-		size_t		len;
-		char	   *body;
-		bool		grew;
-
-		ddb_wait_for(req);
-		if (key_throttled(req))
-			ms->dyn.meta = dynamic_grow(ms->t, ms->group, ms->dyn.base, seen);
-		if (!throttled_out(req))
-			return req;
-		grew = ms->dyn.meta.shards > seen.shards;
-		item = item_json(ms, slot, SHARD_BY_STRATEGY, &pk, &sk);
-		seen = ms->dyn.meta;
-		body = request_put(ms->t, item, puts_conditional(ms), &len);
-		next = ddb_request_again(req, req->action, body, len, grew);
-		if (next == NULL)
-			return req;
-		ddb_request_free(req);
-		req = next;
-	}
-}
-
 /* Push the error context of a modify; pop it with pop_context. */
 static void
 push_context(ModifyState *ms, ErrorContextCallback *cb)
@@ -600,20 +578,33 @@ pop_context(ErrorContextCallback *cb)
 
 /*
  * GetForeignModifyBatchSize: batch_size rows at a time, unless RETURNING
- * or row triggers need each row back at once, or the table is sharded
- * dynamically (each row may have to be written again after growth).
+ * or row triggers need each row back at once.
  */
 int
 shard_batch_size(ResultRelInfo *rinfo)
 {
 	ShardTable *t = shard_get_table(RelationGetRelid(rinfo->ri_RelationDesc));
 
-	if (rinfo->ri_projectReturning != NULL || t->strategy == SHARD_DYNAMIC ||
+	if (rinfo->ri_projectReturning != NULL ||
 		(rinfo->ri_TrigDesc &&
 		 (rinfo->ri_TrigDesc->trig_insert_before_row ||
 		  rinfo->ri_TrigDesc->trig_insert_after_row)))
 		return 1;
 	return t->batch_size;
+}
+
+/* Report the n items a BatchWriteItem (req) left unwritten to the end. */
+pg_noreturn static void
+unwritten_error(ModifyState *ms, DdbRequest *req, int n)
+{
+	ereport(ERROR,
+			(errcode(ERRCODE_FDW_ERROR),
+			 errmsg("DynamoDB left %d item%s of foreign table \"%s\" unwritten",
+					n, n == 1 ? "" : "s", ms->t->relname),
+			 errdetail("BatchWriteItem returned them as UnprocessedItems after %d attempt%s.",
+					   req->attempts, req->attempts == 1 ? "" : "s"),
+			 errhint("Raise the server's max_retries or request_timeout_ms, or the table's capacity.")));
+	pg_unreachable();
 }
 
 /*
@@ -668,13 +659,7 @@ batch_write(ModifyState *ms, char **items, int n)
 			body = request_batch_put(ms->t, again, nagain, &len);
 			next = ddb_request_again(req, req->action, body, len, nagain < nsent);
 			if (next == NULL)
-				ereport(ERROR,
-						(errcode(ERRCODE_FDW_ERROR),
-						 errmsg("DynamoDB left %d item%s of foreign table \"%s\" unwritten",
-								nagain, nagain == 1 ? "" : "s", ms->t->relname),
-						 errdetail("BatchWriteItem returned them as UnprocessedItems after %d attempt%s.",
-								   req->attempts, req->attempts == 1 ? "" : "s"),
-						 errhint("Raise the server's max_retries or request_timeout_ms, or the table's capacity.")));
+				unwritten_error(ms, req, nagain);
 			next->owner = (void *) (intptr_t) nagain;
 		}
 		ddb_request_free(req);
@@ -718,6 +703,316 @@ upsert_items(ModifyState *ms, char **items, char **identities, int n)
 	}
 }
 
+/* ---------------------------------------------------------------------
+ * Dynamically sharded tables
+ * ---------------------------------------------------------------------
+ */
+
+/* A row of a dynamically sharded table that write_dynamic writes. */
+typedef struct DynamicRow
+{
+	TupleTableSlot *slot;
+	char	   *item;			/* its item, in the shard drawn last */
+	char	   *identity;		/* the item's keys (item_identity) */
+	char	   *base;			/* its base key */
+	DynamicMeta seen;			/* the metadata its shard was drawn from */
+	int			left;			/* BatchWriteItem rounds that left it */
+	bool		written;
+} DynamicRow;
+
+/* A growth asked for during one write_dynamic: of base, from shards. */
+typedef struct GrowthAsked
+{
+	char	   *base;
+	int			shards;
+	TimestampTz at;
+} GrowthAsked;
+
+/* Draw row's shard among its key's current count and build its item. */
+static void
+place_dynamic(ModifyState *ms, DynamicRow *row)
+{
+	char	   *pk;
+	char	   *sk;
+
+	row->item = item_json(ms, row->slot, SHARD_BY_STRATEGY, &pk, &sk);
+	row->identity = item_identity(pk, sk);
+	row->base = ms->dyn.base;
+	row->seen = ms->dyn.meta;
+}
+
+/*
+ * DynamoDB throttled row's key: grow it (dynamic_grow) unless this batch
+ * already asked to grow the key from the count row saw less than a
+ * cooldown ago, or another row of the batch was placed after the key grew
+ * past it; then draw row's shard again.  So the metadata is read once per
+ * key and growth, not once per row throttled.  Returns whether row's key
+ * space grew.
+ */
+static bool
+regrow_dynamic(ModifyState *ms, DynamicRow *row, List **asked)
+{
+	ListCell   *lc;
+	TimestampTz now = GetCurrentTimestamp();
+	int			before = row->seen.shards;
+	bool		known = false;
+
+	foreach(lc, *asked)
+	{
+		GrowthAsked *g = lfirst(lc);
+
+		if (strcmp(g->base, row->base) == 0 && g->shards >= before &&
+			!TimestampDifferenceExceeds(g->at, now, ms->t->cooldown_s * 1000))
+			known = true;
+	}
+	if (!known)
+	{
+		GrowthAsked *g = palloc(sizeof(GrowthAsked));
+
+		g->base = row->base;
+		g->shards = before;
+		g->at = now;
+		*asked = lappend(*asked, g);
+		dynamic_grow(ms->t, ms->group, row->base, row->seen);
+	}
+	place_dynamic(ms, row);
+	return row->seen.shards > before;
+}
+
+/*
+ * Insert mode (or ON CONFLICT DO NOTHING): a conditional PutItem for each
+ * row, all in flight at once, each retried only twice when throttled so
+ * that the key grows instead of waiting.  A row throttled to the end is
+ * drawn again into its key's grown space and sent as a retry of its
+ * request (ddb_request_again, so the server's retry policy bounds it),
+ * while the other rows carry on; a row that table-level throttles kept
+ * out is sent again the same way, without growth.  A row whose item key
+ * an earlier row of the batch has is a duplicate (see
+ * shard_exec_batch_insert).
+ */
+static void
+put_dynamic(ModifyState *ms, DynamicRow *rows, int n)
+{
+	List	   *asked = NIL;
+	DdbRequest *req;
+	DdbRequest *refused = NULL;
+	int			refused_at = -1;
+
+	for (int i = 0; i < n; i++)
+	{
+		bool		repeated = false;
+
+		for (int k = 0; k < i && !repeated; k++)
+			repeated = strcmp(rows[k].identity, rows[i].identity) == 0;
+		if (repeated)
+		{
+			if (!ms->do_nothing && refused_at < 0)
+				refused_at = i;
+			continue;
+		}
+		req = send_put(ms, rows[i].item, &rows[i]);
+		req->max_throttle_retries = Min(req->max_throttle_retries, 2);
+	}
+	while ((req = ddb_wait_any(ms->group)) != NULL)
+	{
+		DynamicRow *row = req->owner;
+
+		if (throttled_out(req))
+		{
+			bool		grew = key_throttled(req) && regrow_dynamic(ms, row, &asked);
+			size_t		len;
+			char	   *body = request_put(ms->t, row->item, puts_conditional(ms), &len);
+			DdbRequest *next = ddb_request_again(req, req->action, body, len, grew);
+
+			if (next != NULL)
+			{
+				ddb_request_free(req);
+				continue;
+			}
+		}
+		row->written = judge_put(ms, req, &refused) == PUT_WRITTEN;
+	}
+	if (refused)
+		put_refused(ms, refused);
+	if (refused_at >= 0)
+	{
+		char		err[SFDW_ERRLEN];
+
+		duplicate_error(ms, ddbjson_parse(rows[refused_at].item,
+										  strlen(rows[refused_at].item),
+										  err, sizeof(err)));
+	}
+}
+
+/* Send rows[0..n-1] (distinct item keys) in one BatchWriteItem. */
+static void
+send_dynamic_batch(ModifyState *ms, DynamicRow **rows, int n)
+{
+	char	  **items = palloc(sizeof(char *) * n);
+	size_t		len;
+	char	   *body;
+	DdbRequest *req;
+
+	for (int i = 0; i < n; i++)
+		items[i] = rows[i]->item;
+	body = request_batch_put(ms->t, items, n, &len);
+	req = ddb_request_create(ms->group, "BatchWriteItem", body, len);
+	req->owner = rows;
+	req->max_throttle_retries = Min(req->max_throttle_retries, 2);
+	ddb_submit(req);
+	pfree(items);
+}
+
+/*
+ * The rows of a BatchWriteItem (rows, n of them) that DynamoDB left in
+ * UnprocessedItems; returns how many, the others marked written.
+ */
+static int
+unprocessed_rows(ModifyState *ms, DdbRequest *req, DynamicRow **rows, int n,
+				 DynamicRow **left)
+{
+	const DdbJson *unprocessed =
+		ddbjson_get(ddbjson_get(req->response, "UnprocessedItems"), ms->t->table);
+	int			nleft = 0;
+
+	for (int i = 0; i < n; i++)
+		rows[i]->written = true;
+	for (int u = 0; unprocessed && unprocessed->kind == DJ_ARRAY && u < unprocessed->n; u++)
+	{
+		const DdbJson *item = ddbjson_get(ddbjson_get(&unprocessed->elems[u],
+													  "PutRequest"), "Item");
+		const char *pk = codec_av_text(ddbjson_get(item, ms->t->pk.attribute));
+		const char *sk = ms->t->sk.attribute ?
+			codec_av_text(ddbjson_get(item, ms->t->sk.attribute)) : NULL;
+		char	   *identity = item_identity(pk ? pk : "", sk);
+
+		for (int i = 0; i < n; i++)
+			if (rows[i]->written && strcmp(rows[i]->identity, identity) == 0)
+			{
+				rows[i]->written = false;
+				left[nleft++] = rows[i];
+				break;
+			}
+	}
+	return nleft;
+}
+
+/*
+ * Upsert mode: the rows by BatchWriteItem, DDB_BATCH_WRITE_MAX a request,
+ * all in flight at once (a row whose item key an earlier row has goes in
+ * a later request, after that one).  Rows DynamoDB leaves unprocessed are
+ * sent again as a retry of their request; a row left three times, or
+ * in a request throttled to the end, whose key DynamoDB keeps throttling,
+ * is drawn again into its key's grown space, the others of the request
+ * carrying on.
+ */
+static void
+upsert_dynamic(ModifyState *ms, DynamicRow *rows, int n)
+{
+	List	   *asked = NIL;
+	int			start = 0;
+
+	while (start < n)
+	{
+		int			end = start + 1;
+		DdbRequest *req;
+
+		while (end < n)
+		{
+			bool		repeated = false;
+
+			for (int k = start; k < end && !repeated; k++)
+				repeated = strcmp(rows[k].identity, rows[end].identity) == 0;
+			if (repeated)
+				break;
+			end++;
+		}
+		for (int i = start; i < end; i += DDB_BATCH_WRITE_MAX)
+		{
+			int			count = Min(DDB_BATCH_WRITE_MAX, end - i);
+			DynamicRow **batch = palloc(sizeof(DynamicRow *) * (count + 1));
+
+			for (int k = 0; k < count; k++)
+				batch[k] = &rows[i + k];
+			batch[count] = NULL;
+			send_dynamic_batch(ms, batch, count);
+		}
+		while ((req = ddb_wait_any(ms->group)) != NULL)
+		{
+			DynamicRow **sent = req->owner;
+			DynamicRow **left;
+			int			nsent = 0;
+			int			nleft;
+			bool		grew = false;
+			char	  **items;
+			size_t		len;
+			char	   *body;
+			DdbRequest *next;
+
+			if (req->status != DDB_OK && !throttled_out(req))
+				ddb_report_error(req);
+			while (sent[nsent])
+				nsent++;
+			left = palloc(sizeof(DynamicRow *) * (nsent + 1));
+			if (req->status == DDB_OK)
+				nleft = unprocessed_rows(ms, req, sent, nsent, left);
+			else
+				memcpy(left, sent, sizeof(DynamicRow *) * (nleft = nsent));
+			left[nleft] = NULL;
+			ms->written += nsent - nleft;
+			if (nleft == 0)
+			{
+				ddb_request_free(req);
+				continue;
+			}
+			items = palloc(sizeof(char *) * nleft);
+			for (int k = 0; k < nleft; k++)
+			{
+				if ((++left[k]->left > 2 || key_throttled(req)) &&
+					regrow_dynamic(ms, left[k], &asked))
+				{
+					grew = true;
+					left[k]->left = 0;
+				}
+				items[k] = left[k]->item;
+			}
+			body = request_batch_put(ms->t, items, nleft, &len);
+			next = ddb_request_again(req, req->action, body, len,
+									 grew || nleft < nsent);
+			if (next == NULL)
+				unwritten_error(ms, req, nleft);
+			next->owner = left;
+			ddb_request_free(req);
+		}
+		start = end;
+	}
+}
+
+/*
+ * Write rows of a dynamically sharded table, each into a random shard of
+ * its key's current count (the metadata from dynamic.c's cache, read once
+ * per key while it is fresh), all at once: conditional PutItems in insert
+ * mode and under ON CONFLICT DO NOTHING, BatchWriteItem otherwise.  When
+ * DynamoDB throttles a key, the key grows (dynamic_grow) and only the rows
+ * it throttled are drawn again into the larger space.  Sets each row's
+ * written.
+ */
+static void
+write_dynamic(ModifyState *ms, TupleTableSlot **slots, DynamicRow *rows, int n)
+{
+	for (int i = 0; i < n; i++)
+	{
+		rows[i].slot = slots[i];
+		rows[i].left = 0;
+		rows[i].written = false;
+		place_dynamic(ms, &rows[i]);
+	}
+	if (puts_conditional(ms))
+		put_dynamic(ms, rows, n);
+	else
+		upsert_dynamic(ms, rows, n);
+}
+
 /*
  * COPY in insert mode, before a row with the given key is sent: when a row
  * in flight has the same key, judge every row in flight first, so that the
@@ -747,7 +1042,16 @@ wait_for_twin(ModifyState *ms, const char *identity)
 static void
 write_buffered(ModifyState *ms)
 {
-	upsert_items(ms, ms->items, ms->identities, ms->nitems);
+	if (ms->copies)
+	{
+		MemoryContext old = MemoryContextSwitchTo(ms->batchcxt);
+
+		write_dynamic(ms, ms->copies, palloc(sizeof(DynamicRow) * ms->nitems),
+					  ms->nitems);
+		MemoryContextSwitchTo(old);
+	}
+	else
+		upsert_items(ms, ms->items, ms->identities, ms->nitems);
 	ms->nitems = 0;
 	MemoryContextReset(ms->batchcxt);
 }
@@ -756,8 +1060,9 @@ write_buffered(ModifyState *ms)
  * ExecForeignInsert: write one row.  In COPY (see shard_begin_insert) rows
  * do not wait: in insert mode they are sent at once, up to twice
  * max_concurrency in flight, and judged as their answers come; in upsert
- * mode they are gathered and written batch_size at a time like an
- * INSERT's batches.  Otherwise each row waits for its answer.
+ * mode, and into a dynamically sharded table, they are gathered and
+ * written batch_size at a time like an INSERT's batches.  Otherwise each
+ * row waits for its answer.
  */
 TupleTableSlot *
 shard_exec_insert(EState *estate, ResultRelInfo *rinfo, TupleTableSlot *slot,
@@ -775,8 +1080,13 @@ shard_exec_insert(EState *estate, ResultRelInfo *rinfo, TupleTableSlot *slot,
 	if (ms->buffered)
 	{
 		old = MemoryContextSwitchTo(ms->batchcxt);
-		ms->items[ms->nitems] = item_json(ms, slot, SHARD_BY_STRATEGY, &pk, &sk);
-		ms->identities[ms->nitems++] = item_identity(pk, sk);
+		if (ms->copies)
+			ExecCopySlot(ms->copies[ms->nitems++], slot);
+		else
+		{
+			ms->items[ms->nitems] = item_json(ms, slot, SHARD_BY_STRATEGY, &pk, &sk);
+			ms->identities[ms->nitems++] = item_identity(pk, sk);
+		}
 		MemoryContextSwitchTo(old);
 		if (ms->nitems == ms->t->batch_size)
 			write_buffered(ms);
@@ -786,7 +1096,16 @@ shard_exec_insert(EState *estate, ResultRelInfo *rinfo, TupleTableSlot *slot,
 	MemoryContextReset(ms->rowcxt);
 	old = MemoryContextSwitchTo(ms->rowcxt);
 	if (ms->t->strategy == SHARD_DYNAMIC)
-		req = put_dynamic(ms, slot);
+	{
+		DynamicRow	row;
+
+		write_dynamic(ms, &slot, &row, 1);
+		if (!row.written)
+			result = NULL;
+		MemoryContextSwitchTo(old);
+		pop_context(&cb);
+		return result;
+	}
 	else
 	{
 		char	   *item = item_json(ms, slot, SHARD_BY_STRATEGY, &pk, &sk);
@@ -814,8 +1133,7 @@ shard_exec_insert(EState *estate, ResultRelInfo *rinfo, TupleTableSlot *slot,
 	}
 	else
 	{
-		if (ms->t->strategy != SHARD_DYNAMIC)
-			ddb_wait_for(req);
+		ddb_wait_for(req);
 		if (!put_done(ms, req))
 			result = NULL;
 	}
@@ -834,7 +1152,8 @@ shard_exec_insert(EState *estate, ResultRelInfo *rinfo, TupleTableSlot *slot,
  * skipped by ON CONFLICT DO NOTHING) without a request, as if the rows went
  * one after the other.  Otherwise the rows go by BatchWriteItem, a
  * row whose key an earlier row of the batch has waiting until that one is
- * written, so that the later row wins.  Returns the rows written, in a new
+ * written, so that the later row wins.  Rows of a dynamically sharded
+ * table go through write_dynamic.  Returns the rows written, in a new
  * array: PostgreSQL owns the slots array.
  */
 TupleTableSlot **
@@ -855,6 +1174,19 @@ shard_exec_batch_insert(EState *estate, ResultRelInfo *rinfo,
 	MemoryContextReset(ms->rowcxt);
 	old = MemoryContextSwitchTo(ms->rowcxt);
 	written = palloc(sizeof(TupleTableSlot *) * n);
+	if (ms->t->strategy == SHARD_DYNAMIC)
+	{
+		DynamicRow *rows = palloc(sizeof(DynamicRow) * n);
+
+		write_dynamic(ms, slots, rows, n);
+		for (int i = 0; i < n; i++)
+			if (rows[i].written)
+				written[kept++] = slots[i];
+		MemoryContextSwitchTo(old);
+		pop_context(&cb);
+		*numSlots = kept;
+		return written;
+	}
 	for (int i = 0; i < n; i++)
 	{
 		char	   *pk;

@@ -686,6 +686,7 @@ shard_get_server(Oid serverid)
 	s->request_timeout_ms = atol(setting(o, "request_timeout_ms", ForeignServerRelationId));
 	s->max_retries = atoi(setting(o, "max_retries", ForeignServerRelationId));
 	s->max_concurrency = atoi(setting(o, "max_concurrency", ForeignServerRelationId));
+	s->max_concurrency_set = shard_option_value(o, "max_concurrency") != NULL;
 	s->consistent_read = parse_bool_option("consistent_read",
 										   setting(o, "consistent_read", ForeignServerRelationId));
 	s->ca_file = ca_file ? pstrdup(ca_file) : NULL;

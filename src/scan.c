@@ -759,6 +759,10 @@ scan_start(ShardScanState *ss, ExprContext *econtext)
 	}
 	ss->filter_expr = request_filter_expression(ss);
 	ss->nstreams = list_length(streams);
+	if (ss->op != SCAN_OP_SCAN && !ss->conn->server->max_concurrency_set)
+		ddb_group_set_max_inflight(ss->group,
+								   Max(ss->max_inflight,
+									   Min(ss->nstreams, SHARD_READ_CONCURRENCY_MAX)));
 	ss->streams = palloc0(sizeof(Stream) * Max(ss->nstreams, 1));
 	i = 0;
 	foreach(lc, streams)

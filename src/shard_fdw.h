@@ -62,6 +62,12 @@ typedef enum DdbType
 	DDB_TYPE_ITEM				/* attribute '*': the whole item as json */
 } DdbType;
 
+/*
+ * Without max_concurrency, a read keeps one request in flight per shard it
+ * visits, up to this many.
+ */
+#define SHARD_READ_CONCURRENCY_MAX 128
+
 /* Server options, with defaults applied. */
 typedef struct ShardServer
 {
@@ -72,6 +78,7 @@ typedef struct ShardServer
 	long		request_timeout_ms;
 	int			max_retries;
 	int			max_concurrency;
+	bool		max_concurrency_set;	/* given, not the default */
 	bool		consistent_read;
 	char	   *ca_file;
 	int			max_read_units;	/* per second; 0: no budget */
@@ -317,6 +324,7 @@ extern void transport_destroy(DdbTransport *t);
 extern void transport_abort(DdbTransport *t, int nest_level);
 extern void transport_subcommit(DdbTransport *t, int nest_level);
 extern DdbGroup *ddb_group_create(DdbConn *conn, int max_inflight);
+extern void ddb_group_set_max_inflight(DdbGroup *group, int max_inflight);
 extern void ddb_group_reset(DdbGroup *group);
 extern void ddb_group_free(DdbGroup *group);
 extern void ddb_group_hold(DdbGroup **holder, MemoryContext cxt);

@@ -147,6 +147,9 @@ transport_create(DdbConn *conn)
 		ereport(ERROR,
 				(errcode(ERRCODE_FDW_OUT_OF_MEMORY),
 				 errmsg("could not create a libcurl multi handle")));
+	/* keep as many connections alive between statements as a read uses */
+	curl_multi_setopt(t->multi, CURLMOPT_MAXCONNECTS,
+					  (long) Max(conn->server->max_concurrency, SHARD_READ_CONCURRENCY_MAX));
 	return t;
 }
 
@@ -248,6 +251,13 @@ ddb_group_create(DdbConn *conn, int max_inflight)
 	dlist_init(&g->done);
 	dlist_push_tail(&conn->transport->groups, &g->node);
 	return g;
+}
+
+/* Let up to max_inflight requests of group be in flight at once. */
+void
+ddb_group_set_max_inflight(DdbGroup *g, int max_inflight)
+{
+	g->max_inflight = Max(1, max_inflight);
 }
 
 /*

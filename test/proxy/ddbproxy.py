@@ -31,7 +31,11 @@ Control API, JSON over HTTP on the same port:
 A fault spec is an object.  Common keys: "kind" (required), "action"
 (X-Amz-Target operation such as "PutItem"; default any), "table" (default
 any), "count" (requests it fires on, default 1), "skip" (matching requests
-let through before it fires, default 0).  Kinds and their own keys:
+let through before it fires, default 0).  A request whose client has
+closed the connection by the time the proxy gets to it (a statement that
+failed while its other requests were in flight) neither fires nor is
+counted as skipped: it is forwarded, and the fault waits for the next.
+Kinds and their own keys:
 
   status     answer an error: "status" (default 500), "error" (__type,
              default by status), "message", "when": "before" (default) or
@@ -157,6 +161,7 @@ import hmac
 import http.client
 import json
 import random
+import select
 import socket
 import struct
 import sys
@@ -539,12 +544,21 @@ class FaultQueue:
         with self.lock:
             return [f.as_json() for f in self.faults]
 
-    def take(self, action, tables):
-        """The first fault this request triggers, or None."""
+    def take(self, action, tables, client_waits):
+        """The first fault this request triggers, or None.
+
+        client_waits() says whether the request's client still waits for
+        the answer; it is asked under the lock, after the fault was queued,
+        so a request its client gave up on before then (a statement that
+        failed and closed its other transfers) takes and skips nothing:
+        the fault goes to the request that was meant to see it.
+        """
         with self.lock:
             for fault in self.faults:
                 if not fault.matches(action, tables):
                     continue
+                if not client_waits():
+                    return None
                 if fault.skip > 0:
                     fault.skip -= 1
                     return None
@@ -973,6 +987,14 @@ class Handler(BaseHTTPRequestHandler):
                              "Content-Length is required")
         return self.rfile.read(int(length))
 
+    def client_waits(self):
+        """Whether the client has not closed its end of the connection."""
+        try:
+            readable, _, _ = select.select([self.connection], [], [], 0)
+            return not readable or self.connection.recv(1, socket.MSG_PEEK) != b""
+        except OSError:
+            return False
+
     def send(self, response):
         """Send a whole response."""
         self.send_head(response, len(response.body))
@@ -1131,7 +1153,7 @@ class Handler(BaseHTTPRequestHandler):
         """Answer a request that has been read; returns a log outcome."""
         if self.proxy.verify_signatures:
             self.verify(body)
-        fault = self.proxy.faults.take(action, tables)
+        fault = self.proxy.faults.take(action, tables, self.client_waits)
         if fault is not None:
             self.proxy.stats.count_fault(fault.kind)
             FAULT_HANDLERS[fault.kind](self, fault, body, tables)

@@ -6,7 +6,9 @@ pg_cancel_backend must end the statement within a second, and the same
 session must then answer the next query correctly (the aborted requests'
 connections are not reused).  A query over 10 shards must have its 10
 requests in flight at once (the proxy's high-water mark) and take about one
-round trip, not ten.  Reading a million rows in one statement must not
+round trip, not ten; over 60 shards, all 60 (more than the 16 a server
+with max_concurrency unset uses otherwise), unless the server's
+max_concurrency says fewer.  Reading a million rows in one statement must not
 raise the backend's memory as it goes, and scanning thousands of items
 statement after statement must not raise its resident floor.  Ends with
 "N passed, N failed".
@@ -20,6 +22,8 @@ import bed
 runner = bed.Runner()
 DATABASE = bed.unique_name("cancel")
 SHARDS = 10
+WIDE_SHARDS = 60        # more than max_concurrency's old fixed 16
+CAPPED = 8              # the max_concurrency of server capped
 SLOW_MS = 3000
 FANOUT_MS = 200
 BIG_ITEMS = 3000
@@ -99,8 +103,12 @@ def set_up():
           OPTIONS (endpoint '{bed.env("SHARD_FDW_DIRECT_ENDPOINT")}');
         CREATE SERVER proxied FOREIGN DATA WRAPPER shard_fdw
           OPTIONS (endpoint '{bed.env("SHARD_FDW_ENDPOINT")}');
+        CREATE SERVER capped FOREIGN DATA WRAPPER shard_fdw
+          OPTIONS (endpoint '{bed.env("SHARD_FDW_ENDPOINT")}',
+                   max_concurrency '{CAPPED}');
         CREATE USER MAPPING FOR CURRENT_USER SERVER direct OPTIONS ({credentials});
         CREATE USER MAPPING FOR CURRENT_USER SERVER proxied OPTIONS ({credentials});
+        CREATE USER MAPPING FOR CURRENT_USER SERVER capped OPTIONS ({credentials});
         CREATE FOREIGN TABLE kv (k text, v integer)
           SERVER proxied OPTIONS (table '{kv}', partition_key 'k');
         CREATE FOREIGN TABLE kv_load (k text, v integer)
@@ -108,17 +116,22 @@ def set_up():
         CREATE FOREIGN TABLE big (k text, payload text)
           SERVER direct OPTIONS (table '{big}', partition_key 'k');
         INSERT INTO kv_load SELECT 'k' || i, i * 11 FROM generate_series(1, 20) i;""")
-    for server, name in (("proxied", "lb"), ("direct", "lb_load")):
+    wide = new_table("pk", "sk")
+    for server, name, table, shards in (
+            ("proxied", "lb", lb, SHARDS), ("direct", "lb_load", lb, SHARDS),
+            ("proxied", "wide", wide, WIDE_SHARDS), ("capped", "wide_capped", wide, WIDE_SHARDS),
+            ("direct", "wide_load", wide, WIDE_SHARDS)):
         sql(f"""CREATE FOREIGN TABLE {name} (
                   game_id text NOT NULL, player_id text NOT NULL, score bigint NOT NULL)
-                SERVER {server} OPTIONS (table '{lb}',
+                SERVER {server} OPTIONS (table '{table}',
                   partition_key 'pk', partition_key_format '{{game_id}}#{{shard}}',
                   sort_key 'sk', sort_key_format '{{score:020}}#{{player_id}}',
-                  shards '{SHARDS}', shard_strategy 'calculated', shard_by 'player_id',
+                  shards '{shards}', shard_strategy 'calculated', shard_by 'player_id',
                   shard_hash 'fnv1a_32')""")
     leaderboard.extend(("g1", f"player{i}", i * 37 % 1000) for i in range(200))
-    sql("INSERT INTO lb_load VALUES " +
-        ", ".join(f"('{g}', '{p}', {s})" for g, p, s in leaderboard))
+    for name in ("lb_load", "wide_load"):
+        sql(f"INSERT INTO {name} VALUES " +
+            ", ".join(f"('{g}', '{p}', {s})" for g, p, s in leaderboard))
     load_big(big)
 
 
@@ -140,26 +153,55 @@ def tear_down():
 # ------------------------------------------------------------------ tests
 
 
-@runner.test
-def requests_to_ten_shards_are_in_flight_together():
+def fan_out(query):
+    """Run query with the proxy slow: (rows, seconds, in flight at most)."""
     wait_for_idle_proxy()
     session = open_session()
     try:
         session.run("SELECT count(*) FROM kv")          # connections warmed up
         bed.reset_proxy()
         bed.configure(latency_ms=FANOUT_MS)
-        lines = session.run("SELECT count(*), sum(score) FROM lb WHERE game_id = 'g1'")
+        lines = session.run(query)
         seconds = session.seconds
         high_water = bed.stats()["in_flight_max"]
     finally:
         bed.configure(latency_ms=0)
         session.close()
+    return lines, seconds, high_water
+
+
+@runner.test
+def requests_to_ten_shards_are_in_flight_together():
+    lines, seconds, high_water = fan_out(
+        "SELECT count(*), sum(score) FROM lb WHERE game_id = 'g1'")
     print(f"     {SHARDS} shards in {seconds:.3f} s, {high_water} requests in flight at most")
     expected = f"{len(leaderboard)}{bed.FIELD_SEPARATOR}{sum(s for _, _, s in leaderboard)}"
     assert lines == [expected], lines
     assert high_water >= SHARDS, f"at most {high_water} requests were in flight at once"
     limit = 2 * FANOUT_MS / 1000 + 0.2
     assert seconds < limit, f"{seconds:.3f} s for {SHARDS} shards (limit {limit:.1f} s)"
+
+
+def top_ten(table):
+    """A top-10 of table with the proxy slow: (rows, in flight at most)."""
+    lines, _, high_water = fan_out(f"SELECT player_id FROM {table} WHERE game_id = 'g1' "
+                                   "ORDER BY score DESC, player_id LIMIT 10")
+    return lines, high_water
+
+
+@runner.test
+def concurrency_follows_the_shards_read():
+    """Without max_concurrency, a read of 60 shards has all 60 requests in
+    flight at once; with max_concurrency 8, at most 8, same rows."""
+    top = [p for _, p, _ in sorted(leaderboard, key=lambda r: (-r[2], r[1]))[:10]]
+    lines, high_water = top_ten("wide")
+    assert lines == top, lines
+    assert high_water >= WIDE_SHARDS, f"at most {high_water} requests in flight"
+    lines, capped_water = top_ten("wide_capped")
+    assert lines == top, lines
+    assert capped_water <= CAPPED, f"{capped_water} requests in flight"
+    print(f"     {WIDE_SHARDS} shards: {high_water} in flight at most; "
+          f"max_concurrency {CAPPED}: {capped_water}")
 
 
 @runner.test

@@ -16,6 +16,10 @@ of the same logical key:
   session succeeds, and the multiset of rows read back through the foreign
   table is exactly the multiset inserted; the sessions' counters add up to
   one metadata item created and one growth per later history entry;
+* the same holds for a dynamic table in upsert mode (rows written by
+  BatchWriteItem, throttled items coming back unprocessed) and for COPY
+  into a dynamic table in insert mode (rows gathered into batches of
+  conditional puts in flight together), each with its own metadata table;
 * the metadata item, read with boto3, has exactly seed 000's attributes
   and types, and its shard_history is a valid growth record (see
   check_history).
@@ -44,6 +48,7 @@ CONTEXT_WRITTEN = " of this statement written"
 client = None
 tables = []             # DynamoDB tables this script made
 METADATA = None         # the dynamic foreign table's metadata table
+METADATA_OF = {}        # foreign table: its metadata table
 
 
 # ---------------------------------------------------------------- helpers
@@ -75,23 +80,30 @@ def inserted_rows():
         for s in range(1, SESSIONS + 1) for i in range(1, ROWS + 1))
 
 
-def session_script(table, session):
-    """One session: the burst in one INSERT, then its backend's counters."""
-    return f"""\\set VERBOSITY verbose
-INSERT INTO {table} (file_path, seq, session)
+def session_script(table, session, copy=False):
+    """One session: the burst in one INSERT (or one COPY), then its
+    backend's counters."""
+    if copy:
+        lines = "".join(f"{HOT_KEY}\t{session * SEQ_STRIDE + g}\t{session}\n"
+                        for g in range(1, ROWS + 1))
+        burst = f"COPY {table} (file_path, seq, session) FROM STDIN;\n{lines}\\.\n"
+    else:
+        burst = f"""INSERT INTO {table} (file_path, seq, session)
   SELECT '{HOT_KEY}', {session} * {SEQ_STRIDE} + g, {session}
     FROM generate_series(1, {ROWS}) g;
-SELECT metadata_created, shard_growths FROM shard_fdw_stats();
+"""
+    return f"""\\set VERBOSITY verbose
+{burst}SELECT metadata_created, shard_growths FROM shard_fdw_stats();
 """
 
 
-def run_sessions(table):
+def run_sessions(table, copy=False):
     """Run the sessions at once; returns {session: (CompletedProcess, seconds)}."""
     results = {}
 
     def session(number):
         started = time.monotonic()
-        done = bed.psql(session_script(table, number), check=False,
+        done = bed.psql(session_script(table, number, copy), check=False,
                         database=DATABASE)
         results[number] = (done, time.monotonic() - started)
 
@@ -155,8 +167,11 @@ def set_up():
     bed.reset_proxy()
     client = bed.ddb(direct=True)
     static = new_table("hot_static", "pk", "seq")
-    dynamic = new_table("hot_dynamic", "pk", "seq")
-    METADATA = new_table("hot_shards", "file_path")
+    dynamic = {name: new_table(name, "pk", "seq")
+               for name in ("hot_dynamic", "hot_upsert", "hot_copy")}
+    for name in dynamic:
+        METADATA_OF[name] = new_table(f"{name}_shards", "file_path")
+    METADATA = METADATA_OF["hot_dynamic"]
     bed.psql(f"CREATE DATABASE {DATABASE}")
     sql(f"""
         CREATE EXTENSION shard_fdw;
@@ -168,14 +183,17 @@ def set_up():
         CREATE FOREIGN TABLE hot_static (file_path text, seq bigint, session int)
           SERVER proxied OPTIONS (table '{static}',
             partition_key 'pk', partition_key_format '{{file_path}}_{{shard}}',
-            sort_key 'seq', shard_strategy 'random', shards '1', shard_base '1');
-        CREATE FOREIGN TABLE hot_dynamic (file_path text, seq bigint, session int)
-          SERVER proxied OPTIONS (table '{dynamic}',
-            partition_key 'pk', partition_key_format '{{file_path}}_{{shard}}',
-            sort_key 'seq', shard_strategy 'dynamic',
-            metadata_table '{METADATA}', metadata_key 'file_path',
-            cooldown_s '{COOLDOWN_S}', max_shards '{MAX_SHARDS}',
-            metadata_cache_ms '100');""")
+            sort_key 'seq', shard_strategy 'random', shards '1', shard_base '1');""")
+    for name, mode in (("hot_dynamic", "insert"), ("hot_upsert", "upsert"),
+                       ("hot_copy", "insert")):
+        sql(f"""
+            CREATE FOREIGN TABLE {name} (file_path text, seq bigint, session int)
+              SERVER proxied OPTIONS (table '{dynamic[name]}',
+                partition_key 'pk', partition_key_format '{{file_path}}_{{shard}}',
+                sort_key 'seq', shard_strategy 'dynamic', insert_mode '{mode}',
+                metadata_table '{METADATA_OF[name]}', metadata_key 'file_path',
+                cooldown_s '{COOLDOWN_S}', max_shards '{MAX_SHARDS}',
+                metadata_cache_ms '100');""")
     bed.configure(key_budget={"rate": RATE, "burst": RATE})
 
 
@@ -221,20 +239,20 @@ def static_shard_is_throttled_and_loses_nothing():
           f"{SESSIONS * ROWS} rows stored; " + "; ".join(outcomes))
 
 
-@runner.test
-def dynamic_table_grows_and_keeps_every_row():
-    """Dynamic sharding: the shard count grows under the throttles, every
-    session succeeds, every row is read back exactly once."""
+def check_dynamic(table, copy=False):
+    """The sessions write into dynamic table table: the shard count grows
+    under the throttles, every session succeeds, every row is read back
+    exactly once, the sessions' counters match the history."""
     before = key_throttles()
     started = time.monotonic()
-    results = run_sessions("hot_dynamic")
+    results = run_sessions(table, copy)
     seconds = time.monotonic() - started
     for number, (done, _) in sorted(results.items()):
         assert done.returncode == 0, f"session {number} failed: {done.stderr}"
     throttled = key_throttles() - before
     assert throttled > 0, "the proxy throttled no write of the hot key"
 
-    read, expected = rows_read("hot_dynamic"), inserted_rows()
+    read, expected = rows_read(table), inserted_rows()
     missing, extra = expected - read, read - expected
     assert not missing and not extra, (
         f"{sum(missing.values())} rows missing (e.g. {sorted(missing)[:5]}), "
@@ -242,7 +260,7 @@ def dynamic_table_grows_and_keeps_every_row():
 
     (shards, last_updated, history), = rows(
         "SELECT number_of_shards, last_updated, shard_history "
-        f"FROM shard_fdw_metadata('hot_dynamic', '{{\"file_path\": \"{HOT_KEY}\"}}')")
+        f"FROM shard_fdw_metadata('{table}', '{{\"file_path\": \"{HOT_KEY}\"}}')")
     shards = int(shards)
     pairs = check_history(history.strip("{}").split(","), shards, int(last_updated))
     assert shards > 1, "the shard count did not grow"
@@ -257,7 +275,7 @@ def dynamic_table_grows_and_keeps_every_row():
 
     items = {int(shard): int(n) for shard, n in rows(
         "SELECT shard, items FROM shard_fdw_shard_counts("
-        f"'hot_dynamic', '{{\"file_path\": \"{HOT_KEY}\"}}')")}
+        f"'{table}', '{{\"file_path\": \"{HOT_KEY}\"}}')")}
     assert set(items) == set(range(1, shards + 1)), f"shards counted: {sorted(items)}"
     assert sum(items.values()) == SESSIONS * ROWS, f"items per shard: {items}"
     used = sum(1 for n in items.values() if n)
@@ -265,6 +283,24 @@ def dynamic_table_grows_and_keeps_every_row():
     print(f"     {throttled} key throttles, {growths} growths, history "
           f"{' '.join(f'{e}:{c}' for e, c in pairs)}, rows in {used} of "
           f"{shards} shards, {SESSIONS * ROWS} rows in {seconds:.1f} s")
+
+
+@runner.test
+def dynamic_table_grows_and_keeps_every_row():
+    """Insert mode: conditional puts of each INSERT in flight together."""
+    check_dynamic("hot_dynamic")
+
+
+@runner.test
+def dynamic_upsert_batches_grow_and_keep_every_row():
+    """Upsert mode: BatchWriteItem, throttled items left unprocessed."""
+    check_dynamic("hot_upsert")
+
+
+@runner.test
+def dynamic_copy_batches_grow_and_keep_every_row():
+    """COPY in insert mode: rows gathered into batches."""
+    check_dynamic("hot_copy", copy=True)
 
 
 @runner.test

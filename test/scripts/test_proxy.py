@@ -97,6 +97,14 @@ def client_error(function, **kwargs):
     raise AssertionError(f"{function.__name__} succeeded, expected an error")
 
 
+def wait_for(condition, seconds=10):
+    """Poll condition() until it holds; fail after seconds."""
+    deadline = time.monotonic() + seconds
+    while not condition():
+        assert time.monotonic() < deadline, "waited in vain"
+        time.sleep(0.01)
+
+
 def crc32(data):
     return str(binascii.crc32(data) & 0xFFFFFFFF)
 
@@ -362,6 +370,27 @@ def fault_queue_api():
             assert ": 400 " in str(err), err
         else:
             raise AssertionError(f"{bad} was accepted")
+
+
+@runner.test
+def request_given_up_takes_no_fault():
+    # a request sent before the fault was queued, whose client closed the
+    # connection before the proxy got to it, leaves the fault to the next
+    bed.configure(latency_ms=500)
+    try:
+        host, port = endpoint()
+        before = bed.stats()["requests"].get("GetItem", 0)
+        connection = http.client.HTTPConnection(host, port, timeout=10)
+        request = signed("GetItem", get_item_payload())
+        connection.request("POST", "/", request.data, dict(request.headers.items()))
+        wait_for(lambda: bed.stats()["requests"].get("GetItem", 0) > before)
+        connection.close()
+        bed.add_fault(kind="status", status=500, action="GetItem")
+        wait_for(lambda: bed.stats()["in_flight"] == 0)
+    finally:
+        bed.configure(latency_ms=0)
+    err = client_error(client.get_item, **get_item_payload())
+    assert err.response["ResponseMetadata"]["HTTPStatusCode"] == 500, err.response
 
 
 @runner.test
