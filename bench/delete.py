@@ -45,25 +45,9 @@ def say(message):
 
 
 def set_up():
-    """The table, a server through the proxy (lb) and one straight to
-    DynamoDB Local (lb_load), both with seed 002's key templates."""
-    bed.create_table(bed.ddb(direct=True), TABLE, "pk", "sk")
-    credentials = (f"access_key_id '{bed.env('SHARD_FDW_ACCESS_KEY')}', "
-                   f"secret_access_key '{bed.env('SHARD_FDW_SECRET_KEY')}'")
-    statements = ["CREATE EXTENSION IF NOT EXISTS shard_fdw;"]
-    for server, variable, name in (("proxied", "SHARD_FDW_ENDPOINT", "lb"),
-                                   ("direct", "SHARD_FDW_DIRECT_ENDPOINT", "lb_load")):
-        statements.append(f"""
-            CREATE SERVER {server} FOREIGN DATA WRAPPER shard_fdw
-              OPTIONS (endpoint '{bed.env(variable)}');
-            CREATE USER MAPPING FOR CURRENT_USER SERVER {server} OPTIONS ({credentials});
-            CREATE FOREIGN TABLE {name} (game_id text, player_id text, score bigint)
-              SERVER {server} OPTIONS (table '{TABLE}',
-                partition_key 'pk', partition_key_format '{{game_id}}#{{shard}}',
-                sort_key 'sk', sort_key_format '{{score:020}}#{{player_id}}',
-                shards '{SHARDS}', shard_strategy 'calculated', shard_by 'player_id',
-                shard_hash 'fnv1a_32', insert_mode 'upsert');""")
-    bed.psql("\n".join(statements))
+    """The table and its two foreign tables (bed.leaderboard_pair): lb
+    through the proxy and lb_load straight to DynamoDB Local."""
+    bed.leaderboard_pair(TABLE, SHARDS)
 
 
 def load():

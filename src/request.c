@@ -763,6 +763,17 @@ write_values(ShardScanState *ss, JsonWriter *w, const char *pk_json)
 	jw_end_object(w);
 }
 
+/* Write a read's ExclusiveStartKey: start_key, unless NULL (the start). */
+static void
+write_start_key(JsonWriter *w, const DdbJson *start_key)
+{
+	if (start_key)
+	{
+		jw_key(w, "ExclusiveStartKey");
+		jw_tree(w, start_key);
+	}
+}
+
 /*
  * The JSON body of the request for the next page of stream s (start_key:
  * the previous page's LastEvaluatedKey, or NULL): a Query of the stream's
@@ -865,11 +876,7 @@ request_read_body(ShardScanState *ss, Stream *s, const DdbJson *start_key, size_
 			jw_key(&w, "ConsistentRead");
 			jw_bool(&w, true);
 		}
-		if (start_key)
-		{
-			jw_key(&w, "ExclusiveStartKey");
-			jw_tree(&w, start_key);
-		}
+		write_start_key(&w, start_key);
 	}
 	return jw_end_request(&w, len);
 }
@@ -1496,11 +1503,7 @@ request_count(ShardTable *t, const char *pk, const DdbJson *start_key, size_t *l
 	write_partition_condition(&w, t, pk);
 	jw_key(&w, "Select");
 	jw_cstring(&w, "COUNT");
-	if (start_key)
-	{
-		jw_key(&w, "ExclusiveStartKey");
-		jw_tree(&w, start_key);
-	}
+	write_start_key(&w, start_key);
 	return jw_end_body(&w, len);
 }
 
@@ -1525,10 +1528,6 @@ request_reshard_read(ShardTable *t, const char *pk, const DdbJson *start_key, si
 		write_partition_condition(&w, t, pk);
 	jw_key(&w, "ConsistentRead");
 	jw_bool(&w, true);
-	if (start_key)
-	{
-		jw_key(&w, "ExclusiveStartKey");
-		jw_tree(&w, start_key);
-	}
+	write_start_key(&w, start_key);
 	return jw_end_request(&w, len);
 }

@@ -282,6 +282,31 @@ def drop_scratch(client, tables, database=None):
 # ------------------------------------------------------------------ runner
 
 
+def leaderboard_pair(table, shards):
+    """A DynamoDB table with the leaderboard article's key templates
+    ({game_id}#{shard}, {score:020}#{player_id}, FNV-1a-32 of player_id mod
+    shards) and two foreign tables over it in upsert mode: lb through the
+    proxy and lb_load straight to DynamoDB Local, for loading without the
+    proxy's latency."""
+    create_table(ddb(direct=True), table, "pk", "sk")
+    credentials = (f"access_key_id '{env('SHARD_FDW_ACCESS_KEY')}', "
+                   f"secret_access_key '{env('SHARD_FDW_SECRET_KEY')}'")
+    statements = ["CREATE EXTENSION IF NOT EXISTS shard_fdw;"]
+    for server, variable, name in (("proxied", "SHARD_FDW_ENDPOINT", "lb"),
+                                   ("direct", "SHARD_FDW_DIRECT_ENDPOINT", "lb_load")):
+        statements.append(f"""
+            CREATE SERVER {server} FOREIGN DATA WRAPPER shard_fdw
+              OPTIONS (endpoint '{env(variable)}');
+            CREATE USER MAPPING FOR CURRENT_USER SERVER {server} OPTIONS ({credentials});
+            CREATE FOREIGN TABLE {name} (game_id text, player_id text, score bigint)
+              SERVER {server} OPTIONS (table '{table}',
+                partition_key 'pk', partition_key_format '{{game_id}}#{{shard}}',
+                sort_key 'sk', sort_key_format '{{score:020}}#{{player_id}}',
+                shards '{shards}', shard_strategy 'calculated', shard_by 'player_id',
+                shard_hash 'fnv1a_32', insert_mode 'upsert');""")
+    psql("\n".join(statements))
+
+
 def fnv1a_32(data):
     """32-bit FNV-1a of bytes, as the extension's shard_hash 'fnv1a_32' and
     seed 002's leaderboard compute it."""
