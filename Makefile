@@ -74,13 +74,13 @@ FUZZ_CC = clang
 FUZZ_CFLAGS = -g -O1 -fsanitize=fuzzer,address,undefined \
 	-fno-sanitize-recover=undefined -fno-omit-frame-pointer -Isrc
 
-test/fuzz/fuzz_response: test/fuzz/fuzz_response.c test/fuzz/alloc.c src/pure.c src/ddbjson.c src/ddbshape.c src/pure.h src/ddbjson.h
+test/fuzz/fuzz_response: test/fuzz/fuzz_response.c test/fuzz/alloc.c src/pure.c src/ddbjson.c src/ddbshape.c src/avorder.c src/pure.h src/ddbjson.h src/avorder.h
 	$(FUZZ_CC) $(FUZZ_CFLAGS) -o $@ $(filter %.c,$^) -ljson-c
 
 test/fuzz/fuzz_keyfmt: test/fuzz/fuzz_keyfmt.c test/fuzz/alloc.c src/pure.c src/keyfmt.c src/pure.h src/keyfmt.h
 	$(FUZZ_CC) $(FUZZ_CFLAGS) -o $@ $(filter %.c,$^)
 
-test/fuzz/fuzz_awscreds: test/fuzz/fuzz_awscreds.c test/fuzz/alloc.c src/pure.c src/sigv4.c src/ddbjson.c src/ddbshape.c src/awscreds.c src/pure.h src/sigv4.h src/ddbjson.h src/awscreds.h
+test/fuzz/fuzz_awscreds: test/fuzz/fuzz_awscreds.c test/fuzz/alloc.c src/pure.c src/sigv4.c src/ddbjson.c src/ddbshape.c src/avorder.c src/awscreds.c src/pure.h src/sigv4.h src/ddbjson.h src/awscreds.h
 	$(FUZZ_CC) $(FUZZ_CFLAGS) -o $@ $(filter %.c,$^) -lssl -lcrypto -ljson-c
 
 test/fuzz/fuzz_infer: test/fuzz/fuzz_infer.c test/fuzz/alloc.c src/pure.c src/infer.c src/keyfmt.c src/shardhash.c src/pure.h src/infer.h src/keyfmt.h src/shardhash.h

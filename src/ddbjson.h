@@ -159,8 +159,8 @@ extern bool ddbjson_check_item(const DdbJson *item, DdbCheck *chk);
  * Are the members of a successful response that the extension reads
  * (Items, Item, Attributes, Count, ScannedCount, LastEvaluatedKey,
  * Responses, UnprocessedKeys, UnprocessedItems, ConsumedCapacity) of
- * DynamoDB's shapes, every item in them valid?  One pass over the tree;
- * on failure fills chk.
+ * DynamoDB's shapes, every item in them valid, and the LastEvaluatedKey
+ * no key of an item before the last of Items?  On failure fills chk.
  */
 extern bool ddbjson_check_response(const DdbJson *body, DdbCheck *chk);
 

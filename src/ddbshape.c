@@ -15,6 +15,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "avorder.h"
 #include "ddbjson.h"
 
 /* ---------------------------------------------------------------------
@@ -611,6 +612,50 @@ check_unprocessed_items(const DdbJson *body, DdbCheck *chk)
 	return true;
 }
 
+/*
+ * Is a a scalar key value equal to b: the same type, S, N or B, and the
+ * same value in DynamoDB's order (so "1.50" equals "1.5")?
+ */
+static bool
+key_value_equal(const DdbJson *a, const DdbJson *b)
+{
+	return a != NULL && b != NULL && a->kind == DJ_OBJECT &&
+		b->kind == DJ_OBJECT && a->n == 1 && b->n == 1 &&
+		strcmp(a->keys[0], b->keys[0]) == 0 &&
+		strchr("SNB", a->keys[0][0]) != NULL && a->keys[0][1] == '\0' &&
+		avorder_compare(a, b) == 0;
+}
+
+/*
+ * A LastEvaluatedKey is the key of the last item read for the page, and
+ * every item returned was read at or before it: it may name the page's
+ * last item, or one the page does not return, never an earlier one.  A
+ * read resumed from an earlier item would return items again.
+ */
+static bool
+check_lek_progress(const DdbJson *items, const DdbJson *lek, DdbCheck *chk)
+{
+	if (items == NULL || lek == NULL || items->kind != DJ_ARRAY ||
+		lek->kind != DJ_OBJECT)
+		return true;
+	for (int i = 0; i < items->n - 1; i++)
+	{
+		bool		same = true;
+
+		for (int k = 0; k < lek->n && same; k++)
+			same = key_value_equal(&lek->elems[k],
+								   ddbjson_get(&items->elems[i], lek->keys[k]));
+		if (same)
+		{
+			check_where(chk, "LastEvaluatedKey", NULL, -1);
+			chk->item = NULL;
+			return check_fail(chk, "the key of Items[%d], not of the last of the page's %d items: the next page would return items again",
+							  i, items->n);
+		}
+	}
+	return true;
+}
+
 /* See ddbjson.h. */
 bool
 ddbjson_check_response(const DdbJson *body, DdbCheck *chk)
@@ -630,6 +675,8 @@ ddbjson_check_response(const DdbJson *body, DdbCheck *chk)
 		chk->item = NULL;
 		return check_fail(chk, "an empty object, not a key");
 	}
+	if (!check_lek_progress(items, lek, chk))
+		return false;
 	return check_count(body, "Count", chk) &&
 		check_count(body, "ScannedCount", chk) &&
 		check_responses(body, chk) &&

@@ -530,6 +530,28 @@ def the_deepest_value_dynamodb_stores_reads_back():
     assert got == expected, f"read back {json.dumps(got)[:300]}"
 
 
+@runner.test
+def a_last_evaluated_key_that_goes_back_is_an_error():
+    """A page of three items whose LastEvaluatedKey names its first item:
+    the read from there would return the second and third again, so the
+    LIMIT 4 would end in a duplicate.  The page is refused instead."""
+    name = bed.new_table(client, created, "responses", "pk", "sk", "N")
+    for sk in (1, 2, 3):
+        client.put_item(TableName=name, Item={"pk": {"S": "back"}, "sk": {"N": str(sk)}})
+    sql(f"""CREATE FOREIGN TABLE going_back (pk text, sk bigint) SERVER proxied
+            OPTIONS (table '{name}', partition_key 'pk', sort_key 'sk')""")
+    bed.proxy("POST", "/faults", [{"kind": "mutate", "mutation": "lek_cycle",
+                                   "table": name, "seed": 1, "count": LEK_COUNT}])
+    try:
+        result = bed.psql("SELECT sk FROM going_back WHERE pk = 'back' ORDER BY sk LIMIT 4",
+                          check=False, database=DATABASE)
+    finally:
+        bed.clear_faults()
+    print(f"     {(result.stdout + result.stderr).strip()[:300]}")
+    assert result.returncode != 0, f"read {result.stdout.split()}"
+    assert "LastEvaluatedKey" in result.stderr and "Items[0]" in result.stderr, result.stderr
+
+
 def mutations_for(query):
     """One to three mutate faults for a statement, as proxy specs.  The
     values a faithful read may keep (LENIENT) go only into columns the query

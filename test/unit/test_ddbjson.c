@@ -1113,6 +1113,31 @@ test_check_response(void)
 						   "an empty object, not a key"));
 	CHECK(response_rejects("{\"LastEvaluatedKey\":{\"k\":{\"Z\":\"1\"}}}", "LastEvaluatedKey", "k",
 						   "unknown AttributeValue type \"Z\""));
+	/* a LastEvaluatedKey may name the last item, never an earlier one */
+	CHECK(response_rejects("{\"Items\":[{\"p\":{\"S\":\"g\"},\"s\":{\"N\":\"1.50\"},\"v\":{\"S\":\"x\"}},"
+						   "{\"p\":{\"S\":\"g\"},\"s\":{\"N\":\"2\"}}],"
+						   "\"LastEvaluatedKey\":{\"s\":{\"N\":\"15E-1\"},\"p\":{\"S\":\"g\"}}}",
+						   "LastEvaluatedKey", "",
+						   "the key of Items[0], not of the last of the page's 2 items: the next page would return items again"));
+	for (int i = 0; i < 4; i++)
+	{
+		static const char *const fine[] = {
+			/* the last item */
+			"{\"Items\":[{\"p\":{\"S\":\"g\"},\"s\":{\"N\":\"1\"}},{\"p\":{\"S\":\"g\"},\"s\":{\"N\":\"2\"}}],"
+			"\"LastEvaluatedKey\":{\"p\":{\"S\":\"g\"},\"s\":{\"N\":\"2\"}}}",
+			/* an item a filter left out, past the page's */
+			"{\"Items\":[{\"p\":{\"S\":\"g\"},\"s\":{\"N\":\"1\"}},{\"p\":{\"S\":\"g\"},\"s\":{\"N\":\"2\"}}],"
+			"\"LastEvaluatedKey\":{\"p\":{\"S\":\"g\"},\"s\":{\"N\":\"7\"}}}",
+			/* the same value under another type is another key */
+			"{\"Items\":[{\"p\":{\"S\":\"1\"}},{\"p\":{\"S\":\"2\"}}],\"LastEvaluatedKey\":{\"p\":{\"N\":\"1\"}}}",
+			/* items projected without the key cannot be matched */
+			"{\"Items\":[{\"v\":{\"S\":\"1\"}},{\"v\":{\"S\":\"2\"}}],\"LastEvaluatedKey\":{\"p\":{\"S\":\"1\"}}}",
+		};
+
+		v = parse(fine[i], err, sizeof(err));
+		CHECK(v != NULL && ddbjson_check_response(v, &chk));
+		ddbjson_free(v);
+	}
 	CHECK(response_rejects("{\"Responses\":{\"t\":{}}}", "Responses.t", "",
 						   "an object, not an array of items"));
 	CHECK(response_rejects("{\"Responses\":{\"t\":[{\"a\":{\"S\":\"x\"}},{\"a\":{\"BOOL\":\"yes\"}}]}}",
