@@ -72,6 +72,23 @@ INSERT INTO lb VALUES ('g', 'p00300', 555);
 INSERT INTO local_lb VALUES ('g', 'p00300', 555);
 SELECT pk FROM stored_keys() WHERE sk LIKE '%#p00300';
 SELECT partition_key FROM shard_fdw_key('lb', '{"game_id": "g", "player_id": "p00300"}');
+-- a conditional INSERT refuses a row stored under an earlier layout's key:
+-- one by one, in a batch, by COPY, and ON CONFLICT DO NOTHING skips it
+SELECT pk FROM stored_keys() WHERE sk LIKE '%#p00002';
+SELECT partition_key FROM shard_fdw_key('lb', '{"game_id": "g", "player_id": "p00002"}');
+EXPLAIN (COSTS OFF) INSERT INTO lb VALUES ('g', 'p00002', 838);
+INSERT INTO lb VALUES ('g', 'p00002', 838);
+INSERT INTO lb SELECT * FROM local_lb WHERE player_id IN ('p00002', 'p00003');
+COPY lb FROM stdin;
+g	p00302	100
+g	p00002	838
+\.
+INSERT INTO lb SELECT * FROM local_lb WHERE player_id BETWEEN 'p00002' AND 'p00009'
+  ON CONFLICT DO NOTHING;
+INSERT INTO lb VALUES ('g', 'p00002', 838), ('g', 'p00303', 101) ON CONFLICT DO NOTHING;
+INSERT INTO local_lb VALUES ('g', 'p00302', 100), ('g', 'p00303', 101);
+SELECT count(*) FROM stored_keys() WHERE sk LIKE '%#p0000_';
+SELECT * FROM same_as_local();
 -- a DELETE finds a row of an earlier layout
 DELETE FROM lb WHERE game_id = 'g' AND player_id = 'p00001';
 DELETE FROM local_lb WHERE player_id = 'p00001';

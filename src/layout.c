@@ -283,6 +283,34 @@ layout_of_item(ShardTable *t, const DdbJson *item, long *shard)
 	return -1;
 }
 
+/*
+ * The partition key values layout l may store the row of texts (key texts
+ * indexed by column) under: one per shard the row may be in, distinct,
+ * leaving out what makes no key.  A palloc'd List of C strings.
+ */
+List *
+layout_partition_keys(ShardTable *l, const char *const *texts)
+{
+	List	   *result = NIL;
+	ListCell   *lc;
+	char		err[SFDW_ERRLEN];
+
+	foreach(lc, route_read_shards(l, texts, l->shards))
+	{
+		char	   *key = route_partition_key(l, texts, lfirst_int(lc), false, err, sizeof(err));
+		ListCell   *lc2;
+		bool		dup = false;
+
+		if (key == NULL || key[0] == '\0')
+			continue;
+		foreach(lc2, result)
+			dup |= strcmp(lfirst(lc2), key) == 0;
+		if (!dup)
+			result = lappend(result, key);
+	}
+	return result;
+}
+
 /* A layout in a few words, for EXPLAIN and notices. */
 char *
 layout_describe(ShardTable *l)

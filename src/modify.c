@@ -4,10 +4,11 @@
  *		Writes through the ModifyTable node: INSERT and COPY (each row an
  *		item, keys built by route.c, every column its own attribute; a
  *		conditional PutItem that refuses to overwrite a key in insert mode,
- *		BatchWriteItem in upsert mode), UPDATE (an UpdateItem, or a
- *		TransactWriteItems that moves the item when a key column changes)
- *		and DELETE (a DeleteItem of the stored key).  The request bodies
- *		are built in request.c.
+ *		a TransactWriteItems that checks the earlier layouts' keys too
+ *		while the table has some, BatchWriteItem in upsert mode), UPDATE
+ *		(an UpdateItem, or a TransactWriteItems that moves the item when a
+ *		key column changes) and DELETE (a DeleteItem of the stored key).
+ *		The request bodies are built in request.c.
  *
  * Bad rows (a NULL or empty key part, a number DynamoDB cannot hold, an
  * item over 400 KB) are refused before any request for them is sent.
@@ -410,15 +411,65 @@ insert_error_context(void *arg)
 }
 
 /*
- * Send a PutItem for an item; the request's owner is the row's slot (or
- * NULL when nobody waits for the row).
+ * The TransactWriteItems body that puts item (JSON text, the row in slot)
+ * if no layout stores the row yet: its key in the newest layout free, and
+ * each key an earlier layout may give the row free too, as checks.  Errors
+ * when the checks are more than a transaction holds.
+ */
+static char *
+put_checked_body(ModifyState *ms, const char *item, TupleTableSlot *slot, size_t *len)
+{
+	ShardTable *t = ms->t;
+	const char **texts = row_key_texts(ms, slot);
+	char		err[SFDW_ERRLEN];
+	const DdbJson *parsed = ddbjson_parse(item, strlen(item), err, sizeof(err));
+	const char *pk = codec_av_text(ddbjson_get(parsed, t->pk.attribute));
+	const char *sk = t->sk.attribute ? codec_av_text(ddbjson_get(parsed, t->sk.attribute)) : NULL;
+	List	   *others = NIL;
+
+	for (int i = 1; i < t->nlayouts; i++)
+	{
+		ListCell   *lc;
+
+		foreach(lc, layout_partition_keys(t->layouts[i], texts))
+		{
+			ListCell   *lc2;
+			bool		dup = strcmp(lfirst(lc), pk) == 0;
+
+			foreach(lc2, others)
+				dup |= strcmp(lfirst(lc2), lfirst(lc)) == 0;
+			if (!dup)
+				others = lappend(others, lfirst(lc));
+		}
+	}
+	if (list_length(others) >= DDB_TRANSACT_MAX)
+		ereport(ERROR,
+				(errcode(ERRCODE_PROGRAM_LIMIT_EXCEEDED),
+				 errmsg("cannot insert a row into foreign table \"%s\" only where its key is free",
+						t->relname),
+				 errdetail("Its earlier layouts may store the row under %d keys, and a TransactWriteItems checks at most %d besides its put.",
+						   list_length(others), DDB_TRANSACT_MAX - 1),
+				 errhint("Move the items of the earlier layouts with shard_fdw_reshard() until option \"layout_history\" is dropped.")));
+	return request_put_checked(t, item, others, sk, len);
+}
+
+/*
+ * Send the write of an item (JSON text, the row in slot): a PutItem,
+ * conditional in insert mode and under ON CONFLICT DO NOTHING; with earlier
+ * layouts, a conditional put is a TransactWriteItems that also checks the
+ * keys they may store the row under (put_checked_body), so that a row not
+ * moved yet is not stored twice.  The request's owner is the row's slot
+ * (or NULL when nobody waits for the row).
  */
 static DdbRequest *
-send_put(ModifyState *ms, const char *item, void *owner)
+send_put(ModifyState *ms, const char *item, TupleTableSlot *slot, void *owner)
 {
 	size_t		len;
-	char	   *body = request_put(ms->t, item, puts_conditional(ms), &len);
-	DdbRequest *req = ddb_request_create(ms->group, "PutItem", body, len);
+	bool		checked = puts_conditional(ms) && ms->t->nlayouts > 1;
+	char	   *body = checked ? put_checked_body(ms, item, slot, &len) :
+		request_put(ms->t, item, puts_conditional(ms), &len);
+	DdbRequest *req = ddb_request_create(ms->group, checked ? "TransactWriteItems" : "PutItem",
+										 body, len);
 
 	req->idempotent = !puts_conditional(ms);
 	req->owner = owner;
@@ -447,18 +498,42 @@ typedef enum PutOutcome
 	PUT_REFUSED					/* a duplicate key or another error */
 } PutOutcome;
 
-/* The item a PutItem sent. */
+/*
+ * The item a PutItem, or the Put of a TransactWriteItems (action 0), sent;
+ * with failed, the action whose condition failed instead: its item, or
+ * the key a ConditionCheck found taken.
+ */
 static const DdbJson *
-put_item(DdbRequest *req)
+put_item(DdbRequest *req, bool failed)
 {
 	char		err[SFDW_ERRLEN];
+	const DdbJson *body = ddbjson_parse(req->body, req->body_len, err, sizeof(err));
+	const DdbJson *actions = ddbjson_get(body, "TransactItems");
+	const DdbJson *action;
+	int			i = failed && actions ? request_failed_action(req->error_message) : 0;
 
-	return ddbjson_get(ddbjson_parse(req->body, req->body_len, err, sizeof(err)),
-					   "Item");
+	if (actions == NULL)
+		return ddbjson_get(body, "Item");
+	action = &actions->elems[Max(i, 0)];
+	return i > 0 ? ddbjson_get(ddbjson_get(action, "ConditionCheck"), "Key") :
+		ddbjson_get(ddbjson_get(action, "Put"), "Item");
 }
 
 /*
- * Judge a finished PutItem, counting it when written.  A failed condition
+ * True when a put failed on its condition: a key it needs free is taken
+ * (a PutItem's, or any action's of a TransactWriteItems).
+ */
+static bool
+put_conflicted(DdbRequest *req)
+{
+	if (strcmp(req->error_type, "ConditionalCheckFailedException") == 0)
+		return true;
+	return strcmp(req->error_type, "TransactionCanceledException") == 0 &&
+		request_failed_action(req->error_message) >= 0;
+}
+
+/*
+ * Judge a finished put, counting it when written.  A failed condition
  * after an attempt that may have been applied is checked against the
  * stored item: our own earlier attempt wrote it.  A refused put is
  * reported by put_refused.
@@ -468,21 +543,21 @@ put_outcome(ModifyState *ms, DdbRequest *req)
 {
 	if (req->status != DDB_OK)
 	{
-		if (strcmp(req->error_type, "ConditionalCheckFailedException") != 0)
+		if (!put_conflicted(req))
 			return PUT_REFUSED;
-		if (!req->maybe_applied || !stored_item_is_ours(ms, put_item(req)))
+		if (!req->maybe_applied || !stored_item_is_ours(ms, put_item(req, false)))
 			return ms->do_nothing ? PUT_SKIPPED : PUT_REFUSED;
 	}
 	ms->written++;
 	return PUT_WRITTEN;
 }
 
-/* Report why a PutItem was refused. */
+/* Report why a put was refused. */
 pg_noreturn static void
 put_refused(ModifyState *ms, DdbRequest *req)
 {
-	if (strcmp(req->error_type, "ConditionalCheckFailedException") == 0)
-		duplicate_error(ms, put_item(req));
+	if (put_conflicted(req))
+		duplicate_error(ms, put_item(req, true));
 	ddb_report_error(req);
 }
 
@@ -810,7 +885,7 @@ put_dynamic(ModifyState *ms, DynamicRow *rows, int n)
 				refused_at = i;
 			continue;
 		}
-		req = send_put(ms, rows[i].item, &rows[i]);
+		req = send_put(ms, rows[i].item, rows[i].slot, &rows[i]);
 		req->max_throttle_retries = Min(req->max_throttle_retries, 2);
 	}
 	while ((req = ddb_wait_any(ms->group)) != NULL)
@@ -1112,7 +1187,7 @@ shard_exec_insert(EState *estate, ResultRelInfo *rinfo, TupleTableSlot *slot,
 
 		if (ms->pipelined)
 			wait_for_twin(ms, item_identity(pk, sk));
-		req = send_put(ms, item, NULL);
+		req = send_put(ms, item, slot, NULL);
 	}
 	if (ms->pipelined)
 	{
@@ -1210,7 +1285,7 @@ shard_exec_batch_insert(EState *estate, ResultRelInfo *rinfo,
 		{
 			repeated[i] = repeats(identities, 0, i);
 			if (!repeated[i])
-				send_put(ms, items[i], &skipped[i]);
+				send_put(ms, items[i], slots[i], &skipped[i]);
 		}
 		judge_all(ms);
 		for (int i = 0; i < n; i++)
@@ -1509,10 +1584,16 @@ shard_explain_modify(ModifyTableState *mtstate, ResultRelInfo *rinfo,
 	};
 
 	if (mtstate->operation == CMD_INSERT)
+	{
+		bool		conditional = t->insert_mode == INSERT_MODE_INSERT ||
+			boolVal(list_nth(fdw_private, MODIFY_PRIVATE_DO_NOTHING));
+
 		ExplainPropertyText("DynamoDB Operation",
-							t->insert_mode == INSERT_MODE_INSERT ||
-							boolVal(list_nth(fdw_private, MODIFY_PRIVATE_DO_NOTHING)) ?
-							"PutItem (attribute_not_exists)" : "BatchWriteItem", es);
+							!conditional ? "BatchWriteItem" :
+							t->nlayouts == 1 ? "PutItem (attribute_not_exists)" :
+							"TransactWriteItems (Put, ConditionCheck of earlier layouts' keys)",
+							es);
+	}
 	else
 		ExplainPropertyText("DynamoDB Operation", ops[mtstate->operation], es);
 	ExplainPropertyText("DynamoDB Table", t->table, es);

@@ -1202,12 +1202,65 @@ write_unchanged_condition(JsonWriter *w, ShardTable *t, const DdbJson *item)
 }
 
 /*
+ * Begin a TransactWriteItems body: a fresh ClientRequestToken, which makes
+ * its retries idempotent (when an attempt was applied and its answer lost,
+ * DynamoDB answers the retry with that success instead of failing its
+ * conditions), then the list of actions.
+ */
+static void
+begin_transaction(JsonWriter *w, Buf *out)
+{
+	buf_init(out);
+	jw_init(w, out);
+	jw_begin_object(w);
+	write_client_token(w);
+	jw_key(w, "TransactItems");
+	jw_begin_array(w);
+}
+
+/* Begin an action ("Put", "Delete", "ConditionCheck") on t's table. */
+static void
+begin_action(JsonWriter *w, ShardTable *t, const char *action)
+{
+	jw_begin_object(w);
+	jw_key(w, action);
+	jw_begin_object(w);
+	jw_key(w, "TableName");
+	jw_cstring(w, t->table);
+}
+
+/* End an action begun with begin_action. */
+static void
+end_action(JsonWriter *w)
+{
+	jw_end_object(w);
+	jw_end_object(w);
+}
+
+/* Write a Put action of item (JSON text) on condition that its key is free. */
+static void
+write_put_if_free(JsonWriter *w, ShardTable *t, const char *item)
+{
+	begin_action(w, t, "Put");
+	jw_key(w, "Item");
+	jw_raw(w, item);
+	write_condition(w, "attribute_not_exists(#k)", t->pk.attribute, NIL);
+	end_action(w);
+}
+
+/* End a body begun with begin_transaction; returns it, its length in *len. */
+static char *
+end_transaction(JsonWriter *w, size_t *len)
+{
+	jw_end_array(w);
+	return jw_end_request(w, len);
+}
+
+/*
  * The TransactWriteItems body that moves an item to a new key: delete the
  * old one (key old_pk, old_sk) if it still exists, or with unchanged (an
  * item as read) that item if it is unchanged; put the new one (item, JSON
- * text) if its key is free.  A fresh ClientRequestToken makes its retries
- * idempotent: when an attempt was applied and its answer lost, DynamoDB
- * answers the retry with that success instead of failing both conditions.
+ * text) if its key is free.
  */
 char *
 request_move(ShardTable *t, const char *old_pk, const char *old_sk,
@@ -1216,42 +1269,72 @@ request_move(ShardTable *t, const char *old_pk, const char *old_sk,
 	Buf			out;
 	JsonWriter	w;
 
-	buf_init(&out);
-	jw_init(&w, &out);
-	jw_begin_object(&w);
-	write_client_token(&w);
-	jw_key(&w, "TransactItems");
-	jw_begin_array(&w);
-	for (int i = 0; i < 2; i++)
+	begin_transaction(&w, &out);
+	begin_action(&w, t, "Delete");
+	jw_key(&w, "Key");
+	if (unchanged)
 	{
-		jw_begin_object(&w);
-		jw_key(&w, i == 0 ? "Delete" : "Put");
-		jw_begin_object(&w);
-		jw_key(&w, "TableName");
-		jw_cstring(&w, t->table);
-		if (i == 1)
-		{
-			jw_key(&w, "Item");
-			jw_raw(&w, item);
-			write_condition(&w, "attribute_not_exists(#k)", t->pk.attribute, NIL);
-		}
-		else if (unchanged)
-		{
-			jw_key(&w, "Key");
-			write_key_of_item(&w, t, unchanged);
-			write_unchanged_condition(&w, t, unchanged);
-		}
-		else
-		{
-			jw_key(&w, "Key");
-			write_key_texts(&w, t, old_pk, old_sk);
-			write_condition(&w, "attribute_exists(#k)", t->pk.attribute, NIL);
-		}
-		jw_end_object(&w);
-		jw_end_object(&w);
+		write_key_of_item(&w, t, unchanged);
+		write_unchanged_condition(&w, t, unchanged);
 	}
-	jw_end_array(&w);
-	return jw_end_request(&w, len);
+	else
+	{
+		write_key_texts(&w, t, old_pk, old_sk);
+		write_condition(&w, "attribute_exists(#k)", t->pk.attribute, NIL);
+	}
+	end_action(&w);
+	write_put_if_free(&w, t, item);
+	return end_transaction(&w, len);
+}
+
+/*
+ * The TransactWriteItems body that puts item (JSON text) if its key is
+ * free and no item has any of the other keys: the partition key values
+ * others (a List of C strings, none item's own) with the sort key sk.
+ * The Put is action 0, the checks follow in the order of others.
+ */
+char *
+request_put_checked(ShardTable *t, const char *item, List *others, const char *sk,
+					size_t *len)
+{
+	Buf			out;
+	JsonWriter	w;
+	ListCell   *lc;
+
+	Assert(list_length(others) < DDB_TRANSACT_MAX);
+	begin_transaction(&w, &out);
+	write_put_if_free(&w, t, item);
+	foreach(lc, others)
+	{
+		begin_action(&w, t, "ConditionCheck");
+		jw_key(&w, "Key");
+		write_key_texts(&w, t, lfirst(lc), sk);
+		write_condition(&w, "attribute_not_exists(#k)", t->pk.attribute, NIL);
+		end_action(&w);
+	}
+	return end_transaction(&w, len);
+}
+
+/*
+ * The index of the first action of a canceled TransactWriteItems whose
+ * condition failed, from DynamoDB's message, which lists a reason per
+ * action ("... [None, ConditionalCheckFailed]"); -1 when none did.
+ */
+int
+request_failed_action(const char *message)
+{
+	const char *p = message ? strrchr(message, '[') : NULL;
+
+	for (int i = 0; p != NULL && *p != ']' && *p != '\0'; i++)
+	{
+		p++;
+		while (*p == ' ')
+			p++;
+		if (strncmp(p, "ConditionalCheckFailed", strlen("ConditionalCheckFailed")) == 0)
+			return i;
+		p += strcspn(p, ",]");
+	}
+	return -1;
 }
 
 /* The DeleteItem body for a key (texts), asking for the old item. */

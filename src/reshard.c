@@ -86,15 +86,10 @@ static bool
 layout_holds(ShardTable *l, const char *const *texts, const char *pk)
 {
 	ListCell   *lc;
-	char		err[SFDW_ERRLEN];
 
-	foreach(lc, route_read_shards(l, texts, l->shards))
-	{
-		char	   *key = route_partition_key(l, texts, lfirst_int(lc), false, err, sizeof(err));
-
-		if (key != NULL && strcmp(key, pk) == 0)
+	foreach(lc, layout_partition_keys(l, texts))
+		if (strcmp(lfirst(lc), pk) == 0)
 			return true;
-	}
 	return false;
 }
 

@@ -454,6 +454,7 @@ extern int	layout_of_item(ShardTable *t, const DdbJson *item, long *shard);
 extern char *layout_describe(ShardTable *layout);
 extern char *layout_history_without(ShardTable *t, const bool *keep);
 extern char *layout_item_identity(ShardTable *t, const DdbJson *item);
+extern List *layout_partition_keys(ShardTable *l, const char *const *texts);
 
 /* ---------------------------------------------------------------------
  * in describe.c
@@ -499,6 +500,9 @@ extern char *codec_av_text(const DdbJson *av);
 /* BatchWriteItem takes at most this many items. */
 #define DDB_BATCH_WRITE_MAX 25
 
+/* TransactWriteItems takes at most this many actions. */
+#define DDB_TRANSACT_MAX 100
+
 extern void request_write_key_value(JsonWriter *w, const ShardKey *key, const char *text);
 extern int	request_infinite_value(Oid typid, Datum value);
 extern char *request_put(ShardTable *t, const char *item, bool conditional, size_t *len);
@@ -509,6 +513,9 @@ extern char *request_update(ShardTable *t, TupleTableSlot *slot, const char *pk,
 extern bool request_is_key_attribute(ShardTable *t, const char *attribute);
 extern char *request_move(ShardTable *t, const char *old_pk, const char *old_sk,
 						  const DdbJson *unchanged, const char *item, size_t *len);
+extern char *request_put_checked(ShardTable *t, const char *item, List *others,
+								 const char *sk, size_t *len);
+extern int	request_failed_action(const char *message);
 extern char *request_delete(ShardTable *t, const char *pk, const char *sk, size_t *len);
 extern char *request_delete_item(ShardTable *t, const DdbJson *item, bool unchanged,
 								 size_t *len);

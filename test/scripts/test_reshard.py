@@ -4,8 +4,11 @@
 A leaderboard (seed 002's templates, calculated fnv1a_32 shards) is loaded
 with the same rows as a local table, then grown from 10 to 20 shards and
 shrunk to 5.  At every step, reads must give what the local table gives:
-counts, the top 100, point lookups, and random WHERE clauses.  Then
-shard_fdw_reshard moves the items while writer sessions insert rows into
+counts, the top 100, point lookups, and random WHERE clauses.  Random
+INSERTs (a row alone, or several under ON CONFLICT DO NOTHING) of rows
+stored under earlier layouts' keys, and of new ones, must end as on a
+local table with a primary key: refused (23505) or skipped, never stored
+twice.  Then shard_fdw_reshard moves the items while writer sessions insert rows into
 another game, a reader session compares reads of the game being moved
 with the local table, and the proxy injects 5xx answers (some after the
 write was applied) and throttles.  After the runs: nothing lost, nothing
@@ -18,6 +21,7 @@ The random generator's seed is printed first; SHARD_FDW_TEST_SEED sets it.
 Ends with "N passed, N failed".
 """
 
+import itertools
 import os
 import random
 import threading
@@ -140,6 +144,67 @@ def test_grow_and_shrink_stay_exact():
                         (SELECT ftoptions FROM pg_foreign_table WHERE ftrelid = 'lb'::regclass))
                        WHERE option_name = 'layout_history'""")
     assert '"shards":"20"' in history[0][0] and '"shards":"10"' in history[0][0], history
+
+
+def insert_statement(existing, fresh):
+    """A random INSERT of rows some of which the table has (the rows in
+    existing, mostly of earlier layouts), with {table} for the table: a
+    row alone, or several under ON CONFLICT DO NOTHING (a batch)."""
+    def row():
+        if rng.random() < 0.7:
+            return rng.choice(existing)
+        player = f"n{next(fresh):05d}"
+        return (rng.choice(("g0", "g1")), player, rng.randrange(100000))
+    if rng.random() < 0.4:
+        game, player, score = row()
+        return f"INSERT INTO {{table}} VALUES ('{game}', '{player}', {score})"
+    values = ", ".join(f"('{g}', '{p}', {s})" for g, p, s in
+                       dict.fromkeys(row() for _ in range(rng.randrange(2, 12))))
+    if rng.random() < 0.5:
+        return f"INSERT INTO {{table}} VALUES {values} ON CONFLICT DO NOTHING"
+    return (f"INSERT INTO {{table}} SELECT * FROM (VALUES {values}) v "
+            f"ON CONFLICT DO NOTHING")
+
+
+@runner.test
+def test_conditional_inserts_of_rows_in_earlier_layouts():
+    # rows stored under a key the newest layout (5 shards) does not give
+    newest = {}
+    for item in stored_items():
+        game, player = item["game_id"]["S"], item["player_id"]["S"]
+        row = (game, player, int(item["score"]["N"]))
+        newest[row] = item["pk"]["S"] == f"{game}#{bed.fnv1a_32(player.encode()) % 5}"
+    earlier = [row for row, at_newest in newest.items() if not at_newest]
+    existing = earlier + rng.sample(sorted(newest), 20)
+    assert len(earlier) > 100, len(earlier)
+    run("""CREATE TABLE local_keyed (game_id text, player_id text, score bigint,
+                                     PRIMARY KEY (game_id, player_id, score));
+           INSERT INTO local_keyed SELECT * FROM local_lb;""")
+    foreign = bed.Session(DATABASE)
+    local = bed.Session(DATABASE)
+    fresh = itertools.count()
+    outcomes = {}
+    try:
+        for session in (foreign, local):
+            session.run("\\set VERBOSITY sqlstate\nSELECT 1")
+        for _ in range(60):
+            statement = insert_statement(existing, fresh)
+            got = foreign.run(statement.format(table="lb"))
+            want = local.run(statement.format(table="local_keyed"))
+            assert got == want, f"{statement}\n got {got}\nwant {want}"
+            outcome = "refused" if want else "done"
+            outcomes[outcome] = outcomes.get(outcome, 0) + 1
+    finally:
+        foreign.close()
+        local.close()
+    print(f"   {len(earlier)} rows in earlier layouts; statements: {outcomes}")
+    assert outcomes.get("refused", 0) > 5, outcomes
+    run("""TRUNCATE local_lb; INSERT INTO local_lb SELECT * FROM local_keyed;
+           DROP TABLE local_keyed;""")
+    compare_all()
+    # no row stored twice
+    local_count = int(rows("SELECT count(*) FROM local_lb")[0][0])
+    assert len(stored_items()) == local_count, (len(stored_items()), local_count)
 
 
 def writer(number, inserted, errors):
