@@ -972,6 +972,32 @@ request_item_key_json(ShardTable *t, const char *pk, const char *sk)
 	return out.data;
 }
 
+/*
+ * The ExclusiveStartKey that resumes a Query of partition key value pk
+ * after sort key value sk (an AttributeValue, which no item need have).
+ */
+DdbJson *
+request_resume_key(ShardTable *t, const char *pk, const DdbJson *sk)
+{
+	Buf			out;
+	JsonWriter	w;
+	char		err[SFDW_ERRLEN];
+	DdbJson    *key;
+
+	buf_init(&out);
+	jw_init(&w, &out);
+	jw_begin_object(&w);
+	jw_key(&w, t->pk.attribute);
+	request_write_key_value(&w, &t->pk, pk);
+	jw_key(&w, t->sk.attribute);
+	jw_tree(&w, sk);
+	jw_end_object(&w);
+	key = ddbjson_parse(out.data, out.len, err, sizeof(err));
+	if (key == NULL)
+		elog(ERROR, "shard_fdw: could not parse a key written: %s", err);
+	return key;
+}
+
 /* ---------------------------------------------------------------------
  * Writes
  * ---------------------------------------------------------------------

@@ -48,12 +48,18 @@ stream_action(ShardScanState *ss, Stream *s)
 	return ss->op == SCAN_OP_QUERY ? "Query" : "Scan";
 }
 
-/* Send the request for the next page of stream s. */
+/*
+ * Send the request for the next page of stream s; a bounded stream's page
+ * is bounded by the frontier of now (see merge.c).
+ */
 void
 scan_stream_fetch(ShardScanState *ss, Stream *s, const DdbJson *start_key)
 {
 	size_t		len;
 	char	   *body = request_read_body(ss, s, start_key, &len);
+
+	if (s->bounded)
+		s->next_bound = merge_frontier(ss, s);
 
 	s->next = ddb_request_create(ss->group, stream_action(ss, s), body, len);
 	s->next->owner = s;
@@ -137,7 +143,8 @@ stream_check_progress(ShardScanState *ss, Stream *s, DdbRequest *req,
 
 /*
  * Make an arrived page the one being read, and fetch the page after it
- * if there is one (right away, or when it is needed if a Limit was sent).
+ * if there is one (right away, or when it is needed if a Limit was sent
+ * or the stream is bounded).
  */
 static void
 stream_take_page(ShardScanState *ss, Stream *s, DdbRequest *req)
@@ -147,6 +154,7 @@ stream_take_page(ShardScanState *ss, Stream *s, DdbRequest *req)
 
 	s->page = req;
 	s->pos = 0;
+	s->bound = s->next_bound;
 	ss->pages++;
 	stats->scanned += (int64) ddbjson_get_number(req->response, "ScannedCount");
 	if (ss->select_count)
@@ -180,7 +188,7 @@ stream_take_page(ShardScanState *ss, Stream *s, DdbRequest *req)
 						 errhint("Raise the server's max_retries or request_timeout_ms, or the table's capacity.")));
 		}
 	}
-	else if (lek && lek->kind == DJ_OBJECT && lek->n > 0 && ss->limit == 0)
+	else if (lek && lek->kind == DJ_OBJECT && lek->n > 0 && ss->limit == 0 && !s->bounded)
 		scan_stream_fetch(ss, s, lek);
 }
 
@@ -200,6 +208,7 @@ scan_receive_page(ShardScanState *ss)
 	}
 	s = req->owner;
 	s->next = NULL;
+	merge_note_page(ss, s, req);
 	if (s->page == NULL)
 		stream_take_page(ss, s, req);
 	else
@@ -236,8 +245,25 @@ page_items(ShardScanState *ss, DdbRequest *page, int *count)
 }
 
 /*
+ * True when bounded stream s must not return what lies at the sort key of
+ * key (an item, or a LastEvaluatedKey; NULL: past its partition's end)
+ * from its page: beyond the page's bound.
+ */
+static bool
+past_bound(ShardScanState *ss, Stream *s, const DdbJson *key)
+{
+	const DdbJson *sk;
+
+	if (!s->bounded || s->bound == NULL)
+		return false;
+	sk = ddbjson_get(key, ss->t->sk.attribute);
+	return sk == NULL || merge_beyond(ss, sk, s->bound);
+}
+
+/*
  * The next item of stream s, or NULL when it has none at hand; *waiting
- * says whether more may come.
+ * says whether more may come.  A bounded stream that reaches its page's
+ * bound pauses instead (see merge.c).
  */
 const DdbJson *
 scan_stream_next_item(ShardScanState *ss, Stream *s, bool *waiting)
@@ -249,16 +275,27 @@ scan_stream_next_item(ShardScanState *ss, Stream *s, bool *waiting)
 			int			count;
 			const DdbJson *items = page_items(ss, s->page, &count);
 			const DdbJson *lek = ddbjson_get(s->page->response, "LastEvaluatedKey");
+			bool		more = lek && lek->kind == DJ_OBJECT && lek->n > 0;
 
 			if (s->pos < count)
 			{
 				/* a merge orders items by a sort key it must trust */
 				if (ss->order != 0)
 					check_item_key(ss->t, &items[s->pos], &ss->t->sk);
-				return &items[s->pos++];
+				if (!past_bound(ss, s, &items[s->pos]))
+					return &items[s->pos++];
 			}
-			if (s->next == NULL && s->ready == NULL && ss->limit > 0 &&
-				ss->op != SCAN_OP_GET && lek && lek->kind == DJ_OBJECT && lek->n > 0)
+			if (s->pos < count ||
+				past_bound(ss, s, more ? lek : NULL))
+			{
+				ddb_request_free(s->page);
+				s->page = NULL;
+				s->paused = true;
+				*waiting = false;
+				return NULL;
+			}
+			if (s->next == NULL && s->ready == NULL && (ss->limit > 0 || s->bounded) &&
+				ss->op != SCAN_OP_GET && more)
 				scan_stream_fetch(ss, s, lek);
 			ddb_request_free(s->page);
 			s->page = NULL;
@@ -782,6 +819,7 @@ scan_start(ShardScanState *ss, ExprContext *econtext)
 	/* range shards read in order are runs of one */
 	for (i = 0; i < ss->nstreams && ss->in_order; i++)
 		ss->streams[i].run = i;
+	merge_bound_streams(ss);
 	ss->merge_width = 0;
 	for (int first = 0; first < ss->nstreams; first = i)
 	{

@@ -50,6 +50,19 @@ typedef struct Stream
 								 * one run number, and runs are read one
 								 * after another */
 	bool		done;			/* unordered: read to its end */
+
+	/* ordered, while earlier layouts are read: see merge.c */
+	bool		bounded;		/* a newest layout's stream, read up to the
+								 * frontier of its run */
+	const DdbJson *bound;		/* bounded: the frontier when the page being
+								 * read was asked for; NULL: none */
+	const DdbJson *next_bound;	/* ... when the page in flight was */
+	bool		paused;			/* bounded: read up to bound, its next item
+								 * lies beyond */
+	const DdbJson *reached;		/* an earlier layout's stream: the sort key
+								 * its pages received reach (the last
+								 * LastEvaluatedKey's), NULL before one */
+	bool		reached_end;	/* ... its last page received was its last */
 } Stream;
 
 /* The identities of rows returned (layout_item_identity) with one hash. */
@@ -146,6 +159,7 @@ extern int	request_page_limit(int limit, int nshards);
 extern char *request_read_body(ShardScanState *ss, Stream *s,
 							   const DdbJson *start_key, size_t *len);
 extern char *request_item_key_json(ShardTable *t, const char *pk, const char *sk);
+extern DdbJson *request_resume_key(ShardTable *t, const char *pk, const DdbJson *sk);
 
 /* in scan.c: a stream's pages; the error of too many partitions */
 extern void scan_stream_fetch(ShardScanState *ss, Stream *s, const DdbJson *start_key);
@@ -160,5 +174,9 @@ pg_noreturn extern void scan_too_many_partitions(ShardScanState *ss);
 extern const DdbJson *merge_next_unordered(ShardScanState *ss);
 extern const DdbJson *merge_next_ordered(ShardScanState *ss);
 extern void merge_advance(ShardScanState *ss);
+extern void merge_bound_streams(ShardScanState *ss);
+extern void merge_note_page(ShardScanState *ss, Stream *s, DdbRequest *page);
+extern const DdbJson *merge_frontier(ShardScanState *ss, Stream *s);
+extern bool merge_beyond(ShardScanState *ss, const DdbJson *a, const DdbJson *b);
 
 #endif							/* SHARD_FDW_SCANSTATE_H */

@@ -10,12 +10,18 @@ stored under earlier layouts' keys, and of new ones, must end as on a
 local table with a primary key: refused (23505) or skipped, never stored
 twice.  Then shard_fdw_reshard moves the items while writer sessions insert rows into
 another game, a reader session compares reads of the game being moved
-with the local table, and the proxy injects 5xx answers (some after the
+(unordered, and ordered with and without a LIMIT) with the local table,
+and the proxy injects 5xx answers (some after the
 write was applied) and throttles.  After the runs: nothing lost, nothing
 doubled, no earlier layout left, and every item, read with boto3, sits
 under the key the newest layout gives, computed here as seed 002 does
 (fnv1a_32 of player_id mod the shard count).  Last, a move to 7 shards
 under max_write_units_per_second takes at least the time its units need.
+Then ordered reads (both directions, with and without a LIMIT) of a table
+of big items, whose shards take several pages, are held by a cursor
+after their first rows while boto3 moves items their earlier layout's
+pages have not reached yet: each must still return every row once, in
+order; and a LIMIT read asks for pages of its page Limit, not whole shards.
 
 The random generator's seed is printed first; SHARD_FDW_TEST_SEED sets it.
 Ends with "N passed, N failed".
@@ -228,6 +234,8 @@ def reader(stop, errors):
     to stop: every row exactly once while its items move."""
     want_count = rows("SELECT count(*) FROM local_lb WHERE game_id = 'g0'")[0][0]
     want_rows = sorted(rows("SELECT player_id, score FROM local_lb WHERE game_id = 'g0'"))
+    want_ordered = rows("""SELECT player_id, score FROM local_lb WHERE game_id = 'g0'
+                            ORDER BY score DESC, player_id DESC""")
     session = bed.Session(DATABASE, field_separator="|")
     try:
         while not stop.is_set():
@@ -238,7 +246,15 @@ def reader(stop, errors):
                          session.run("SELECT player_id, score FROM lb WHERE game_id = 'g0'"))
             if got != want_rows:
                 errors.append(("rows", len(got), len(want_rows)))
-            state["reads"] = state.get("reads", 0) + 2
+            # ordered, merged across the layouts, with and without a LIMIT
+            for limit in ("", "LIMIT 50"):
+                got = [line.split("|") for line in session.run(
+                    f"""SELECT player_id, score FROM lb WHERE game_id = 'g0'
+                         ORDER BY score DESC, player_id DESC {limit}""")]
+                want = want_ordered[:50] if limit else want_ordered
+                if got != want:
+                    errors.append(("ordered " + (limit or "read"), len(got), len(want)))
+            state["reads"] = state.get("reads", 0) + 4
     finally:
         session.close()
 
@@ -325,6 +341,94 @@ def test_move_keeps_to_the_write_budget():
           f"(at least {floor:.1f} s of units)")
     assert seconds >= 0.8 * floor, (seconds, floor)
     compare_all()
+
+
+MV_ROWS = 400
+MV_PAD = 25000
+
+
+def mv_key(player, shards):
+    """The partition key table mv gives a player under a shard count."""
+    return f"g#{bed.fnv1a_32(player.encode()) % shards}"
+
+
+def move_with_boto3(rows_to_move):
+    """Move the items of rows (player, score) from mv's 4-shard layout to
+    its 8-shard one as shard_fdw_reshard does: one TransactWriteItems that
+    deletes the old item and puts it under its new key."""
+    table = state["mv_table"]
+    for player, score in rows_to_move:
+        sk = {"S": f"{score:020d}#{player}"}
+        old = {"pk": {"S": mv_key(player, 4)}, "sk": sk}
+        item = client.get_item(TableName=table, Key=old, ConsistentRead=True)["Item"]
+        item["pk"] = {"S": mv_key(player, 8)}
+        client.transact_write_items(TransactItems=[
+            {"Delete": {"TableName": table, "Key": old,
+                        "ConditionExpression": "attribute_exists(pk)"}},
+            {"Put": {"TableName": table, "Item": item,
+                     "ConditionExpression": "attribute_not_exists(pk)"}}])
+
+
+@runner.test
+def test_ordered_reads_see_rows_moved_while_they_run():
+    # big items, so that a shard takes several 1 MB pages
+    table = bed.new_table(client, tables, "reshard_mv", "pk", "sk")
+    state["mv_table"] = table
+    run(f"""CREATE FOREIGN TABLE mv (game_id text NOT NULL, player_id text NOT NULL,
+                                     score bigint NOT NULL, pad text)
+              SERVER ddb OPTIONS (table '{table}',
+                partition_key 'pk', partition_key_format '{{game_id}}#{{shard}}',
+                sort_key 'sk', sort_key_format '{{score:020}}#{{player_id}}',
+                shards '4', shard_strategy 'calculated', shard_by 'player_id',
+                shard_hash 'fnv1a_32');
+            INSERT INTO mv SELECT 'g', 'm' || lpad(i::text, 4, '0'), (i * 7919) % 100000,
+                                  repeat('x', {MV_PAD})
+              FROM generate_series(0, {MV_ROWS - 1}) i;
+            ALTER FOREIGN TABLE mv OPTIONS (SET shards '8');""")
+    local = {f"m{i:04d}": (i * 7919) % 100000 for i in range(MV_ROWS)}
+    # the rows still in the 4-shard layout (those whose shard number stays
+    # the same are where the 8-shard layout puts them)
+    waiting = sorted((score, player) for player, score in local.items()
+                     if mv_key(player, 4) != mv_key(player, 8))
+    session = bed.Session(DATABASE, field_separator="|")
+    rounds, failures = [], []
+    try:
+        # a LIMIT read stays bounded: pages of its page Limit, not whole shards
+        plan = session.run("""EXPLAIN (ANALYZE, COSTS OFF, TIMING OFF, SUMMARY OFF)
+                                SELECT player_id, score FROM mv WHERE game_id = 'g'
+                                 ORDER BY score, player_id LIMIT 20""")
+        scanned = next(int(line.split(":")[1]) for line in plan if "Items Scanned" in line)
+        requests = next(int(line.split(":")[1]) for line in plan if "DynamoDB Requests" in line)
+        print(f"   LIMIT 20 over 4 + 8 shards: {requests} requests, {scanned} items scanned")
+        assert scanned < MV_ROWS / 2, plan
+        for order, limit in (("", ""), ("DESC", ""), ("", "LIMIT 150"),
+                             ("DESC", "LIMIT 150"), ("", "LIMIT 300"), ("DESC", "")):
+            want = sorted(((s, p) for p, s in local.items()), reverse=order == "DESC")
+            if limit:
+                want = want[:int(limit.split()[1])]
+            sql = (f"SELECT player_id, score FROM mv WHERE game_id = 'g' "
+                   f"ORDER BY score {order}, player_id {order} {limit}")
+            plan = "\n".join(session.run(f"EXPLAIN (COSTS OFF) {sql}"))
+            assert "Sort" not in plan and "Merge: sk" in plan, plan
+            # the first rows read every shard's first page; then rows the
+            # earlier layout's pages have not reached move, past the first
+            # ones in the read's order
+            got = session.run(f"BEGIN; DECLARE c CURSOR FOR {sql}; FETCH 5 FROM c")
+            ahead = [r for r in waiting if (r > want[4] if order == "" else r < want[4])]
+            ahead = ahead[len(ahead) // 3:] if order == "" else ahead[:2 * len(ahead) // 3]
+            chosen = rng.sample(ahead, min(25, len(ahead)))
+            move_with_boto3([(p, s) for s, p in chosen])
+            waiting = [r for r in waiting if r not in chosen]
+            got += session.run("FETCH ALL FROM c; COMMIT")
+            got = [(int(line.split("|")[1]), line.split("|")[0]) for line in got]
+            rounds.append((order or "ASC", limit or "no LIMIT", len(chosen)))
+            if got != want:
+                failures.append(f"{sql}: {len(got)} rows, want {len(want)}; missing "
+                                f"{sorted(set(want) - set(got))[:3]}, moved {len(chosen)}")
+    finally:
+        session.close()
+    print(f"   reads (order, limit, rows moved during the read): {rounds}")
+    assert not failures, "\n".join(failures)
 
 
 if __name__ == "__main__":
