@@ -78,7 +78,8 @@ SELECT pk FROM stored_keys() WHERE sk LIKE '%#p00002';
 SELECT partition_key FROM shard_fdw_key('lb', '{"game_id": "g", "player_id": "p00002"}');
 EXPLAIN (COSTS OFF) INSERT INTO lb VALUES ('g', 'p00002', 838);
 INSERT INTO lb VALUES ('g', 'p00002', 838);
-INSERT INTO lb SELECT * FROM local_lb WHERE player_id IN ('p00002', 'p00003');
+INSERT INTO lb SELECT * FROM local_lb WHERE player_id = 'p00002'
+  UNION ALL SELECT 'g', 'p00304', 102;
 COPY lb FROM stdin;
 g	p00302	100
 g	p00002	838
@@ -86,7 +87,7 @@ g	p00002	838
 INSERT INTO lb SELECT * FROM local_lb WHERE player_id BETWEEN 'p00002' AND 'p00009'
   ON CONFLICT DO NOTHING;
 INSERT INTO lb VALUES ('g', 'p00002', 838), ('g', 'p00303', 101) ON CONFLICT DO NOTHING;
-INSERT INTO local_lb VALUES ('g', 'p00302', 100), ('g', 'p00303', 101);
+INSERT INTO local_lb VALUES ('g', 'p00302', 100), ('g', 'p00303', 101), ('g', 'p00304', 102);
 SELECT count(*) FROM stored_keys() WHERE sk LIKE '%#p0000_';
 SELECT * FROM same_as_local();
 -- a DELETE finds a row of an earlier layout

@@ -122,6 +122,14 @@ typedef enum DdbNumber
 
 extern DdbNumber ddb_number_check(const char *text, size_t len);
 
+/*
+ * The index of the first action of a canceled TransactWriteItems whose
+ * condition failed, read from DynamoDB's message, which lists a reason per
+ * action ("... [None, ConditionalCheckFailed]"); -1 when none did, or the
+ * message (NULL allowed) lists none.
+ */
+extern int	ddb_failed_action(const char *message);
+
 /* Are len bytes of s well-formed UTF-8 (NUL bytes allowed)? */
 extern bool ddb_utf8_valid(const char *s, size_t len);
 

@@ -3,9 +3,10 @@
  * ddbshape.c
  *		DynamoDB's shapes: whether a parsed response body is what the
  *		DynamoDB API reference says its members are (AttributeValues, items,
- *		Count, keys, Responses, Unprocessed*, ConsumedCapacity), and whether
- *		a number's text is one DynamoDB holds.  A fault is reported with the
- *		attribute path and the item it was found in (DdbCheck).
+ *		Count, keys, Responses, Unprocessed*, ConsumedCapacity), whether
+ *		a number's text is one DynamoDB holds, and which action of a
+ *		canceled transaction failed its condition.  A fault is reported
+ *		with the attribute path and the item it was found in (DdbCheck).
  *
  *-------------------------------------------------------------------------
  */
@@ -683,4 +684,24 @@ ddbjson_check_response(const DdbJson *body, DdbCheck *chk)
 		check_unprocessed_keys(body, chk) &&
 		check_unprocessed_items(body, chk) &&
 		check_capacity(body, chk);
+}
+
+/* See ddbjson.h. */
+int
+ddb_failed_action(const char *message)
+{
+	static const char failed[] = "ConditionalCheckFailed";
+	const char *p = message ? strrchr(message, '[') : NULL;
+
+	for (int i = 0; p != NULL && *p != ']' && *p != '\0'; i++)
+	{
+		p++;
+		while (*p == ' ')
+			p++;
+		if (strncmp(p, failed, sizeof(failed) - 1) == 0 &&
+			(p[sizeof(failed) - 1] == ',' || p[sizeof(failed) - 1] == ']'))
+			return i;
+		p += strcspn(p, ",]");
+	}
+	return -1;
 }

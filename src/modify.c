@@ -510,7 +510,7 @@ put_item(DdbRequest *req, bool failed)
 	const DdbJson *body = ddbjson_parse(req->body, req->body_len, err, sizeof(err));
 	const DdbJson *actions = ddbjson_get(body, "TransactItems");
 	const DdbJson *action;
-	int			i = failed && actions ? request_failed_action(req->error_message) : 0;
+	int			i = failed && actions ? ddb_failed_action(req->error_message) : 0;
 
 	if (actions == NULL)
 		return ddbjson_get(body, "Item");
@@ -529,7 +529,7 @@ put_conflicted(DdbRequest *req)
 	if (strcmp(req->error_type, "ConditionalCheckFailedException") == 0)
 		return true;
 	return strcmp(req->error_type, "TransactionCanceledException") == 0 &&
-		request_failed_action(req->error_message) >= 0;
+		ddb_failed_action(req->error_message) >= 0;
 }
 
 /*

@@ -1341,28 +1341,6 @@ request_put_checked(ShardTable *t, const char *item, List *others, const char *s
 	return end_transaction(&w, len);
 }
 
-/*
- * The index of the first action of a canceled TransactWriteItems whose
- * condition failed, from DynamoDB's message, which lists a reason per
- * action ("... [None, ConditionalCheckFailed]"); -1 when none did.
- */
-int
-request_failed_action(const char *message)
-{
-	const char *p = message ? strrchr(message, '[') : NULL;
-
-	for (int i = 0; p != NULL && *p != ']' && *p != '\0'; i++)
-	{
-		p++;
-		while (*p == ' ')
-			p++;
-		if (strncmp(p, "ConditionalCheckFailed", strlen("ConditionalCheckFailed")) == 0)
-			return i;
-		p += strcspn(p, ",]");
-	}
-	return -1;
-}
-
 /* The DeleteItem body for a key (texts), asking for the old item. */
 char *
 request_delete(ShardTable *t, const char *pk, const char *sk, size_t *len)

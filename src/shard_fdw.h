@@ -515,7 +515,6 @@ extern char *request_move(ShardTable *t, const char *old_pk, const char *old_sk,
 						  const DdbJson *unchanged, const char *item, size_t *len);
 extern char *request_put_checked(ShardTable *t, const char *item, List *others,
 								 const char *sk, size_t *len);
-extern int	request_failed_action(const char *message);
 extern char *request_delete(ShardTable *t, const char *pk, const char *sk, size_t *len);
 extern char *request_delete_item(ShardTable *t, const DdbJson *item, bool unchanged,
 								 size_t *len);

@@ -3,7 +3,8 @@
  * fuzz_response.c
  *		libFuzzer target: a DynamoDB response body through what the
  *		extension runs on every answer, ddbjson_parse_ex and
- *		ddbjson_check_response.
+ *		ddbjson_check_response, and the message of an error body through
+ *		ddb_failed_action.
  *
  * Beyond "no crash, no leak, no undefined behaviour" it checks what the
  * readers rely on: a response that passes the check still passes after
@@ -64,6 +65,8 @@ LLVMFuzzerTestOneInput(const unsigned char *data, size_t size)
 			abort();
 		return 0;
 	}
+	if (ddb_failed_action(ddbjson_get_string(body, "message")) < -1)
+		abort();
 	if (ddbjson_check_response(body, &chk))
 	{
 		Buf			out;

@@ -504,6 +504,26 @@ test_error_body(void)
 }
 
 static void
+test_failed_action(void)
+{
+	char		message[200];
+
+	CHECK(ddb_failed_action(NULL) == -1);
+	CHECK(ddb_failed_action("no list") == -1);
+	CHECK(ddb_failed_action("[]") == -1);
+	CHECK(ddb_failed_action("[None, None]") == -1);
+	CHECK(ddb_failed_action("[ConditionalCheckFailed, None]") == 0);
+	CHECK(ddb_failed_action("[None, ConditionalCheckFailed]") == 1);
+	CHECK(ddb_failed_action("[None, TransactionConflict, ConditionalCheckFailed]") == 2);
+	CHECK(ddb_failed_action("[None, ConditionalCheckFailedX]") == -1);
+	CHECK(ddb_failed_action("[None, ConditionalCheckFailed") == -1);
+	CHECK(ddb_failed_action("a [ConditionalCheckFailed] then [None]") == -1);
+	snprintf(message, sizeof(message), "%s[None, None, ConditionalCheckFailed, None]",
+			 "Transaction cancelled, please refer cancellation reasons for specific reasons ");
+	CHECK(ddb_failed_action(message) == 2);
+}
+
+static void
 test_large_body(void)
 {
 	char		err[256] = "";
@@ -1345,6 +1365,7 @@ suite_ddbjson(void)
 	test_lookups();
 	test_query_response();
 	test_error_body();
+	test_failed_action();
 	test_large_body();
 	test_truncation();
 	test_garbage();
