@@ -814,13 +814,14 @@ analyse(ShardTable *t, Index relid, List *clauses, bool outer_ok, int open_order
  * (reltuples), and the items of one partition key value, reltuples over
  * the distinct values of the partition key's columns, spread evenly over
  * the shards; a sort key condition reads its selectivity's share of them.
- * Before ANALYZE a table is taken to hold 10000 items and a partition
- * key value 100.
+ * Before ANALYZE a partition key value is taken to hold 100 items in
+ * each shard it is spread over (a partition is sharded because it is
+ * large), and a table 10000 items or one such partition if that is more.
  * ---------------------------------------------------------------------
  */
 
 #define DEFAULT_TABLE_ITEMS 10000.0
-#define DEFAULT_PARTITION_ITEMS 100.0
+#define DEFAULT_SHARD_ITEMS 100.0
 #define ROUND_TRIP_COST 100.0	/* waiting for DynamoDB: a few ms */
 #define REQUEST_COST 1.0		/* signing, sending, parsing one request */
 #define ITEM_COST 0.02			/* reading and converting one item */
@@ -841,6 +842,20 @@ has_stats(RelOptInfo *rel)
 	return rel->pages > 0 && rel->tuples >= 0;
 }
 
+/* Before ANALYZE: the items of one partition key value, over all its shards. */
+static double
+default_partition_items(ShardTable *t)
+{
+	return DEFAULT_SHARD_ITEMS * (t->strategy == SHARD_NONE ? 1 : Max(t->shards, 1));
+}
+
+/* Before ANALYZE: the items of the table. */
+static double
+default_table_items(ShardTable *t)
+{
+	return Max(DEFAULT_TABLE_ITEMS, default_partition_items(t));
+}
+
 /* The items of one partition key value, over all its shards. */
 static double
 partition_items(PlannerInfo *root, RelOptInfo *rel, ShardTable *t)
@@ -848,7 +863,7 @@ partition_items(PlannerInfo *root, RelOptInfo *rel, ShardTable *t)
 	List	   *vars = NIL;
 
 	if (!has_stats(rel))
-		return DEFAULT_PARTITION_ITEMS;
+		return default_partition_items(t);
 	for (int i = 0; i < t->ncolumns; i++)
 		if (route_key_has_column(t, &t->pk, i))
 			vars = lappend(vars, makeVar(rel->relid, t->columns[i].attnum,
@@ -923,7 +938,7 @@ read_size(PlannerInfo *root, RelOptInfo *rel, ShardTable *t, const Analysis *a,
 	}
 	else
 	{
-		r.items = has_stats(rel) ? rel->tuples : DEFAULT_TABLE_ITEMS;
+		r.items = has_stats(rel) ? rel->tuples : default_table_items(t);
 		r.requests = Max(conc, ceil(r.items / PAGE_ITEMS));
 		r.rounds = ceil(r.requests / conc);
 	}
@@ -941,18 +956,18 @@ read_cost(const ReadSize *r, double rows, Cost *startup, Cost *total)
 
 /*
  * The rows of a scan of rel under its own conditions (analysed in a).
- * Without statistics: 10000 for the table, 100 for a partition key value,
- * 1 for a whole key, each narrowed by the other conditions.
+ * Without statistics: the default items of the table, of a partition key
+ * value, or 1 for a whole key, each narrowed by the other conditions.
  */
 static double
-rel_rows(PlannerInfo *root, RelOptInfo *rel, const Analysis *a)
+rel_rows(PlannerInfo *root, RelOptInfo *rel, ShardTable *t, const Analysis *a)
 {
 	double		sel = clauselist_selectivity(root, rel->baserestrictinfo, 0, JOIN_INNER, NULL);
 	double		base;
 
 	if (has_stats(rel))
 		return clamp_row_est(rel->tuples * sel);
-	base = a->full_key ? 1.0 : a->keyed ? DEFAULT_PARTITION_ITEMS : DEFAULT_TABLE_ITEMS;
+	base = a->full_key ? 1.0 : a->keyed ? default_partition_items(t) : default_table_items(t);
 	return Min(clamp_row_est(base * sel / pow(DEFAULT_EQ_SEL, list_length(a->key_conds))),
 			   base);
 }
@@ -978,7 +993,7 @@ shard_get_rel_size(PlannerInfo *root, RelOptInfo *baserel, Oid foreigntableid)
 	ri->restrict_analysis = analyse(ri->table, baserel->relid,
 									baserel->baserestrictinfo, false, 0, NIL);
 
-	baserel->rows = rel_rows(root, baserel, &ri->restrict_analysis);
+	baserel->rows = rel_rows(root, baserel, ri->table, &ri->restrict_analysis);
 }
 
 /*
@@ -1176,7 +1191,7 @@ shard_get_paths(PlannerInfo *root, RelOptInfo *baserel, Oid foreigntableid)
 		{
 			ParamPathInfo *ppi = get_baserel_parampathinfo(root, baserel, outer);
 			double		rows = has_stats(baserel) ? ppi->ppi_rows :
-				Min(ppi->ppi_rows, DEFAULT_PARTITION_ITEMS);
+				Min(ppi->ppi_rows, default_partition_items(ri->table));
 
 			/* one loop: a round trip for one value */
 			size = read_size(root, baserel, ri->table, &joined, 1, 1);
