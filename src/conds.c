@@ -359,9 +359,34 @@ key_fixed(ShardTable *t, ShardKey *k, List *conds)
 }
 
 /*
+ * True when DynamoDB's order of column col's stored values is the order of
+ * its values (text aside, whose collation is the caller's to check):
+ * numbers, timestamps and dates stored as N, bytes as B, and text, dates
+ * and timestamps (fixed-width ISO-8601) as S.  An integer stored as S
+ * ("10" before "9") or text stored as N ("10" after "9") is not.
+ */
+static bool
+stored_order_agrees(ShardColumn *col)
+{
+	switch (col->ddb_type)
+	{
+		case DDB_TYPE_N:
+			return col->typid != TEXTOID;
+		case DDB_TYPE_B:
+			return true;
+		case DDB_TYPE_S:
+			return col->typid == TEXTOID || col->typid == VARCHAROID ||
+				col->typid == DATEOID || col->typid == TIMESTAMPOID ||
+				col->typid == TIMESTAMPTZOID;
+		default:
+			return false;
+	}
+}
+
+/*
  * The column the sort key's order follows, or -1: the sort key column
- * itself, or the first field of its template when that field's text sorts
- * as its values do (a zero-padded integer, a timestamp written with fixed
+ * itself when its stored values sort as its values do, or the first field
+ * of its template when that field's text sorts as its values do (a zero-padded integer, a timestamp written with fixed
  * width, or as isoformat() writes it, not a time bucket).  isoformat()
  * leaves the zero fraction out, so a timestamp without time zone sorts
  * only when what follows it sorts before "." (#, or nothing); with time
@@ -378,7 +403,7 @@ conds_sort_order_column(ShardTable *t)
 	if (t->sk.attribute == NULL)
 		return -1;
 	if (t->sk.template == NULL)
-		return t->sk.column;
+		return stored_order_agrees(&t->columns[t->sk.column]) ? t->sk.column : -1;
 	lead = keyfmt_leading_column(t->sk.template);
 	if (lead == NULL)
 		return -1;
