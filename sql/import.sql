@@ -79,6 +79,12 @@ IMPORT FOREIGN SCHEMA dynamodb EXCEPT (import_audit, import_readings, import_peo
 SELECT relname FROM pg_class WHERE relnamespace = 'unsampled'::regnamespace
   AND relname LIKE 'import\_%' ORDER BY 1;
 \d unsampled.import_people
+-- EXCEPT a table leaves its index's table in
+CREATE SCHEMA indexes;
+IMPORT FOREIGN SCHEMA dynamodb EXCEPT (import_audit, import_readings, import_people)
+  FROM SERVER ddb INTO indexes OPTIONS (sample_size '0');
+SELECT relname FROM pg_class WHERE relnamespace = 'indexes'::regnamespace
+  AND relname LIKE 'import\_%' ORDER BY 1;
 
 -- options that are not import options
 IMPORT FOREIGN SCHEMA dynamodb FROM SERVER ddb INTO plain OPTIONS (samples '10');
@@ -86,7 +92,7 @@ IMPORT FOREIGN SCHEMA dynamodb FROM SERVER ddb INTO plain OPTIONS (sample_size '
 
 -- the schema unsampled holds whatever else DynamoDB Local has
 SET client_min_messages = warning;
-DROP SCHEMA imported, plain, unsampled CASCADE;
+DROP SCHEMA imported, plain, unsampled, indexes CASCADE;
 RESET client_min_messages;
 DROP FOREIGN TABLE audit, readings, people, people_n;
 SELECT ddb_delete_table('import_audit') AS deleted;
