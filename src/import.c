@@ -24,6 +24,7 @@
  */
 #include "shard_fdw.h"
 
+#include "catalog/heap.h"
 #include "commands/defrem.h"
 #include "mb/pg_wchar.h"
 #include "miscadmin.h"
@@ -417,7 +418,12 @@ item_text(const DdbJson *item, const char *name)
 	return v && v->kind == DJ_STRING ? v->str : NULL;
 }
 
-/* Add a column to list; returns the list. */
+/*
+ * Add a column for attribute name to list; returns the list.  A name no
+ * column can have (longer than NAMEDATALEN allows, or a system column's
+ * such as xmin) is cut, or given an underscore, and the column names its
+ * attribute by option.
+ */
 static List *
 add_column(List *columns, const char *name, const char *type, bool not_null)
 {
@@ -428,6 +434,11 @@ add_column(List *columns, const char *name, const char *type, bool not_null)
 	{
 		c->attribute = c->name;
 		c->name = pnstrdup(name, pg_mbcliplen(name, strlen(name), NAMEDATALEN - 1));
+	}
+	else if (SystemAttributeByName(name) != NULL)
+	{
+		c->attribute = c->name;
+		c->name = psprintf("%s_", name);
 	}
 	c->type = type;
 	c->not_null = not_null;
