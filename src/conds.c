@@ -384,6 +384,19 @@ stored_order_agrees(ShardColumn *col)
 }
 
 /*
+ * True when DynamoDB's equality of key column col's stored values is
+ * PostgreSQL's: not for text stored as N, where "5.0" is 5, unless a
+ * template writes its text into an S key.
+ */
+static bool
+stored_equality_agrees(ShardTable *t, int col)
+{
+	return t->columns[col].ddb_type != DDB_TYPE_N || t->columns[col].typid != TEXTOID ||
+		!((t->pk.template == NULL && t->pk.column == col) ||
+		  (t->sk.attribute && t->sk.template == NULL && t->sk.column == col));
+}
+
+/*
  * The column the sort key's order follows, or -1: the sort key column
  * itself when its stored values sort as its values do, or the first field
  * of its template when that field's text sorts as its values do (a zero-padded integer, a timestamp written with fixed
@@ -682,7 +695,10 @@ conds_analyse(ShardTable *t, Index relid, List *clauses, bool outer_ok, int open
 		recognised = lappend(recognised, c);
 		if ((c->op == COND_EQ || c->op == COND_IN) &&
 			route_key_uses(t, c->col))
+		{
 			a.key_conds = lappend(a.key_conds, c);
+			a.exact &= stored_equality_agrees(t, c->col);
+		}
 		else if (c->col == order_col && c->op != COND_NULL && c->op != COND_NOT_NULL &&
 				 (c->op != COND_PREFIX || t->sk.template == NULL) &&
 				 (c->op == COND_EQ || c->op == COND_PREFIX || order_agrees(t, c->col)))
