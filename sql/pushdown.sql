@@ -196,6 +196,14 @@ SELECT ddb_delete_table('pushdown_as_s') AS deleted;
 SELECT ddb_delete_table('pushdown_as_n') AS deleted;
 SELECT ddb_delete_table('pushdown_pk_n') AS deleted;
 
+-- a sort key bound computed from a subquery's parameter: EXPLAIN names
+-- the parameter inside the expression
+EXPLAIN (COSTS OFF)
+  SELECT l.seq, (SELECT count(*) FROM rows r WHERE r.game = l.game AND r.seq > l.seq - 1)
+    FROM local_rows l;
+SELECT l.seq, (SELECT count(*) FROM rows r WHERE r.game = l.game AND r.seq > l.seq - 1)
+  FROM local_rows l ORDER BY l.seq;
+
 DROP TABLE local_rows;
 DROP FOREIGN TABLE rows;
 SELECT ddb_delete_table('pushdown_tab') AS deleted;
