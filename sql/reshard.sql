@@ -135,6 +135,22 @@ ALTER FOREIGN TABLE lb OPTIONS (SET partition_key 'other');
 ALTER FOREIGN TABLE lb OPTIONS (SET shard_strategy 'dynamic');
 ALTER FOREIGN TABLE lb OPTIONS (ADD layout_history '{"shards": "3"}');
 ALTER FOREIGN TABLE lb OPTIONS (ADD layout_history '[{"table": "x"}]');
+-- a row that earlier layouts may store under more keys than a transaction
+-- checks cannot be inserted only where its key is free: 100 random shards
+-- are checked (the newest key is one of them), 120 are too many
+CREATE FOREIGN TABLE wide (game_id text NOT NULL, player_id text NOT NULL, score bigint)
+  SERVER ddb OPTIONS (table 'Reshard', partition_key 'pk',
+    partition_key_format 'w{game_id}#{shard}', sort_key 'sk', sort_key_format '{player_id}',
+    shards '100', shard_strategy 'random');
+ALTER FOREIGN TABLE wide OPTIONS (SET shards '5', SET shard_strategy 'calculated',
+                                  ADD shard_by 'player_id');
+INSERT INTO wide VALUES ('g', 'p1', 1);
+INSERT INTO wide VALUES ('g', 'p1', 1) ON CONFLICT DO NOTHING;
+DELETE FROM wide;
+ALTER FOREIGN TABLE wide OPTIONS (SET layout_history
+  '[{"shards": "120", "shard_strategy": "random", "partition_key_format": "w{game_id}#{shard}"}]');
+INSERT INTO wide VALUES ('g', 'p1', 1);
+DROP FOREIGN TABLE wide;
 -- a table with no earlier layout has nothing to move
 SELECT * FROM shard_fdw_reshard('lb');
 SELECT * FROM shard_fdw_reshard('local_lb');

@@ -445,9 +445,9 @@ put_checked_body(ModifyState *ms, const char *item, TupleTableSlot *slot, size_t
 	if (list_length(others) >= DDB_TRANSACT_MAX)
 		ereport(ERROR,
 				(errcode(ERRCODE_PROGRAM_LIMIT_EXCEEDED),
-				 errmsg("cannot insert a row into foreign table \"%s\" only where its key is free",
+				 errmsg("cannot check the keys the earlier layouts of foreign table \"%s\" give a row",
 						t->relname),
-				 errdetail("Its earlier layouts may store the row under %d keys, and a TransactWriteItems checks at most %d besides its put.",
+				 errdetail("They may store the row under %d keys; a TransactWriteItems checks at most %d besides its put.",
 						   list_length(others), DDB_TRANSACT_MAX - 1),
 				 errhint("Move the items of the earlier layouts with shard_fdw_reshard() until option \"layout_history\" is dropped.")));
 	return request_put_checked(t, item, others, sk, len);
@@ -514,7 +514,9 @@ put_item(DdbRequest *req, bool failed)
 
 	if (actions == NULL)
 		return ddbjson_get(body, "Item");
-	action = &actions->elems[Max(i, 0)];
+	if (i < 0 || i >= actions->n)
+		i = 0;
+	action = &actions->elems[i];
 	return i > 0 ? ddbjson_get(ddbjson_get(action, "ConditionCheck"), "Key") :
 		ddbjson_get(ddbjson_get(action, "Put"), "Item");
 }

@@ -60,7 +60,6 @@ scan_stream_fetch(ShardScanState *ss, Stream *s, const DdbJson *start_key)
 
 	if (s->bounded)
 		s->next_bound = merge_frontier(ss, s);
-
 	s->next = ddb_request_create(ss->group, stream_action(ss, s), body, len);
 	s->next->owner = s;
 	pfree(body);
