@@ -64,7 +64,8 @@ run_bench() {
     mapfile -t settings < <(knobs "$@")
     say "bench/$name.sh ${settings[*]}"
     env BENCH_DATA_DIR="$stage" BENCH_SKIP_BUILD=1 "${settings[@]}" \
-        bash "bench/$name.sh" 2>&1 | tee "$stage/$name.txt"
+        bash "bench/$name.sh" 2>&1 | tee "$stage/$name.txt" ||
+        die "bench/$name.sh failed (its output above); $PLOTS_DIR is left as it was"
 }
 
 # note FILE KEY: the value of FILE's "# KEY: value" line ("?" if none).
@@ -98,7 +99,6 @@ gnuplot_to() {
         set grid;
         set key at graph 0.5, screen 0.01 center bottom horizontal box;
         set bmargin 8;
-        set style textbox opaque noborder;
         set linetype 1 lc rgb '#0072B2';
         set linetype 2 lc rgb '#56B4E9';
         set linetype 3 lc rgb '#D55E00';
@@ -162,15 +162,19 @@ draw_hotkey() {
              $budget with lines lw 1 dt 1 lc rgb 'black' title '1 x B'"
 }
 
+# What the bar charts share: bars of the same row side by side, a gap of
+# one bar between rows; bar k of n sits at x = row + (k - (n - 1) / 2) / (n + 1).
+HISTOGRAMS="set style data histograms;
+        set style histogram clustered gap 1;
+        set style fill solid 0.8 border -1;
+        set boxwidth 0.9;"
+
 # draw_reports_items DIR: DIR/reports_items.png from DIR/reports_items.tsv.
 draw_reports_items() {
     local tsv="$1/reports_items.tsv"
     gnuplot_to "$1/reports_items.png" 600 "
         set title \"Items per report query over one game's leaderboard (10 shards)\n$(subtitle "$tsv")\";
-        set style data histograms;
-        set style histogram clustered gap 1;
-        set style fill solid 0.8 border -1;
-        set boxwidth 0.9;
+        $HISTOGRAMS
         set yrange [0:*];
         set offsets 0, 0, graph 0.08, 0;
         set xtics rotate by -20 nomirror;
@@ -188,10 +192,7 @@ draw_reports_join() {
     local tsv="$1/reports_join.tsv"
     gnuplot_to "$1/reports_join.png" 600 "
         set title \"Join of N watched players (a local table) with the leaderboard (10 shards)\n$(subtitle "$tsv")\";
-        set style data histograms;
-        set style histogram clustered gap 1;
-        set style fill solid 0.8 border -1;
-        set boxwidth 0.9;
+        $HISTOGRAMS
         set logscale y;
         set yrange [1:*];
         set offsets 0, 0, graph 0.1, 0;
@@ -217,37 +218,45 @@ draw() {
     done
 }
 
-ensure_deps
-mkdir -p "$PLOTS_DIR"
-if [ "${PLOTS_DRAW_ONLY:-0}" = 1 ]; then
-    draw "$PLOTS_DIR"
-    exit 0
-fi
+# main: install gnuplot, run the benches into a staging directory, draw,
+# then replace PLOTS_DIR's files. (A function, so that bash has read all of
+# it before it starts: the script may be edited or pulled while it runs.)
+main() {
+    local stage topn hotkey reports
+    ensure_deps
+    mkdir -p "$PLOTS_DIR"
+    if [ "${PLOTS_DRAW_ONLY:-0}" = 1 ]; then
+        draw "$PLOTS_DIR"
+        return 0
+    fi
+    if [ "${BENCH_SKIP_BUILD:-0}" != 1 ]; then
+        build_and_install
+    fi
+    stage="$(mktemp -d "${TMPDIR:-/tmp}/shard_fdw-plots.XXXXXX")"
+    # shellcheck disable=SC2064  # the directory is known now
+    trap "rm -rf '$stage'" EXIT
+    # The benches' settings: the hot key's budget and sessions are those
+    # under which a dynamic key grows well within the run on 2 cores.
+    if [ "$FULL" = 1 ]; then
+        topn=() reports=()
+        hotkey=(BENCH_BUDGET=10 BENCH_SESSIONS=4 BENCH_SECONDS=40)
+    else
+        topn=(BENCH_RUNS=10 BENCH_WARMUP=2 BENCH_BED_RUNS=30)
+        hotkey=(BENCH_BUDGET=10 BENCH_SESSIONS=4 BENCH_SECONDS=20)
+        reports=(BENCH_BIG_WATCHED=0)
+    fi
+    if [[ "$BENCHES" == *,topn,* ]]; then
+        run_bench topn "$stage" "${topn[@]}"
+    fi
+    if [[ "$BENCHES" == *,hotkey,* ]]; then
+        run_bench hotkey "$stage" "${hotkey[@]}"
+    fi
+    if [[ "$BENCHES" == *,reports,* ]]; then
+        run_bench reports "$stage" "${reports[@]}"
+    fi
+    draw "$stage"
+    cp "$stage"/* "$PLOTS_DIR"/
+    say "$(find "$stage" -type f | wc -l) files in $PLOTS_DIR"
+}
 
-if [ "${BENCH_SKIP_BUILD:-0}" != 1 ]; then
-    build_and_install
-fi
-stage="$(mktemp -d "${TMPDIR:-/tmp}/shard_fdw-plots.XXXXXX")"
-trap 'rm -rf "$stage"' EXIT
-# The benches' settings: the hot key's budget and sessions are those under
-# which a dynamic key grows well within the run on 2 cores.
-if [ "$FULL" = 1 ]; then
-    topn=() reports=()
-    hotkey=(BENCH_BUDGET=10 BENCH_SESSIONS=4 BENCH_SECONDS=40)
-else
-    topn=(BENCH_RUNS=10 BENCH_WARMUP=2 BENCH_BED_RUNS=30)
-    hotkey=(BENCH_BUDGET=10 BENCH_SESSIONS=4 BENCH_SECONDS=20)
-    reports=(BENCH_BIG_WATCHED=0)
-fi
-if [[ "$BENCHES" == *,topn,* ]]; then
-    run_bench topn "$stage" "${topn[@]}"
-fi
-if [[ "$BENCHES" == *,hotkey,* ]]; then
-    run_bench hotkey "$stage" "${hotkey[@]}"
-fi
-if [[ "$BENCHES" == *,reports,* ]]; then
-    run_bench reports "$stage" "${reports[@]}"
-fi
-draw "$stage"
-cp "$stage"/* "$PLOTS_DIR"/
-say "$(find "$stage" -type f | wc -l) files in $PLOTS_DIR"
+main
