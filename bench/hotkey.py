@@ -227,8 +227,9 @@ def admitted_writes():
 
 class Sampler(threading.Thread):
     """Reads admitted_writes() every SAMPLE_S from its start until stopped,
-    and the hot key's number_of_shards when given a metadata table (read
-    straight from DynamoDB Local, so the proxy does not count it)."""
+    and once more then, and the hot key's number_of_shards when given a
+    metadata table (read straight from DynamoDB Local, so the proxy does
+    not count it)."""
 
     def __init__(self, metadata=None):
         super().__init__(daemon=True)
@@ -251,25 +252,44 @@ class Sampler(threading.Thread):
         started = time.monotonic()
         taken = 0
         while not self.stopping.is_set():
-            self.samples.append((time.monotonic(), admitted_writes(), self.shards()))
+            self.sample()
             taken += 1
             self.stopping.wait(max(0.0, started + taken * SAMPLE_S - time.monotonic()))
+
+    def sample(self):
+        """Append (now, admitted_writes(), shards())."""
+        self.samples.append((time.monotonic(), admitted_writes(), self.shards()))
 
     def stop(self):
         self.stopping.set()
         self.join()
+        self.sample()
 
     def rate(self, start, end):
         """Admitted writes per second between the samples nearest inside
-        [start, end]."""
+        [start, end], or around it when fewer than two fall inside (a
+        window about as short as SAMPLE_S)."""
         inside = [s for s in self.samples if start <= s[0] <= end]
+        if len(inside) < 2:
+            inside = [max((s for s in self.samples if s[0] <= start),
+                          default=self.samples[0], key=lambda s: s[0]),
+                      min((s for s in self.samples if s[0] >= end),
+                          default=self.samples[-1], key=lambda s: s[0])]
         (t0, n0, _), (t1, n1, _) = inside[0], inside[-1]
         return (n1 - n0) / (t1 - t0)
 
     def series(self, start):
         """(seconds from start, admitted writes per second, shards at its
-        end) for each SERIES_S interval sampled."""
+        end) for each SERIES_S interval sampled; the last one ends at the
+        last sample, and is merged into the one before when shorter than
+        half an interval (a rate over a moment is noise)."""
         every = self.samples[::max(1, round(SERIES_S / SAMPLE_S))]
+        last = self.samples[-1]
+        if every[-1] is not last:
+            if len(every) > 1 and last[0] - every[-1][0] < SERIES_S / 2:
+                every[-1] = last
+            else:
+                every.append(last)
         return [(t1 - start, (n1 - n0) / (t1 - t0), shards)
                 for (t0, n0, _), (t1, n1, shards) in zip(every, every[1:])]
 
