@@ -7,9 +7,10 @@
 # missing) into PNGs:
 #
 #   topn.png           top-100 latency against the shard count N for
-#                      shard_fdw, shard_fdw with max_concurrency 1 and the
-#                      seeds' two readers; the CPU one read costs the
-#                      backend, the proxy and DynamoDB Local against N
+#                      shard_fdw (also with no added latency), shard_fdw
+#                      with max_concurrency 1 and the seeds' two readers;
+#                      the CPU one read costs the backend, the proxy and
+#                      DynamoDB Local against N
 #   hotkey.png         rows/s into one hot key over time, static N=1, static
 #                      N=10 and dynamic, the dynamic key's shard count on a
 #                      second axis
@@ -126,6 +127,7 @@ draw_topn() {
         set xlabel 'shards read (N)';
         set ylabel 'median wall time per top-100 (ms, log scale)';
         plot '$tsv' using 'shards':'shard_fdw_ms' with linespoints lt 1 lw 3 pt 13 title 'shard_fdw (parallel Queries)',
+             '' using 'shards':'no_latency_ms' with linespoints lt 1 lw 2 dt 2 pt 12 title 'shard_fdw, no added latency (the test bed''s own time)',
              '' using 'shards':'sequential_ms' with linespoints lt 2 lw 2 pt 7 title 'shard_fdw, max_concurrency 1',
              '' using 'shards':'seed003_ms' with linespoints lt 3 lw 2 pt 5 title 'ordered-sharding article: loop over shards (boto3)',
              '' using 'shards':'seed004_ms' with linespoints lt 4 lw 2 pt 9 title 'time-series article: thread pool (boto3)';
@@ -198,9 +200,9 @@ draw_reports_join() {
         set offsets 0, 0, graph 0.1, 0;
         set ylabel 'median wall time per join (ms, log scale)';
         set xlabel 'watched players (N)';
-        plot '$tsv' using 'shard_fdw_ms':xtic(sprintf('%d', column('watched'))) title 'shard_fdw',
-             '' using 'shards_join_ms' title 'boto3: the game''s shards at once, joined in memory',
-             '' using 'lookups16_ms' title 'boto3: a Query per player, 16 at a time',
+        plot '$tsv' using 'shard_fdw_ms':xtic(sprintf('%d', column('watched'))) lt 1 title 'shard_fdw',
+             '' using 'shards_join_ms' lt 5 title 'boto3: the game''s shards at once, joined in memory',
+             '' using 'lookups16_ms' lt 3 title 'boto3: a Query per player, 16 at a time',
              '' using (\$0 - 0.25):'shard_fdw_ms':(sprintf('%.0f', column('shard_fdw_ms'))) with labels font ',9' offset 0,0.6 notitle,
              '' using (\$0):'shards_join_ms':(sprintf('%.0f', column('shards_join_ms'))) with labels font ',9' offset 0,0.6 notitle,
              '' using (\$0 + 0.25):'lookups16_ms':(sprintf('%.0f', column('lookups16_ms'))) with labels font ',9' offset 0,0.6 notitle"
