@@ -14,12 +14,11 @@ LATENCY_MS to each request.
 Each section is a function registered in SECTIONS; it measures, checks its
 answers against the loaded data and prints its own table and ratios, and
 returns what shard_fdw's queries read, as rows of reports_items.tsv (see
-bench/benchdata.py).  The
-extension is timed in the server (EXPLAIN ANALYZE's planning and execution
-time, in one psql session kept open), the Python readers around their call;
-after WARMUP untimed rounds, each of RUNS rounds runs every case of a
-section once, in a shuffled order, so that whatever else the machine does
-weighs on all of them alike.
+bench/benchdata.py).  The extension is timed in the server (EXPLAIN
+ANALYZE's planning and execution time, in one psql session kept open), the
+Python readers around their call; after WARMUP untimed rounds, each of RUNS
+rounds runs every case of a section once, in a shuffled order, so that
+whatever else the machine does weighs on all of them alike.
 """
 
 import json
