@@ -5,17 +5,16 @@
  *		share: an allocator and a growable byte buffer.
  *
  * These modules never include postgres.h, so that they can be unit tested
- * on their own and so that PostgreSQL's headers never meet libcurl's,
- * OpenSSL's or json-c's.  They report failure through return values and
- * never jump out of a call themselves, which is what lets them release
- * third-party objects on every path.
+ * on their own and so that PostgreSQL's headers never meet libcurl's or
+ * OpenSSL's.  They report failure through return values and never jump
+ * out of a call themselves, which is what lets them release third-party
+ * objects on every path.
  *
  * The allocator is provided by the host: palloc in the extension (shim.c),
  * malloc in the unit tests.  sfdw_alloc returns zeroed memory and never
  * returns NULL; a host allocator may instead jump out of the call when
- * memory runs out (palloc's ERROR).  Only ddbjson.c holds a third-party
- * object across an allocation of ours, and ddbjson_release_abandoned
- * frees it after such a jump.
+ * memory runs out (palloc's ERROR), so no module holds memory of another
+ * allocator across an allocation of ours.
  *
  *-------------------------------------------------------------------------
  */
