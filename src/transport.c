@@ -647,10 +647,22 @@ attempt_start(DdbTransport *t, DdbRequest *req)
 
 	curl_easy_setopt(a->easy, CURLOPT_URL, t->url);
 	curl_easy_setopt(a->easy, CURLOPT_POST, 1L);
-	curl_easy_setopt(a->easy, CURLOPT_READFUNCTION, on_read);
-	curl_easy_setopt(a->easy, CURLOPT_READDATA, a);
-	curl_easy_setopt(a->easy, CURLOPT_SEEKFUNCTION, on_seek);
-	curl_easy_setopt(a->easy, CURLOPT_SEEKDATA, a);
+	if (req->idempotent)
+	{
+		/*
+		 * Handed over whole, a body goes out in the headers' write: one send
+		 * per request.  libcurl may send it again by itself, which only a
+		 * conditional write must know of (on_seek).
+		 */
+		curl_easy_setopt(a->easy, CURLOPT_POSTFIELDS, req->body);
+	}
+	else
+	{
+		curl_easy_setopt(a->easy, CURLOPT_READFUNCTION, on_read);
+		curl_easy_setopt(a->easy, CURLOPT_READDATA, a);
+		curl_easy_setopt(a->easy, CURLOPT_SEEKFUNCTION, on_seek);
+		curl_easy_setopt(a->easy, CURLOPT_SEEKDATA, a);
+	}
 	curl_easy_setopt(a->easy, CURLOPT_POSTFIELDSIZE_LARGE, (curl_off_t) req->body_len);
 	curl_easy_setopt(a->easy, CURLOPT_HTTPHEADER, a->headers);
 	curl_easy_setopt(a->easy, CURLOPT_WRITEFUNCTION, on_body);
