@@ -5,15 +5,16 @@ merging, building tuples.
 
 Run by bench/cpu.sh once DynamoDB Local and PostgreSQL are up (it reads
 the environment test/lib.sh exports); python3 bench/cpu.py also runs
-against a test bed from test/serve.sh.  Every number it prints is measured
-in this run.
+against a test bed from test/serve.sh, loading its tables only once.
+Every number it prints is measured in this run.
 
   topn   seed 002's top-100 of a leaderboard sharded N = 1, 10 and 100
          ways (BENCH_SHARDS): one Query per shard, merged in the backend;
          CPU per statement, per shard request and per item read
   scan   a whole-table Scan of BENCH_SCAN_ITEMS items of about 200 bytes:
-         count(*) (every item read, none converted) and every column
-         converted; CPU per item read
+         count(*) (the Scan projects the key only, so every item is read
+         and checked but small) and a count of every column (every
+         attribute read and converted); CPU per item read
 
 The CPU is the backend's user + system time from /proc/self/stat, read
 in the backend before and after BENCH_RUNS statements; that is repeated

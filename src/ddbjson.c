@@ -291,19 +291,6 @@ close_container(Parser *p, size_t base, DjKind kind, DdbJson *out)
 	return true;
 }
 
-/* The value of the hex digit c, or -1. */
-static int
-hex_digit(char c)
-{
-	if (c >= '0' && c <= '9')
-		return c - '0';
-	if (c >= 'a' && c <= 'f')
-		return c - 'a' + 10;
-	if (c >= 'A' && c <= 'F')
-		return c - 'A' + 10;
-	return -1;
-}
-
 /* The value of the four hex digits at p, or -1. */
 static long
 hex4(const char *p)
@@ -312,7 +299,7 @@ hex4(const char *p)
 
 	for (int i = 0; i < 4; i++)
 	{
-		int			d = hex_digit(p[i]);
+		int			d = hex_digit_value(p[i]);
 
 		if (d < 0)
 			return -1;
@@ -362,7 +349,7 @@ read_unicode(Parser *p, size_t i, unsigned long *cp)
 	{
 		if (k >= p->len)
 			return parse_ended(p);
-		if (hex_digit(p->text[k]) < 0)
+		if (hex_digit_value(p->text[k]) < 0)
 		{
 			p->pos = k;
 			return parse_fail(p, "invalid string sequence");

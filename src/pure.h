@@ -2,7 +2,7 @@
  *
  * pure.h
  *		What the plain-C modules (SigV4, JSON, key templates, shard hashes)
- *		share: an allocator and a growable byte buffer.
+ *		share: an allocator, a growable byte buffer and a few small helpers.
  *
  * These modules never include postgres.h, so that they can be unit tested
  * on their own and so that PostgreSQL's headers never meet libcurl's or
@@ -51,6 +51,7 @@ extern void buf_putc(Buf *buf, char c);
 extern void buf_printf(Buf *buf, const char *fmt,...)
 			__attribute__((format(printf, 2, 3)));
 extern char *sfdw_strndup(const char *str, size_t len);
+extern int	hex_digit_value(char c);
 extern void sfdw_set_error(char *err, size_t errlen, const char *fmt,...)
 			__attribute__((format(printf, 3, 4)));
 

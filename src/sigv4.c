@@ -135,22 +135,6 @@ sigv4_uri_encode(Buf *buf, const char *data, size_t len)
 }
 
 /*
- * hex_digit_value
- *		The value of hex digit c, or -1 if c is not one.
- */
-static int
-hex_digit_value(char c)
-{
-	if (c >= '0' && c <= '9')
-		return c - '0';
-	if (c >= 'a' && c <= 'f')
-		return c - 'a' + 10;
-	if (c >= 'A' && c <= 'F')
-		return c - 'A' + 10;
-	return -1;
-}
-
-/*
  * uri_decode
  *		Append len bytes of src to buf with "%XX" escapes decoded.
  *
