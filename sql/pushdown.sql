@@ -196,6 +196,26 @@ SELECT ddb_delete_table('pushdown_as_s') AS deleted;
 SELECT ddb_delete_table('pushdown_as_n') AS deleted;
 SELECT ddb_delete_table('pushdown_pk_n') AS deleted;
 
+-- a sort key bound computed from a subquery's parameter: EXPLAIN names
+-- the parameter inside the expression
+EXPLAIN (COSTS OFF)
+  SELECT l.seq, (SELECT count(*) FROM rows r WHERE r.game = l.game AND r.seq > l.seq - 1)
+    FROM local_rows l;
+SELECT l.seq, (SELECT count(*) FROM rows r WHERE r.game = l.game AND r.seq > l.seq - 1)
+  FROM local_rows l ORDER BY l.seq;
+
+-- a lower bound above every value of a zero-padded field's type (an
+-- integer's 10 digits) matches no item
+SELECT ddb_create_table('pushdown_padded', 'pk', 'sk') AS status;
+CREATE FOREIGN TABLE padded (owner text, item int) SERVER ddb
+  OPTIONS (table 'pushdown_padded', partition_key 'pk', partition_key_format '{owner}',
+           sort_key 'sk', sort_key_format '{item:010}');
+INSERT INTO padded VALUES ('o1', 2000000000), ('o1', 7);
+SELECT count(*), min(item) FROM padded WHERE owner = 'o1' AND item > 10000000000;
+SELECT count(*), min(item) FROM padded WHERE owner = 'o1' AND item >= 7;
+DROP FOREIGN TABLE padded;
+SELECT ddb_delete_table('pushdown_padded') AS deleted;
+
 DROP TABLE local_rows;
 DROP FOREIGN TABLE rows;
 SELECT ddb_delete_table('pushdown_tab') AS deleted;

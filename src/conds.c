@@ -399,7 +399,10 @@ stored_equality_agrees(ShardTable *t, int col)
 /*
  * The column the sort key's order follows, or -1: the sort key column
  * itself when its stored values sort as its values do, or the first field
- * of its template when that field's text sorts as its values do (a zero-padded integer, a timestamp written with fixed
+ * of its template when that field's text sorts as its values do (a
+ * zero-padded integer whose width holds every value of its type: a wider
+ * value is written whole, "20000000000" under {n:010}, and sorts among
+ * the narrower ones by its first digits; a timestamp written with fixed
  * width, or as isoformat() writes it, not a time bucket).  isoformat()
  * leaves the zero fraction out, so a timestamp without time zone sorts
  * only when what follows it sorts before "." (#, or nothing); with time
@@ -428,8 +431,7 @@ conds_sort_order_column(ShardTable *t)
 	if (first->form == KT_ISOFORMAT && col->typid == TIMESTAMPOID &&
 		t->sk.template->nparts > 1 && (unsigned char) t->sk.template->parts[1].text[0] >= '.')
 		return -1;
-	if (width > 0 &&
-		(col->typid == INT2OID || col->typid == INT4OID || col->typid == INT8OID))
+	if (width > 0 && conds_field_fixed_width(t, 0))
 		return col - t->columns;
 	if (width == 0 && (col->typid == TIMESTAMPTZOID || col->typid == TIMESTAMPOID ||
 							  col->typid == DATEOID))

@@ -481,7 +481,8 @@ def correlated_query():
     key bound and maybe a filter, or the rows of watched joined through
     the foreign table on whole keys (a lookup join rescanned)."""
     bound = rng.choice(["", " AND score >= g.floor", " AND score < g.floor",
-                        " AND score > g.floor", " AND score <= g.floor"])
+                        " AND score > g.floor", " AND score <= g.floor",
+                        " AND score > g.floor - 7"])
     if rng.random() < 0.7:
         where = bound
         if rng.random() < 0.3:
