@@ -28,8 +28,8 @@
  *	  escape of half a surrogate pair reads as U+FFFD (the transport
  *	  refuses such text first, see ddbjson_lone_surrogate).  Nesting is
  *	  counted with the values inside the innermost container as a level of
- *	  their own (DDBJSON_MAX_DEPTH).  The reasons keep the wording of
- *	  json-c's tokener, which the extension used before.
+ *	  their own (DDBJSON_MAX_DEPTH).  The reasons are worded as json-c's
+ *	  tokener words them.
  *
  * Bytes outside ASCII pass through unchecked: whoever turns a string into
  * a text Datum must verify its encoding.
