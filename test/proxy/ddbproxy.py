@@ -23,8 +23,10 @@ Control API, JSON over HTTP on the same port:
   POST   /__proxy/config   change settings (keys: latency_ms,
                            verify_signatures, key_budget, table_budget)
   GET    /__proxy/stats    counters (with the ConsumedCapacity DynamoDB
-                           answered, by table, and the requests by the
-                           access key that signed them)
+                           answered, by table, the requests by the access
+                           key that signed them, and the latest requests'
+                           arrival times, on the monotonic clock, with
+                           their keys)
   POST   /__proxy/reset    back to the start-up state (faults, budgets,
                            settings, counters, cached key schemas)
 
@@ -153,6 +155,7 @@ whole.  Key schemas and table ARNs come from DescribeTable on the backend.
 import argparse
 import base64
 import binascii
+import collections
 import contextlib
 import datetime
 import decimal
@@ -714,6 +717,9 @@ class TableCatalog:
 
 # ------------------------------------------------------------------- stats
 
+# The verified requests whose arrival time and key the stats keep.
+SIGNATURE_LOG_MAX = 10000
+
 
 class Stats:
     """Counters shown by GET /__proxy/stats."""
@@ -734,6 +740,7 @@ class Stats:
             self.verified = 0
             self.rejected = 0
             self.access_keys = {}
+            self.signature_log = collections.deque(maxlen=SIGNATURE_LOG_MAX)
             self.capacity = {}
             self.in_flight_max = self.in_flight
             self.mutations = {}
@@ -765,13 +772,14 @@ class Stats:
         with self.lock:
             self.faults[kind] = self.faults.get(kind, 0) + 1
 
-    def signature(self, ok, access_key=None):
+    def signature(self, ok, access_key=None, arrived=None):
         """Count a verified or rejected signature; a verified one by the
-        access key it was signed with."""
+        access key it was signed with, logged with the request's arrival."""
         with self.lock:
             if ok:
                 self.verified += 1
                 self.access_keys[access_key] = self.access_keys.get(access_key, 0) + 1
+                self.signature_log.append([arrived, access_key])
             else:
                 self.rejected += 1
 
@@ -830,7 +838,8 @@ class Stats:
                 },
                 "signatures": {"verified": self.verified,
                                "rejected": self.rejected,
-                               "access_keys": dict(self.access_keys)},
+                               "access_keys": dict(self.access_keys),
+                               "log": list(self.signature_log)},
                 "in_flight": self.in_flight,
                 "in_flight_max": self.in_flight_max,
                 "mutations": dict(self.mutations),
@@ -946,6 +955,7 @@ class Handler(BaseHTTPRequestHandler):
         # algorithm meets the client's delayed ACK and stalls each answer
         self.connection.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
         self.backend = None
+        self.arrived = None
 
     def finish(self):
         """Close the backend connection with the client's."""
@@ -1128,7 +1138,7 @@ class Handler(BaseHTTPRequestHandler):
 
     def handle_dynamodb(self):
         """Verify, delay, maybe fault or throttle, forward one request."""
-        started = now_s()
+        started = self.arrived = now_s()
         action = action_name(self.headers.get("X-Amz-Target")) or "-"
         self.proxy.stats.count_request(action)
         tables, outcome = set(), "?"
@@ -1177,7 +1187,7 @@ class Handler(BaseHTTPRequestHandler):
         except ProxyError:
             self.proxy.stats.signature(False)
             raise
-        self.proxy.stats.signature(True, access_key)
+        self.proxy.stats.signature(True, access_key, self.arrived)
 
     def forward_within_budget(self, action, request, body):
         """Forward a write, throttling the items over budget."""
