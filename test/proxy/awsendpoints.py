@@ -285,6 +285,12 @@ class Server(ThreadingHTTPServer):
 
     daemon_threads = True
 
+    def handle_error(self, request, client_address):
+        """Quiet about a client that went away (a refresh stopped, or
+        timed out while its answer was held back)."""
+        if not isinstance(sys.exc_info()[1], (BrokenPipeError, ConnectionResetError)):
+            super().handle_error(request, client_address)
+
 
 def start(port=0):
     """Start the endpoints on 127.0.0.1:port in a thread; returns the

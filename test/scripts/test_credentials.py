@@ -636,6 +636,42 @@ def expiring_credentials_wait_for_their_refresh():
 
 
 @runner.test
+def unwatched_refresh_is_begun_again():
+    """A refresh begun by a statement that ends before its answer, then
+    left unwatched longer than its timeout (5 s for the container
+    endpoint) while the session idles: the next statement begins it again
+    rather than warning of a timeout, and a later one gets the new keys."""
+    token_file = os.path.join(state["work"], "container-token")
+    write(token_file, "container-auth-1")
+    restart(AWS_CONTAINER_CREDENTIALS_FULL_URI=state["ep"] + "/container/credentials",
+            AWS_CONTAINER_AUTHORIZATION_TOKEN_FILE=token_file)
+    mapping()
+    endpoints = state["endpoints"]
+    # due about 20 s after they come, they may sign until about 30 s
+    endpoints.lifetime_s = 40
+    endpoints.delay_s = 0.5
+    session = bed.Session("postgres")
+    try:
+        assert session.run("SELECT sum(v) FROM kv") == [str(sum(range(ROWS)))]
+        fetched = time.monotonic()
+        first = keys_seen()
+        endpoint_log()
+        time.sleep(max(0.0, fetched + 21 - time.monotonic()))
+        assert session.run("SELECT sum(v) FROM kv") == [str(sum(range(ROWS)))]
+        assert keys_seen() == first
+        time.sleep(6)
+        lines = session.run("SELECT sum(v) FROM kv")
+        assert lines == [str(sum(range(ROWS)))], lines
+        time.sleep(1)
+        second = refreshed(session, first)
+    finally:
+        session.close()
+        endpoints.delay_s = 0.0
+    assert kinds(endpoint_log()) == ["container", "container"]
+    assert len(second) == 1 and all(k.startswith("ASIACONTAINER") for k in second)
+
+
+@runner.test
 def instance_metadata():
     """IMDSv2: the token PUT, then the role and its credentials with the
     token; refresh; and a role assumed on top of them."""
