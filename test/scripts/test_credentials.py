@@ -281,6 +281,17 @@ def restart(**environment):
     state["endpoints"].lifetime_s = 3600
 
 
+def container_source():
+    """Restart the cluster with the container endpoint as the source, its
+    token in a file, which is returned."""
+    token_file = os.path.join(state["work"], "container-token")
+    write(token_file, "container-auth-1")
+    restart(AWS_CONTAINER_CREDENTIALS_FULL_URI=state["ep"] + "/container/credentials",
+            AWS_CONTAINER_AUTHORIZATION_TOKEN_FILE=token_file)
+    mapping()
+    return token_file
+
+
 # ------------------------------------------------------------------- tests
 
 
@@ -449,11 +460,7 @@ def failed_refresh_keeps_current_credentials():
     """A refresh that fails while the current credentials have a while
     left is a warning and the query goes on with them; once they are about
     to expire it is the error."""
-    token_file = os.path.join(state["work"], "container-token")
-    write(token_file, "container-auth-1")
-    restart(AWS_CONTAINER_CREDENTIALS_FULL_URI=state["ep"] + "/container/credentials",
-            AWS_CONTAINER_AUTHORIZATION_TOKEN_FILE=token_file)
-    mapping()
+    token_file = container_source()
     # 12 s: refreshed after about 6 s, a failure tolerated until 3 s before the end
     state["endpoints"].lifetime_s = 12
     session = bed.Session("postgres")
@@ -482,6 +489,22 @@ def failed_refresh_keeps_current_credentials():
 LIFETIME_S = 16
 
 
+def first_fetch(session, lifetime_s, delay_s):
+    """The first query of session fetches credentials that live
+    lifetime_s, the endpoints holding their answers back delay_s (until
+    the caller sets delay_s back).  Returns when it ended (monotonic) and
+    the keys it signed with; the endpoints' log is emptied."""
+    endpoints = state["endpoints"]
+    endpoints.lifetime_s = lifetime_s
+    endpoints.delay_s = delay_s
+    assert session.run("SELECT sum(v) FROM kv") == [str(sum(range(ROWS)))]
+    fetched = time.monotonic()
+    first = keys_seen()
+    assert len(first) == 1, first
+    endpoint_log()
+    return fetched, first
+
+
 def scan_in_refresh_window(delay_s, spoil=None, lifetime_s=LIFETIME_S):
     """In a new session, fetch credentials that live lifetime_s, wait
     until their refresh is near, then scan the big table a page at a time
@@ -491,16 +514,9 @@ def scan_in_refresh_window(delay_s, spoil=None, lifetime_s=LIFETIME_S):
     scan's output lines, the key the first credentials signed with, the
     endpoints' log of the refresh and the proxy's log of the scan's
     requests (arrival, key)."""
-    endpoints = state["endpoints"]
-    endpoints.lifetime_s = lifetime_s
-    endpoints.delay_s = delay_s
     session = bed.Session("postgres")
     try:
-        assert session.run("SELECT sum(v) FROM kv") == [str(sum(range(ROWS)))]
-        fetched = time.monotonic()
-        first = keys_seen()
-        assert len(first) == 1, first
-        endpoint_log()
+        fetched, first = first_fetch(session, lifetime_s, delay_s)
         bed.configure(latency_ms=LATENCY_MS)
         # the refresh is due at about half the life left when they came
         time.sleep(max(0.0, fetched + (lifetime_s - delay_s) / 2 - 2 - time.monotonic()))
@@ -511,7 +527,7 @@ def scan_in_refresh_window(delay_s, spoil=None, lifetime_s=LIFETIME_S):
         assert signatures["rejected"] == 0, signatures
     finally:
         session.close()
-        endpoints.delay_s = 0.0
+        state["endpoints"].delay_s = 0.0
         keys_seen()
     return lines, next(iter(first)), endpoint_log(), signatures["log"]
 
@@ -578,11 +594,7 @@ def failed_refresh_beside_a_scan():
     credentials have a while left: a WARNING, the scan goes on with them
     to the end.  (They live 30 s here, so that the scan ends before the
     refresh is tried again, and well before they must no longer sign.)"""
-    token_file = os.path.join(state["work"], "container-token")
-    write(token_file, "container-auth-1")
-    restart(AWS_CONTAINER_CREDENTIALS_FULL_URI=state["ep"] + "/container/credentials",
-            AWS_CONTAINER_AUTHORIZATION_TOKEN_FILE=token_file)
-    mapping()
+    token_file = container_source()
     sql("ALTER SERVER ddb OPTIONS (ADD max_concurrency '1')")
     try:
         lines, old, log, signed = scan_in_refresh_window(
@@ -604,35 +616,31 @@ def failed_refresh_beside_a_scan():
 def expiring_credentials_wait_for_their_refresh():
     """Credentials at the point where they may no longer sign (3 s before
     they expire, here): the request waits for the refresh, then goes out
-    signed with the new ones."""
-    token_file = os.path.join(state["work"], "container-token")
-    write(token_file, "container-auth-1")
-    restart(AWS_CONTAINER_CREDENTIALS_FULL_URI=state["ep"] + "/container/credentials",
-            AWS_CONTAINER_AUTHORIZATION_TOKEN_FILE=token_file)
-    mapping()
-    endpoints = state["endpoints"]
-    endpoints.lifetime_s = LIFETIME_S
-    endpoints.delay_s = 2.0
+    signed with the new ones.  A statement timeout ends that wait at once
+    (the refresh is dropped and begun again by the next statement)."""
+    container_source()
     session = bed.Session("postgres")
     try:
-        assert session.run("SELECT sum(v) FROM kv") == [str(sum(range(ROWS)))]
-        fetched = time.monotonic()
-        old = keys_seen()
-        endpoint_log()
+        fetched, old = first_fetch(session, LIFETIME_S, 2.0)
         # past the last quarter of the 14 s left when they came (2 s late), about
         # 2 s before they expire
         time.sleep(max(0.0, fetched + LIFETIME_S - 4 - time.monotonic()))
-        lines = session.run("SELECT sum(v) FROM kv")
+        lines = session.run("SET statement_timeout = 300; SELECT sum(v) FROM kv")
+        assert any("canceling statement due to statement timeout" in line for line in lines), lines
+        assert session.seconds < 1.5, session.seconds
+        canceled = session.seconds
+        lines = session.run("RESET statement_timeout; SELECT sum(v) FROM kv")
         waited = session.seconds
     finally:
         session.close()
-        endpoints.delay_s = 0.0
+        state["endpoints"].delay_s = 0.0
     assert lines == [str(sum(range(ROWS)))], lines
-    assert kinds(endpoint_log()) == ["container"]
+    assert kinds(endpoint_log()) == ["container", "container"]
     new = keys_seen()
     assert len(new) == 1 and new.keys() != old.keys(), (old, new)
     assert waited >= 1.9, waited
-    print(f"  the query waited {waited:.2f} s for a refresh whose answer took 2 s")
+    print(f"  the query waited {waited:.2f} s for a refresh whose answer took 2 s; "
+          f"under a 300 ms statement_timeout it ended after {canceled:.2f} s")
 
 
 @runner.test
@@ -641,21 +649,11 @@ def unwatched_refresh_is_begun_again():
     left unwatched longer than its timeout (5 s for the container
     endpoint) while the session idles: the next statement begins it again
     rather than warning of a timeout, and a later one gets the new keys."""
-    token_file = os.path.join(state["work"], "container-token")
-    write(token_file, "container-auth-1")
-    restart(AWS_CONTAINER_CREDENTIALS_FULL_URI=state["ep"] + "/container/credentials",
-            AWS_CONTAINER_AUTHORIZATION_TOKEN_FILE=token_file)
-    mapping()
-    endpoints = state["endpoints"]
-    # due about 20 s after they come, they may sign until about 30 s
-    endpoints.lifetime_s = 40
-    endpoints.delay_s = 0.5
+    container_source()
     session = bed.Session("postgres")
     try:
-        assert session.run("SELECT sum(v) FROM kv") == [str(sum(range(ROWS)))]
-        fetched = time.monotonic()
-        first = keys_seen()
-        endpoint_log()
+        # due about 20 s after they come, they may sign until about 30 s
+        fetched, first = first_fetch(session, 40, 0.5)
         time.sleep(max(0.0, fetched + 21 - time.monotonic()))
         assert session.run("SELECT sum(v) FROM kv") == [str(sum(range(ROWS)))]
         assert keys_seen() == first
@@ -666,7 +664,7 @@ def unwatched_refresh_is_begun_again():
         second = refreshed(session, first)
     finally:
         session.close()
-        endpoints.delay_s = 0.0
+        state["endpoints"].delay_s = 0.0
     assert kinds(endpoint_log()) == ["container", "container"]
     assert len(second) == 1 and all(k.startswith("ASIACONTAINER") for k in second)
 
