@@ -43,7 +43,8 @@ SELECT abs(reltuples - 10000) <= 2000 AS close FROM pg_class
 
 -- a table DescribeTable gives no size of and an ItemCount of 0 (a new
 -- table on AWS, whose figures are six hours late): the row count is the
--- sample's, scaled by the segments read
+-- sample's, scaled by the segments read (it may come out at 5000 exactly:
+-- 1,250 items in 16 of the 64 segments)
 SELECT ddb_create_table('ManyOwners', 'pk', 'sk') AS status;
 CREATE FOREIGN TABLE many_owners (owner text NOT NULL, seq int NOT NULL)
   SERVER ddb OPTIONS (table 'ManyOwners', partition_key 'pk',
@@ -55,7 +56,7 @@ ALTER TABLE many_owners ALTER COLUMN owner SET STATISTICS 1,
 \! curl -s -o /dev/null -X POST "$SHARD_FDW_PROXY/faults" -d '{"kind": "malformed", "action": "DescribeTable", "body": "{\"Table\": {\"TableName\": \"ManyOwners\", \"ItemCount\": 0}}"}'
 ANALYZE many_owners;
 \! curl -s -o /dev/null -X DELETE "$SHARD_FDW_PROXY/faults"
-SELECT reltuples < 5000 * 1.2 AND reltuples > 5000 * 0.8 AS close, reltuples <> 5000 AS scaled
+SELECT reltuples < 5000 * 1.2 AND reltuples > 5000 * 0.8 AS close, reltuples > 0 AS not_item_count
   FROM pg_class WHERE oid = 'many_owners'::regclass;
 ALTER SERVER ddb OPTIONS (DROP max_concurrency);
 
