@@ -9,6 +9,13 @@
  *		AssumeRole signed with those.  Temporary credentials are kept per
  *		connection and fetched again before they expire.
  *
+ * A fetch is a refresh: a small state machine of HTTP exchanges (IMDSv2's
+ * token, role name and credentials; STS for each role of a chain) that run
+ * on the connection's transport beside its DynamoDB requests, which go on
+ * signed with the current credentials until the new ones arrive.  Only the
+ * first fetch, and a refresh that is late (the current credentials about
+ * to expire), is waited for.
+ *
  * Nothing is fetched until the first request is signed, so planning and
  * EXPLAIN never wait on the network.  A connection that found its
  * credentials in one source of the chain goes back to that source to
@@ -266,7 +273,7 @@ palloc_creds(AwsCreds *in)
 
 /*
  * The credentials in the answer of a JSON source (container, instance
- * metadata); errors name source.
+ * metadata), which is wiped; errors name source.
  */
 static AwsCreds
 json_answer(ShardCredentials *c, const char *source, long status, StringInfo body)
@@ -285,6 +292,7 @@ json_answer(ShardCredentials *c, const char *source, long status, StringInfo bod
 	if (answer == AWS_ANSWER_MALFORMED)
 		source_failed(c, ERRCODE_FDW_INVALID_DATA_TYPE, source,
 					  psprintf("Its answer is not credentials: %s.", error.message));
+	explicit_bzero(body->data, body->len);
 	return palloc_creds(&creds);
 }
 
@@ -357,6 +365,7 @@ instance_token(ShardCredentials *c, Refresh *r, long status, StringInfo body)
 					  psprintf("The session token request (PUT /latest/api/token) answered with HTTP status %ld.", status) :
 					  "The session token it gave is empty or not printable.");
 	r->imds_headers = list_make1(psprintf("X-aws-ec2-metadata-token: %s", body->data));
+	explicit_bzero(body->data, body->len);
 	refresh_send(r, STEP_IMDS_ROLE, "GET",
 				 psprintf("%s/latest/meta-data/iam/security-credentials/", r->imds_base),
 				 r->imds_headers, NULL, METADATA_CONNECT_MS, METADATA_TIMEOUT_MS);
@@ -488,7 +497,7 @@ sts_begin(ShardCredentials *c, Refresh *r)
 	}
 }
 
-/* The credentials in STS's answer; errors name r's source. */
+/* The credentials in STS's answer, which is wiped; errors name r's source. */
 static AwsCreds
 sts_answer(ShardCredentials *c, Refresh *r, long status, StringInfo answer)
 {
@@ -506,6 +515,7 @@ sts_answer(ShardCredentials *c, Refresh *r, long status, StringInfo answer)
 	if (kind == AWS_ANSWER_MALFORMED)
 		source_failed(c, ERRCODE_FDW_INVALID_DATA_TYPE, r->source,
 					  psprintf("STS's answer is not credentials: %s.", error.message));
+	explicit_bzero(answer->data, answer->len);
 	return palloc_creds(&got);
 }
 

@@ -15,6 +15,9 @@
  * Waits poll libcurl with a short timeout and check for interrupts between
  * polls, so a cancel or statement_timeout stops a scan promptly.
  *
+ * The credential sources' plain HTTP exchanges (credentials.c) run on the
+ * same multi handle, moving whenever the requests do.
+ *
  *-------------------------------------------------------------------------
  */
 #include "shard_fdw.h"

@@ -39,10 +39,10 @@ ROLE_EXTERNAL = "arn:aws:iam::210987654321:role/partner"
 ROLE_WEB = "arn:aws:iam::123456789012:role/eks-pod"
 ROWS = 5
 # The big table: items of PAD bytes, a 1 MB page holding 4 or 5 of them, so
-# that a sequential Scan of it takes a dozen pages (LATENCY_MS each, and
-# more), about 6 s.
+# that a sequential Scan of it takes 14 pages or more (LATENCY_MS each, and
+# more): 7 to 12 s.
 PAD = 250_000
-BIG_ROWS = 50
+BIG_ROWS = 70
 LATENCY_MS = 300
 state = {}
 
@@ -485,8 +485,9 @@ def failed_refresh_keeps_current_credentials():
 # ---------------------------------------------- refreshes beside a scan
 
 # Credentials of the refresh tests live this long; their refresh is due
-# about halfway, the current ones may sign until 3 s before they expire.
-LIFETIME_S = 16
+# about halfway, the current ones may sign until the last quarter of the
+# life they had when they came.
+LIFETIME_S = 20
 
 
 def first_fetch(session, lifetime_s, delay_s):
@@ -519,7 +520,7 @@ def scan_in_refresh_window(delay_s, spoil=None, lifetime_s=LIFETIME_S):
         fetched, first = first_fetch(session, lifetime_s, delay_s)
         bed.configure(latency_ms=LATENCY_MS)
         # the refresh is due at about half the life left when they came
-        time.sleep(max(0.0, fetched + (lifetime_s - delay_s) / 2 - 2 - time.monotonic()))
+        time.sleep(max(0.0, fetched + (lifetime_s - delay_s) / 2 - 2.5 - time.monotonic()))
         if spoil:
             spoil()
         lines = session.run("SELECT count(*), sum(length(pad)) FROM big")
@@ -592,13 +593,13 @@ def refresh_in_flight_beside_a_scan():
 def failed_refresh_beside_a_scan():
     """A refresh that fails while the scan runs and the current
     credentials have a while left: a WARNING, the scan goes on with them
-    to the end.  (They live 30 s here, so that the scan ends before the
-    refresh is tried again, and well before they must no longer sign.)"""
+    to the end.  (They live 60 s here, so that the scan ends well before
+    they must no longer sign, the refresh failing again on the way.)"""
     token_file = container_source()
     sql("ALTER SERVER ddb OPTIONS (ADD max_concurrency '1')")
     try:
         lines, old, log, signed = scan_in_refresh_window(
-            2.0, spoil=lambda: write(token_file, "wrong"), lifetime_s=30)
+            2.0, spoil=lambda: write(token_file, "wrong"), lifetime_s=60)
     finally:
         sql("ALTER SERVER ddb OPTIONS (DROP max_concurrency)")
     # tried again a little later while the current credentials serve
@@ -614,7 +615,7 @@ def failed_refresh_beside_a_scan():
 
 @runner.test
 def expiring_credentials_wait_for_their_refresh():
-    """Credentials at the point where they may no longer sign (3 s before
+    """Credentials at the point where they may no longer sign (4 s before
     they expire, here): the request waits for the refresh, then goes out
     signed with the new ones.  A statement timeout ends that wait at once
     (the refresh is dropped and begun again by the next statement)."""
@@ -622,7 +623,7 @@ def expiring_credentials_wait_for_their_refresh():
     session = bed.Session("postgres")
     try:
         fetched, old = first_fetch(session, LIFETIME_S, 2.0)
-        # past the last quarter of the 14 s left when they came (2 s late), about
+        # past the last quarter of the 18 s left when they came (2 s late), about
         # 2 s before they expire
         time.sleep(max(0.0, fetched + LIFETIME_S - 4 - time.monotonic()))
         lines = session.run("SET statement_timeout = 300; SELECT sum(v) FROM kv")
