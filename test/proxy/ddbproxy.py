@@ -23,10 +23,11 @@ Control API, JSON over HTTP on the same port:
   POST   /__proxy/config   change settings (keys: latency_ms,
                            verify_signatures, key_budget, table_budget)
   GET    /__proxy/stats    counters (with the ConsumedCapacity DynamoDB
-                           answered, by table, the requests by the access
-                           key that signed them, and the latest requests'
-                           arrival times, on the monotonic clock, with
-                           their keys)
+                           answered, by table, and the requests by the
+                           access key that signed them)
+  GET    /__proxy/signatures  the latest verified requests since the last
+                           reset, as [arrival time on the monotonic clock,
+                           access key] pairs
   POST   /__proxy/reset    back to the start-up state (faults, budgets,
                            settings, counters, cached key schemas)
 
@@ -754,6 +755,11 @@ class Stats:
                 name = entry["mutation"]
                 self.mutations[name] = self.mutations.get(name, 0) + 1
 
+    def signatures(self):
+        """The log of verified requests: [arrival, access key] pairs."""
+        with self.lock:
+            return list(self.signature_log)
+
     def take_mutation_log(self, clear):
         """The mutation log, emptied when clear is true."""
         with self.lock:
@@ -838,8 +844,7 @@ class Stats:
                 },
                 "signatures": {"verified": self.verified,
                                "rejected": self.rejected,
-                               "access_keys": dict(self.access_keys),
-                               "log": list(self.signature_log)},
+                               "access_keys": dict(self.access_keys)},
                 "in_flight": self.in_flight,
                 "in_flight_max": self.in_flight_max,
                 "mutations": dict(self.mutations),
@@ -1087,6 +1092,7 @@ class Handler(BaseHTTPRequestHandler):
             ("GET", "/__proxy/faults"): lambda _: self.proxy.faults.pending(),
             ("DELETE", "/__proxy/faults"): self.control_clear_faults,
             ("GET", "/__proxy/config"): lambda _: self.proxy.config(),
+            ("GET", "/__proxy/signatures"): lambda _: self.proxy.stats.signatures(),
             ("POST", "/__proxy/config"): self.control_configure,
             ("GET", "/__proxy/stats"): lambda _: self.proxy.stats.as_json(
                 len(self.proxy.faults.pending())),

@@ -487,7 +487,7 @@ def failed_refresh_keeps_current_credentials():
 # Credentials of the refresh tests live this long; their refresh is due
 # about halfway, the current ones may sign until the last quarter of the
 # life they had when they came.
-LIFETIME_S = 20
+LIFETIME_S = 24
 
 
 def first_fetch(session, lifetime_s, delay_s):
@@ -524,20 +524,21 @@ def scan_in_refresh_window(delay_s, spoil=None, lifetime_s=LIFETIME_S):
         if spoil:
             spoil()
         lines = session.run("SELECT count(*), sum(length(pad)) FROM big")
-        signatures = bed.stats()["signatures"]
-        assert signatures["rejected"] == 0, signatures
+        signed = bed.proxy("GET", "/signatures")
     finally:
         session.close()
         state["endpoints"].delay_s = 0.0
-        keys_seen()
-    return lines, next(iter(first)), endpoint_log(), signatures["log"]
+    assert keys_seen().keys() == {key for _, key in signed}
+    return lines, next(iter(first)), endpoint_log(), signed
 
 
-def in_flight_beside(log, signed, delay_s, old):
+def in_flight_beside(log, signed, delay_s, old, steps=1):
     """Check that requests went on, signed with the old key, while the
-    refresh in log was in flight, and that the scan never stood still
-    that long; returns the keys of the requests after its last answer."""
-    begun, answered = log[0]["at"], log[-1]["at"] + delay_s
+    refresh of the first steps requests of log was in flight, and that
+    the scan never stood still that long; returns the keys of the requests
+    after its last answer (and before a next refresh, on a slow machine)."""
+    begun, answered = log[0]["at"], log[steps - 1]["at"] + delay_s
+    until = log[steps]["at"] if len(log) > steps else float("inf")
     # the request that begins the refresh goes out with it, the others while
     # it is in flight; signed in turn with the new key, none would come then
     during = [key for at, key in signed if begun - 0.1 < at < answered - 0.05]
@@ -547,7 +548,7 @@ def in_flight_beside(log, signed, delay_s, old):
     assert pause < answered - begun, (pause, begun, answered)
     print(f"  {len(during)} requests signed with the old key during the "
           f"{answered - begun:.2f} s refresh; longest pause between requests {pause:.2f} s")
-    return [key for at, key in signed if at > answered + 0.2]
+    return [key for at, key in signed if answered + 0.2 < at < until]
 
 
 @runner.test
@@ -563,14 +564,14 @@ def refresh_in_flight_beside_a_scan():
     sources = [
         ("container", dict(AWS_CONTAINER_CREDENTIALS_FULL_URI=state["ep"] + "/container/credentials",
                            AWS_CONTAINER_AUTHORIZATION_TOKEN_FILE=token_file),
-         {}, 2.0, ["container"], "ASIACONTAINER"),
+         {}, 3.0, ["container"], "ASIACONTAINER"),
         ("instance metadata", dict(AWS_EC2_METADATA_SERVICE_ENDPOINT=state["ep"],
                                    AWS_EC2_METADATA_DISABLED="false"),
-         {}, 0.7, ["imds:token", "imds:role", "imds:credentials"], "ASIAIMDS"),
+         {}, 1.0, ["imds:token", "imds:role", "imds:credentials"], "ASIAIMDS"),
         ("web identity and a role", dict(AWS_WEB_IDENTITY_TOKEN_FILE=web_token_file,
                                          AWS_ROLE_ARN=ROLE_WEB,
                                          AWS_ENDPOINT_URL_STS=state["ep"]),
-         {"role_arn": ROLE}, 1.0, ["sts:AssumeRoleWithWebIdentity", "sts:AssumeRole"],
+         {"role_arn": ROLE}, 1.5, ["sts:AssumeRoleWithWebIdentity", "sts:AssumeRole"],
          "ASIAROLE"),
     ]
     sql("ALTER SERVER ddb OPTIONS (ADD max_concurrency '1')")
@@ -580,10 +581,10 @@ def refresh_in_flight_beside_a_scan():
             restart(**environment)
             mapping(**options)
             lines, old, log, signed = scan_in_refresh_window(delay_s)
-            assert kinds(log) == steps, log
+            assert kinds(log) in (steps, steps + steps), log
             assert not any("WARNING" in line for line in lines), lines
-            after = in_flight_beside(log, signed, delay_s, old)
-            assert len(after) >= 2 and len(set(after)) == 1, after
+            after = in_flight_beside(log, signed, delay_s, old, len(steps))
+            assert after and len(set(after)) == 1, after
             assert after[0] != old and after[0].startswith(prefix), (old, after)
     finally:
         sql("ALTER SERVER ddb OPTIONS (DROP max_concurrency)")
@@ -599,7 +600,7 @@ def failed_refresh_beside_a_scan():
     sql("ALTER SERVER ddb OPTIONS (ADD max_concurrency '1')")
     try:
         lines, old, log, signed = scan_in_refresh_window(
-            2.0, spoil=lambda: write(token_file, "wrong"), lifetime_s=60)
+            3.0, spoil=lambda: write(token_file, "wrong"), lifetime_s=60)
     finally:
         sql("ALTER SERVER ddb OPTIONS (DROP max_concurrency)")
     # tried again a little later while the current credentials serve
@@ -609,13 +610,13 @@ def failed_refresh_beside_a_scan():
     assert all("could not refresh the AWS credentials" in w for w in warnings), lines
     assert "InvalidToken (HTTP 401)" in "\n".join(lines), lines
     assert lines[-1] == f"{BIG_ROWS}|{BIG_ROWS * PAD}", lines
-    in_flight_beside(log[:1], signed, 2.0, old)
+    in_flight_beside(log, signed, 3.0, old)
     assert {key for _, key in signed} == {old}, signed
 
 
 @runner.test
 def expiring_credentials_wait_for_their_refresh():
-    """Credentials at the point where they may no longer sign (4 s before
+    """Credentials at the point where they may no longer sign (5 s before
     they expire, here): the request waits for the refresh, then goes out
     signed with the new ones.  A statement timeout ends that wait at once
     (the refresh is dropped and begun again by the next statement)."""
@@ -623,7 +624,7 @@ def expiring_credentials_wait_for_their_refresh():
     session = bed.Session("postgres")
     try:
         fetched, old = first_fetch(session, LIFETIME_S, 2.0)
-        # past the last quarter of the 18 s left when they came (2 s late), about
+        # past the last quarter of the 22 s left when they came (2 s late), about
         # 2 s before they expire
         time.sleep(max(0.0, fetched + LIFETIME_S - 4 - time.monotonic()))
         lines = session.run("SET statement_timeout = 300; SELECT sum(v) FROM kv")
