@@ -50,6 +50,12 @@ SELECT explain_analyze($$SELECT ts, who FROM audit WHERE file_path = '/shared/fi
 -- a key nobody wrote has no metadata and no rows
 SELECT count(*) FROM audit WHERE file_path = '/never/written';
 SELECT count(*) FROM shard_fdw_metadata('audit', '{"file_path": "/never/written"}');
+-- a metadata item that another writer left without its shard count is
+-- refused, by readers and by the tool alike
+SELECT shard_fdw_request('ddb', 'PutItem', '{"TableName": "audit_shards",
+  "Item": {"file_path": {"S": "/broken"}, "shard_history": {"SS": ["1700000000:2"]}}}');
+SELECT * FROM shard_fdw_metadata('audit', '{"file_path": "/broken"}');
+SELECT count(*) FROM audit WHERE file_path = '/broken';
 
 DROP FOREIGN TABLE audit;
 SELECT ddb_delete_table('audit_log') AS deleted;

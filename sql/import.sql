@@ -79,6 +79,26 @@ IMPORT FOREIGN SCHEMA dynamodb EXCEPT (import_audit, import_readings, import_peo
 SELECT relname FROM pg_class WHERE relnamespace = 'unsampled'::regnamespace
   AND relname LIKE 'import\_%' ORDER BY 1;
 \d unsampled.import_people
+-- EXCEPT a table leaves its index's table in
+CREATE SCHEMA indexes;
+IMPORT FOREIGN SCHEMA dynamodb EXCEPT (import_audit, import_readings, import_people)
+  FROM SERVER ddb INTO indexes OPTIONS (sample_size '0');
+SELECT relname FROM pg_class WHERE relnamespace = 'indexes'::regnamespace
+  AND relname LIKE 'import\_%' ORDER BY 1;
+
+-- attributes named as PostgreSQL's system columns (a bounding box's xmin
+-- and xmax) get columns of their own names with an underscore
+SELECT ddb_create_table('import_boxes', 'id') AS status;
+SELECT shard_fdw_request('ddb', 'PutItem', '{"TableName": "import_boxes", "Item":
+  {"id": {"S": "b1"}, "xmin": {"N": "1"}, "xmax": {"N": "5"}, "ymin": {"N": "2"}}}');
+CREATE SCHEMA boxes;
+IMPORT FOREIGN SCHEMA dynamodb LIMIT TO (import_boxes) FROM SERVER ddb INTO boxes;
+SELECT attname, format_type(atttypid, atttypmod) AS type, attfdwoptions
+  FROM pg_attribute WHERE attrelid = 'boxes.import_boxes'::regclass AND attnum > 0
+ ORDER BY attnum;
+SELECT id, xmin_, xmax_, ymin FROM boxes.import_boxes;
+DROP SCHEMA boxes CASCADE;
+SELECT ddb_delete_table('import_boxes') AS deleted;
 
 -- options that are not import options
 IMPORT FOREIGN SCHEMA dynamodb FROM SERVER ddb INTO plain OPTIONS (samples '10');
@@ -86,7 +106,7 @@ IMPORT FOREIGN SCHEMA dynamodb FROM SERVER ddb INTO plain OPTIONS (sample_size '
 
 -- the schema unsampled holds whatever else DynamoDB Local has
 SET client_min_messages = warning;
-DROP SCHEMA imported, plain, unsampled CASCADE;
+DROP SCHEMA imported, plain, unsampled, indexes CASCADE;
 RESET client_min_messages;
 DROP FOREIGN TABLE audit, readings, people, people_n;
 SELECT ddb_delete_table('import_audit') AS deleted;

@@ -8,7 +8,7 @@ SELECT ddb_create_table('lifetime_tab', 'pk', 'sk') AS status;
 CREATE FOREIGN TABLE feed (topic text NOT NULL, seq int NOT NULL, body text)
   SERVER ddb OPTIONS (table 'lifetime_tab',
     partition_key 'pk', partition_key_format '{topic}#{shard}',
-    sort_key 'sk', sort_key_format '{seq:08}',
+    sort_key 'sk', sort_key_format '{seq:010}',
     shards '4', shard_strategy 'calculated', shard_by 'seq', shard_hash 'fnv1a_32');
 INSERT INTO feed SELECT 't' || (i % 2), i, repeat('b', 1000)
   FROM generate_series(1, 400) i;
@@ -150,7 +150,7 @@ COMMIT;
 CREATE FOREIGN TABLE feed_numbers (topic text NOT NULL, seq int NOT NULL, body int)
   SERVER ddb OPTIONS (table 'lifetime_tab',
     partition_key 'pk', partition_key_format '{topic}#{shard}',
-    sort_key 'sk', sort_key_format '{seq:08}',
+    sort_key 'sk', sort_key_format '{seq:010}',
     shards '4', shard_strategy 'calculated', shard_by 'seq', shard_hash 'fnv1a_32');
 DO $$
 DECLARE

@@ -62,7 +62,7 @@ SELECT player_id, score FROM board WHERE game_id = 'g' ORDER BY score;
 CREATE FOREIGN TABLE feed (topic text, seq int, body text)
   SERVER ddb OPTIONS (table 'modify_tab',
     partition_key 'pk', partition_key_format 'feed#{topic}#{shard}',
-    sort_key 'sk', sort_key_format '{seq:06}', shards '4', shard_strategy 'random');
+    sort_key 'sk', sort_key_format '{seq:010}', shards '4', shard_strategy 'random');
 INSERT INTO feed SELECT 't', i, 'b' || i FROM generate_series(1, 20) i;
 CREATE TEMP VIEW feed_keys AS
   SELECT i -> 'pk' ->> 'S' AS pk, i -> 'sk' ->> 'S' AS sk
@@ -76,7 +76,7 @@ SELECT count(*) AS items_moved FROM (TABLE feed_keys EXCEPT TABLE feed_keys_befo
 -- one that changes the key moves the item within its shard
 UPDATE feed SET seq = seq + 100 WHERE topic = 't' AND seq = 1;
 SELECT k.pk = b.pk AS same_shard, k.sk
-  FROM feed_keys k JOIN feed_keys_before b ON b.sk = '000001' WHERE k.sk = '000101';
+  FROM feed_keys k JOIN feed_keys_before b ON b.sk = '0000000001' WHERE k.sk = '0000000101';
 -- a DELETE without RETURNING runs in the scan: a conditional DeleteItem per
 -- matching item, many in flight; the row count is the items it deleted
 EXPLAIN (VERBOSE, COSTS OFF) DELETE FROM feed WHERE topic = 't' AND seq > 15;

@@ -62,6 +62,10 @@ CREATE FOREIGN TABLE t_bad (a text) SERVER opt_srv
 CREATE FOREIGN TABLE t_bad (a text) SERVER opt_srv
   OPTIONS (table 'T', partition_key 'pk', partition_key_format 'x#{shard}',
            shard_strategy 'range', shard_by 'a', range_boundaries 'a, b');
+-- a key below the first boundary would have no shard
+CREATE FOREIGN TABLE t_bad (a text) SERVER opt_srv
+  OPTIONS (table 'T', partition_key 'pk', partition_key_format 'x#{shard}',
+           shard_strategy 'range', shard_by 'a', range_boundaries '["b", "m"]');
 CREATE FOREIGN TABLE t_bad (a text) SERVER opt_srv
   OPTIONS (table 'T', partition_key 'pk', partition_key_format '{a}_{shard}',
            shard_strategy 'dynamic');

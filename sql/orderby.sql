@@ -92,13 +92,24 @@ EXPLAIN (COSTS OFF)
   SELECT player_id, score FROM lb
    WHERE game_id = 'g' ORDER BY score DESC, player_id COLLATE "en-x-icu" DESC LIMIT 2000;
 
--- a zero-padded field narrower than its type's values: a wider value
--- would shift the fields after it, so only the first key is claimed
+-- a zero-padded field narrower than its type's values: a wider value is
+-- written whole ("100000" under {score:05}) and sorts among the others by
+-- its first digits, so no order is claimed, no bound goes into the key
+-- condition and min, max and count stay with PostgreSQL
 CREATE FOREIGN TABLE lb_narrow (game_id text, player_id text, score bigint)
   SERVER ddb OPTIONS (table 'OrderBoards', partition_key 'pk', partition_key_format '{game_id}',
                       sort_key 'sk', sort_key_format '{score:05}#{player_id}');
 EXPLAIN (COSTS OFF)
   SELECT player_id FROM lb_narrow WHERE game_id = 'h' ORDER BY score, player_id LIMIT 10;
+INSERT INTO lb_narrow VALUES ('n', 'p1', 99999), ('n', 'p2', 100000), ('n', 'p3', 5);
+SELECT shard_fdw_key('lb_narrow', '{"game_id": "n", "player_id": "p2", "score": 100000}');
+SELECT (SELECT array_agg(score) FROM (SELECT score FROM lb_narrow WHERE game_id = 'n'
+                                      ORDER BY score) s) AS ordered,
+       (SELECT array_agg(score) FROM (SELECT score FROM lb_narrow WHERE game_id = 'n'
+                                      ORDER BY score DESC LIMIT 2) s) AS top2;
+SELECT max(score), min(score), count(*) FILTER (WHERE score >= 50000) AS above,
+       (SELECT count(*) FROM lb_narrow WHERE game_id = 'n' AND score >= 50000) AS counted
+  FROM lb_narrow WHERE game_id = 'n';
 
 -- a sort key column of its own: its order under the ORDER BY's collation
 -- counts, not the column's

@@ -223,7 +223,7 @@ SELECT explain_analyze($$SELECT count(*), min(d), max(d) FROM monthly
 SELECT count(*), min(d), max(d) FROM monthly WHERE g = 'g' AND d BETWEEN '2023-10-15' AND '2024-01-05';
 CREATE FOREIGN TABLE scored (g text, ts timestamp, score int) SERVER ddb OPTIONS (table 'ts_tab',
   partition_key 'PK', partition_key_format 'scored#{g}#{ts:hour}',
-  sort_key 'SK', sort_key_format '{score:06}#{ts}');
+  sort_key 'SK', sort_key_format '{score:010}#{ts}');
 INSERT INTO scored SELECT 'g', '2023-10-27 10:00'::timestamp + i * interval '7 minutes', (i * 37) % 101
   FROM generate_series(0, 40) i;
 SELECT explain_analyze($$SELECT score, ts FROM scored

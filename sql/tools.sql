@@ -32,6 +32,11 @@ SELECT shard_fdw_recommend_shards(7000, 12000, 1000) AS shards_for_peak;
 SELECT shard_fdw_recommend_shards(5000, 0, 1000, false, 1.0) AS shards_at_limit;
 SELECT shard_fdw_recommend_shards(10, 90000, 4096, true) AS shards_for_reads;
 SELECT shard_fdw_recommend_shards(1, 1, 500000);
+-- a rate that is no number, or a load beyond any shard count, is refused
+SELECT shard_fdw_recommend_shards('NaN', 0, 1000);
+SELECT shard_fdw_recommend_shards(0, 'Infinity', 1000);
+SELECT shard_fdw_recommend_shards(1, 1, 1000, true, 'NaN');
+SELECT shard_fdw_recommend_shards(1e300, 0, 1000);
 
 -- range boundaries from a sample (seed 003's recipe)
 SELECT shard_fdw_range_boundaries(ARRAY['Zebra', 'apple', 'Mango', 'banana',

@@ -359,9 +359,50 @@ key_fixed(ShardTable *t, ShardKey *k, List *conds)
 }
 
 /*
+ * True when DynamoDB's order of column col's stored values is the order of
+ * its values (text aside, whose collation is the caller's to check):
+ * numbers, timestamps and dates stored as N, bytes as B, and text, dates
+ * and timestamps (fixed-width ISO-8601) as S.  An integer stored as S
+ * ("10" before "9") or text stored as N ("10" after "9") is not.
+ */
+static bool
+stored_order_agrees(ShardColumn *col)
+{
+	switch (col->ddb_type)
+	{
+		case DDB_TYPE_N:
+			return col->typid != TEXTOID;
+		case DDB_TYPE_B:
+			return true;
+		case DDB_TYPE_S:
+			return col->typid == TEXTOID || col->typid == VARCHAROID ||
+				col->typid == DATEOID || col->typid == TIMESTAMPOID ||
+				col->typid == TIMESTAMPTZOID;
+		default:
+			return false;
+	}
+}
+
+/*
+ * True when DynamoDB's equality of key column col's stored values is
+ * PostgreSQL's: not for text stored as N, where "5.0" is 5, unless a
+ * template writes its text into an S key.
+ */
+static bool
+stored_equality_agrees(ShardTable *t, int col)
+{
+	return t->columns[col].ddb_type != DDB_TYPE_N || t->columns[col].typid != TEXTOID ||
+		!((t->pk.template == NULL && t->pk.column == col) ||
+		  (t->sk.attribute && t->sk.template == NULL && t->sk.column == col));
+}
+
+/*
  * The column the sort key's order follows, or -1: the sort key column
- * itself, or the first field of its template when that field's text sorts
- * as its values do (a zero-padded integer, a timestamp written with fixed
+ * itself when its stored values sort as its values do, or the first field
+ * of its template when that field's text sorts as its values do (a
+ * zero-padded integer whose width holds every value of its type: a wider
+ * value is written whole, "20000000000" under {n:010}, and sorts among
+ * the narrower ones by its first digits; a timestamp written with fixed
  * width, or as isoformat() writes it, not a time bucket).  isoformat()
  * leaves the zero fraction out, so a timestamp without time zone sorts
  * only when what follows it sorts before "." (#, or nothing); with time
@@ -378,7 +419,7 @@ conds_sort_order_column(ShardTable *t)
 	if (t->sk.attribute == NULL)
 		return -1;
 	if (t->sk.template == NULL)
-		return t->sk.column;
+		return stored_order_agrees(&t->columns[t->sk.column]) ? t->sk.column : -1;
 	lead = keyfmt_leading_column(t->sk.template);
 	if (lead == NULL)
 		return -1;
@@ -390,8 +431,7 @@ conds_sort_order_column(ShardTable *t)
 	if (first->form == KT_ISOFORMAT && col->typid == TIMESTAMPOID &&
 		t->sk.template->nparts > 1 && (unsigned char) t->sk.template->parts[1].text[0] >= '.')
 		return -1;
-	if (width > 0 &&
-		(col->typid == INT2OID || col->typid == INT4OID || col->typid == INT8OID))
+	if (width > 0 && conds_field_fixed_width(t, 0))
 		return col - t->columns;
 	if (width == 0 && (col->typid == TIMESTAMPTZOID || col->typid == TIMESTAMPOID ||
 							  col->typid == DATEOID))
@@ -657,7 +697,10 @@ conds_analyse(ShardTable *t, Index relid, List *clauses, bool outer_ok, int open
 		recognised = lappend(recognised, c);
 		if ((c->op == COND_EQ || c->op == COND_IN) &&
 			route_key_uses(t, c->col))
+		{
 			a.key_conds = lappend(a.key_conds, c);
+			a.exact &= stored_equality_agrees(t, c->col);
+		}
 		else if (c->col == order_col && c->op != COND_NULL && c->op != COND_NOT_NULL &&
 				 (c->op != COND_PREFIX || t->sk.template == NULL) &&
 				 (c->op == COND_EQ || c->op == COND_PREFIX || order_agrees(t, c->col)))

@@ -174,7 +174,7 @@ shard_explain_direct_modify(ForeignScanState *node, ExplainState *es)
 {
 	DirectDelete *dd = node->fdw_state;
 
-	shard_scan_explain(dd->scan, es);
+	shard_scan_explain(dd->scan, es, node->ss.ps.plan);
 	ExplainPropertyText("DynamoDB Write",
 						"DeleteItem (attribute_exists) per matching item, many in flight",
 						es);

@@ -75,7 +75,7 @@ meta_entry(ShardTable *t, const char *base)
 	return entry;
 }
 
-/* Read a metadata item into *meta; false when there is none. */
+/* Read a metadata item of dynamic_meta_item into *meta; false when there is none. */
 static bool
 parse_meta(const DdbJson *item, DynamicMeta *meta)
 {
@@ -83,14 +83,10 @@ parse_meta(const DdbJson *item, DynamicMeta *meta)
 	const char *updated;
 	const DdbJson *history;
 
-	if (item == NULL || item->kind != DJ_OBJECT)
+	if (item == NULL)
 		return false;
 	n = codec_av_text(ddbjson_get(item, "number_of_shards"));
 	updated = codec_av_text(ddbjson_get(item, "last_updated"));
-	if (n == NULL || updated == NULL)
-		ereport(ERROR,
-				(errcode(ERRCODE_FDW_INVALID_DATA_TYPE),
-				 errmsg("shard metadata item lacks number_of_shards or last_updated")));
 	meta->shards = atoi(n);
 	meta->last_updated = strtoll(updated, NULL, 10);
 	meta->max_shards_ever = meta->shards;
@@ -111,15 +107,28 @@ parse_meta(const DdbJson *item, DynamicMeta *meta)
 
 /*
  * The metadata item of base key base, read strongly consistently, or NULL
- * when there is none.  It lives as long as the group.
+ * when there is none.  It lives as long as the group.  An item without
+ * number_of_shards or last_updated (written by someone else) is an error.
  */
 const DdbJson *
 dynamic_meta_item(ShardTable *t, DdbGroup *group, const char *base)
 {
 	size_t		len;
 	char	   *body = request_meta_get(t, base, &len);
+	const DdbJson *item = ddbjson_get(ddb_call(group, "GetItem", body, len), "Item");
+	const char *const needed[] = {"number_of_shards", "last_updated"};
 
-	return ddbjson_get(ddb_call(group, "GetItem", body, len), "Item");
+	if (item == NULL || item->kind != DJ_OBJECT)
+		return NULL;
+	for (size_t i = 0; i < lengthof(needed); i++)
+		if (codec_av_text(ddbjson_get(item, needed[i])) == NULL)
+			ereport(ERROR,
+					(errcode(ERRCODE_FDW_INVALID_DATA_TYPE),
+					 errmsg("shard metadata item of key \"%s\" in DynamoDB table \"%s\" has no attribute \"%s\"",
+							base, t->metadata_table, needed[i]),
+					 errhint("Give the item its \"%s\", or delete it to start the key anew with one shard.",
+							 needed[i])));
+	return item;
 }
 
 /* Create the metadata of a new key, with one shard; false if it exists. */

@@ -332,18 +332,23 @@ shard_fdw_recommend_shards(PG_FUNCTION_ARGS)
 	float8		rcu;
 	float8		need;
 
-	if (writes < 0 || reads < 0 || item_bytes <= 0 || item_bytes > 400 * 1024)
+	if (!(writes >= 0 && reads >= 0 && isfinite(writes) && isfinite(reads)) ||
+		item_bytes <= 0 || item_bytes > 400 * 1024)
 		ereport(ERROR,
 				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
-				 errmsg("rates must be non-negative and the item size between 1 and 409600 bytes")));
-	if (headroom <= 0 || headroom > 1)
+				 errmsg("rates must be finite and non-negative and the item size between 1 and 409600 bytes")));
+	if (!(headroom > 0 && headroom <= 1))
 		ereport(ERROR,
 				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
 				 errmsg("headroom must be in (0, 1]")));
 	wcu = writes * ceil(item_bytes / 1024.0);
 	rcu = reads * ceil(item_bytes / 4096.0) * (consistent ? 1.0 : 0.5);
-	need = Max(wcu / (1000.0 * headroom), rcu / (3000.0 * headroom));
-	PG_RETURN_INT32((int32) Max(1.0, ceil(need)));
+	need = ceil(Max(wcu / (1000.0 * headroom), rcu / (3000.0 * headroom)));
+	if (need > PG_INT32_MAX)
+		ereport(ERROR,
+				(errcode(ERRCODE_NUMERIC_VALUE_OUT_OF_RANGE),
+				 errmsg("the load needs more than %d shards", PG_INT32_MAX)));
+	PG_RETURN_INT32((int32) Max(1.0, need));
 }
 
 /* The first nchars characters of s, as a new string. */

@@ -24,6 +24,7 @@
  */
 #include "shard_fdw.h"
 
+#include "catalog/heap.h"
 #include "commands/defrem.h"
 #include "mb/pg_wchar.h"
 #include "miscadmin.h"
@@ -145,27 +146,45 @@ import_options(ImportForeignSchemaStmt *stmt)
  * Whether DynamoDB table name is worth importing under stmt's LIMIT TO or
  * EXCEPT list: PostgreSQL filters the statements by the names of the
  * tables they create (the table's name, and name_index for its indexes);
- * this spares the requests of tables that would all be left out.
+ * this spares the requests of tables that would all be left out.  A table
+ * EXCEPT names may still have indexes whose tables are wanted: *listed
+ * tells import_table to leave it out only when it has none.
  */
 static bool
-wanted(ImportForeignSchemaStmt *stmt, const char *name)
+wanted(ImportForeignSchemaStmt *stmt, const char *name, bool *listed)
 {
 	size_t		len = strlen(name);
 	ListCell   *lc;
 
+	*listed = false;
 	if (stmt->list_type == FDW_IMPORT_SCHEMA_ALL)
 		return true;
 	foreach(lc, stmt->table_list)
 	{
-		const char *listed = ((RangeVar *) lfirst(lc))->relname;
+		const char *relname = ((RangeVar *) lfirst(lc))->relname;
 
-		if (strcmp(listed, name) == 0)
-			return stmt->list_type == FDW_IMPORT_SCHEMA_LIMIT_TO;
+		*listed |= strcmp(relname, name) == 0;
 		if (stmt->list_type == FDW_IMPORT_SCHEMA_LIMIT_TO &&
-			strncmp(listed, name, len) == 0 && listed[len] == '_')
+			(*listed || (strncmp(relname, name, len) == 0 && relname[len] == '_')))
 			return true;
 	}
 	return stmt->list_type == FDW_IMPORT_SCHEMA_EXCEPT;
+}
+
+/* True when a DescribeTable "Table" object lists a secondary index. */
+static bool
+has_indexes(const DdbJson *desc)
+{
+	const char *lists[] = {"GlobalSecondaryIndexes", "LocalSecondaryIndexes"};
+
+	for (size_t l = 0; l < lengthof(lists); l++)
+	{
+		const DdbJson *idx = ddbjson_get(desc, lists[l]);
+
+		if (idx && idx->kind == DJ_ARRAY && idx->n > 0)
+			return true;
+	}
+	return false;
 }
 
 /* ---------------------------------------------------------------------
@@ -399,7 +418,12 @@ item_text(const DdbJson *item, const char *name)
 	return v && v->kind == DJ_STRING ? v->str : NULL;
 }
 
-/* Add a column to list; returns the list. */
+/*
+ * Add a column for attribute name to list; returns the list.  A name no
+ * column can have (longer than NAMEDATALEN allows, or a system column's
+ * such as xmin) is cut, or given an underscore, and the column names its
+ * attribute by option.
+ */
 static List *
 add_column(List *columns, const char *name, const char *type, bool not_null)
 {
@@ -410,6 +434,11 @@ add_column(List *columns, const char *name, const char *type, bool not_null)
 	{
 		c->attribute = c->name;
 		c->name = pnstrdup(name, pg_mbcliplen(name, strlen(name), NAMEDATALEN - 1));
+	}
+	else if (SystemAttributeByName(name) != NULL)
+	{
+		c->attribute = c->name;
+		c->name = psprintf("%s_", name);
 	}
 	c->type = type;
 	c->not_null = not_null;
@@ -835,10 +864,13 @@ index_statements(ImportTable *t, const ImportOptions *o, const char *server, Lis
 	return stmts;
 }
 
-/* The statements that import DynamoDB table name, appended to stmts. */
+/*
+ * The statements that import DynamoDB table name, appended to stmts;
+ * none when except (the table is left out) and it has no index.
+ */
 static List *
 import_table(DdbConn *conn, const char *name, const ImportOptions *o,
-			 const char *server, List *stmts)
+			 const char *server, bool except, List *stmts)
 {
 	DdbGroup   *group = ddb_group_create(conn, conn->server->max_concurrency);
 	ImportTable t = {0};
@@ -848,6 +880,11 @@ import_table(DdbConn *conn, const char *name, const ImportOptions *o,
 
 	t.name = name;
 	t.desc = ddbjson_get(ddb_call(group, "DescribeTable", body, len), "Table");
+	if (except && !has_indexes(t.desc))
+	{
+		ddb_group_free(group);
+		return stmts;
+	}
 	describe_key_schema(ddbjson_get(t.desc, "KeySchema"), &t.pk, &t.sk);
 	if (t.pk == NULL)
 		ereport(ERROR,
@@ -883,10 +920,13 @@ shard_import_schema(ImportForeignSchemaStmt *stmt, Oid serverid)
 	foreach(lc, list_tables(group))
 	{
 		const char *name = lfirst(lc);
+		bool		listed;
 
 		CHECK_FOR_INTERRUPTS();
-		if (wanted(stmt, name))
-			stmts = import_table(conn, name, &o, server->servername, stmts);
+		if (wanted(stmt, name, &listed))
+			stmts = import_table(conn, name, &o, server->servername,
+								 listed && stmt->list_type == FDW_IMPORT_SCHEMA_EXCEPT,
+								 stmts);
 	}
 	ddb_group_free(group);
 	return stmts;

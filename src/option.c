@@ -303,8 +303,8 @@ parse_template_option(const char *name, const char *value)
 }
 
 /*
- * Parse range_boundaries: a JSON array of strings, strictly increasing by
- * byte order.  Returns the count; *bounds and *lens receive the strings.
+ * Parse range_boundaries: a JSON array of strings, the first "", strictly
+ * increasing by byte order.  Returns the count; *bounds and *lens receive the strings.
  */
 static int
 parse_boundaries(const char *value, char ***bounds, size_t **lens)
@@ -332,6 +332,12 @@ parse_boundaries(const char *value, char ***bounds, size_t **lens)
 		(*bounds)[i] = j->elems[i].str;
 		(*lens)[i] = j->elems[i].len;
 	}
+	if ((*lens)[0] != 0)
+		ereport(ERROR,
+				(errcode(ERRCODE_FDW_INVALID_OPTION_NAME),
+				 errmsg("invalid value for option \"range_boundaries\": the first boundary is not \"\""),
+				 errdetail("A shard_by value below the first boundary would have no shard."),
+				 errhint("Make \"\" the lower bound of the first shard.")));
 	if (!shardrange_sorted((const char *const *) *bounds, *lens, j->n))
 		ereport(ERROR,
 				(errcode(ERRCODE_FDW_INVALID_OPTION_NAME),

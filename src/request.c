@@ -489,6 +489,8 @@ sort_key_condition(ShardScanState *ss, const char **texts, StringInfo buf)
 				text = NULL;	/* every stored value is greater */
 			else if (text && width > 0)
 				text = psprintf("%0*ld", width, atol(text));
+			if (text && width > 0 && (int) strlen(text) > width)
+				return false;	/* no stored value is greater */
 			lo = text;
 			lo_inclusive = inclusive;
 		}

@@ -1262,7 +1262,7 @@ expr_text(ShardScanState *ss, int i)
 	}
 	if (IsA(expr, Param))
 		return psprintf("$%d", ((Param *) expr)->paramid);
-	return deparse_expression((Node *) expr, NIL, false, false);
+	return deparse_expression((Node *) expr, ss->explain_context, false, false);
 }
 
 /* Conditions as text: "col op value AND ...". */
@@ -1426,12 +1426,16 @@ buckets_text(ShardScanState *ss)
 void
 shard_explain_scan(ForeignScanState *node, ExplainState *es)
 {
-	shard_scan_explain(node->fdw_state, es);
+	shard_scan_explain(node->fdw_state, es, node->ss.ps.plan);
 }
 
-/* What EXPLAIN shows of a scan (ExplainForeignScan). */
+/*
+ * What EXPLAIN shows of a scan (ExplainForeignScan) whose plan node is plan:
+ * the node its expressions are deparsed in, which names the Params a
+ * subquery or join passes in.
+ */
 void
-shard_scan_explain(ShardScanState *ss, ExplainState *es)
+shard_scan_explain(ShardScanState *ss, ExplainState *es, Plan *plan)
 {
 	ShardTable *t = ss->t;
 	static const char *const opnames[] = {
@@ -1439,6 +1443,7 @@ shard_scan_explain(ShardScanState *ss, ExplainState *es)
 		[SCAN_OP_GET] = "GetItem (BatchGetItem for several keys)",
 	};
 
+	ss->explain_context = set_deparse_context_plan(es->deparse_cxt, plan, NIL);
 	ExplainPropertyText("DynamoDB Operation", opnames[ss->op], es);
 	ExplainPropertyText("DynamoDB Table", t->table, es);
 	if (t->index)

@@ -37,7 +37,7 @@ extern Datum shard_scan_item_value(ShardScanState *ss, const DdbJson *item,
 								   int col, bool *isnull);
 extern void shard_scan_reset(ShardScanState *ss);
 extern void shard_scan_stop(ShardScanState *ss);
-extern void shard_scan_explain(ShardScanState *ss, ExplainState *es);
+extern void shard_scan_explain(ShardScanState *ss, ExplainState *es, Plan *plan);
 
 /* in upper.c */
 extern void upper_begin_scan(ForeignScanState *node, int eflags);

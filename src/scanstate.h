@@ -101,6 +101,7 @@ struct ShardScanState
 	Datum	   *values;			/* evaluated fdw_exprs */
 	bool	   *nulls;
 	Oid		   *types;
+	List	   *explain_context;	/* EXPLAIN's deparse context of the plan */
 	char	   *key_cond_expr;	/* KeyConditionExpression */
 	char	   *filter_expr;	/* FilterExpression */
 	List	   *names;			/* ExpressionAttributeNames, in order */

@@ -392,7 +392,7 @@ upper_explain_scan(ForeignScanState *node, ExplainState *es)
 		ExplainPropertyText("DynamoDB Aggregate",
 							psprintf("%s(%s)", us->kinds[i] == AGG_COUNT ? "count" :
 									 us->kinds[i] == AGG_MIN ? "min" : "max", col), es);
-		shard_scan_explain(us->scans[i], es);
+		shard_scan_explain(us->scans[i], es, node->ss.ps.plan);
 		ExplainCloseGroup("DynamoDB Aggregate", NULL, true, es);
 	}
 	ExplainCloseGroup("DynamoDB Aggregates", "DynamoDB Aggregates", false, es);

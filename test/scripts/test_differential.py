@@ -16,7 +16,10 @@ local tables, as the planner likes them (half the foreign tables are
 analyzed, so its estimates come from statistics or from the defaults),
 as nested loops with parameters and as batched lookup joins (in small
 batches too), on whole keys and on partition keys; prepared statements
-under force_generic_plan; keyed reads ordered by the sort key's fields,
+under force_generic_plan; LATERAL subqueries run again for each row of a
+local table (count(*), min and max with the row's values as key
+condition and sort key bound, and lookup joins whose key conditions take
+the row's values); keyed reads ordered by the sort key's fields,
 score and player_id, in one direction or two, the tiebreak under any of the
 collations, with a LIMIT; count(*), min(score) and max(score) with key
 equalities, sort key bounds and filters, grouped by game_id or not) must
@@ -47,6 +50,7 @@ LOCAL = "local_rows"
 MARK = "@@query "
 ROW_COUNT = 1200
 QUERY_COUNT = 400
+CORRELATED_COUNT = 40
 GAMES = ["g1", "g2", "g3", "gäme"]
 NAME_LETTERS = "abcdefghijklmnopqrstuvwxyzABCPZéÉü"
 # numbers without trailing zeros: DynamoDB keeps no display scale
@@ -205,9 +209,11 @@ def load():
     """The local table, the foreign tables and their DynamoDB tables."""
     sql(f"""CREATE TABLE {LOCAL} ({COLUMNS});
             INSERT INTO {LOCAL} VALUES {values_list(data)};
-            CREATE TABLE games (game_id text PRIMARY KEY, title text, region text);
-            INSERT INTO games VALUES ('g1', 'One', 'eu'), ('g2', 'Two', 'us'),
-              ('gäme', 'Umlaut', 'eu'), ('g9', 'Nobody plays', 'eu');
+            CREATE TABLE games (game_id text PRIMARY KEY, title text, region text,
+                                floor integer);
+            INSERT INTO games VALUES ('g1', 'One', 'eu', 150), ('g2', 'Two', 'us', 0),
+              ('gäme', 'Umlaut', 'eu', 390), ('g9', 'Nobody plays', 'eu', NULL),
+              ('g3', 'Three', 'us', 401);
             ANALYZE {LOCAL}, games;
             CREATE TABLE watched (game_id text, player_id text, n integer);
             INSERT INTO watched VALUES {values_list(watched_rows())};
@@ -468,11 +474,36 @@ def watched_join_query():
                  source="(SELECT game_id, n FROM watched) w JOIN {t} USING (game_id)")
 
 
+def correlated_query():
+    """Per game of the local table games, a LATERAL subquery on the foreign
+    table, run again with each game's values as parameters (a rescan):
+    count(*), min(score) and max(score) with the game's floor as a sort
+    key bound and maybe a filter, or the rows of watched joined through
+    the foreign table on whole keys (a lookup join rescanned)."""
+    bound = rng.choice(["", " AND score >= g.floor", " AND score < g.floor",
+                        " AND score > g.floor", " AND score <= g.floor",
+                        " AND score > g.floor - 7"])
+    if rng.random() < 0.7:
+        where = bound
+        if rng.random() < 0.3:
+            where += " AND " + filter_predicate().replace("{", "{{").replace("}", "}}")
+        sub = ("SELECT count(*) AS n, min(score) AS lo, max(score) AS hi FROM {t} "
+               f"WHERE game_id = g.game_id{where}")
+        select = ["g.game_id", "a.n", "a.lo", "a.hi"]
+    else:
+        sub = ("SELECT count(*) AS n, sum(w.n) AS s, max(level) AS l FROM watched w "
+               f"JOIN {{t}} USING (game_id, player_id) WHERE w.game_id = g.game_id{bound}")
+        select = ["g.game_id", "a.n", "a.s", "a.l"]
+    return Query(select=select, source=f"games g CROSS JOIN LATERAL ({sub}) a")
+
+
 def make_queries():
-    """QUERY_COUNT random queries, most of them plain SELECTs."""
+    """QUERY_COUNT random queries, most of them plain SELECTs, then
+    CORRELATED_COUNT correlated ones."""
     makers = [plain_query] * 8 + [aggregate_query, join_query, watched_join_query] + \
         [keyed_order_query, keyed_aggregate_query] * 2
-    return [rng.choice(makers)() for _ in range(QUERY_COUNT)]
+    return ([rng.choice(makers)() for _ in range(QUERY_COUNT)]
+            + [correlated_query() for _ in range(CORRELATED_COUNT)])
 
 
 # ------------------------------------------------------------- comparison
@@ -618,6 +649,11 @@ PUSHDOWNS = {
         r"GetItem[^\n]*\n(?:[^\n]*\n){0,4}[^\n]*Key Condition: [^\n]*outer rows' values",
     "lookup join by partition":
         r"Query\n(?:[^\n]*\n){0,4}[^\n]*Key Condition: [^\n]*outer rows' values",
+    "aggregate of a rescanned subquery":
+        r"DynamoDB Aggregate: [^\n]*\n(?:[^\n]*\n){0,6}[^\n]*Key Condition: game_id = \$\d",
+    "lookup join of a rescanned subquery":
+        r"Key Condition: [^\n]*(outer rows' values AND game_id = \$\d"
+        r"|game_id = \$\d\n[^\n]*Shard Chosen By: [^\n]*outer rows' values)",
 }
 
 

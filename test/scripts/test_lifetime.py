@@ -71,7 +71,7 @@ def set_up():
             CREATE FOREIGN TABLE feed (topic text NOT NULL, seq int NOT NULL, body text)
               SERVER ddb OPTIONS (table '{table}',
                 partition_key 'pk', partition_key_format '{{topic}}#{{shard}}',
-                sort_key 'sk', sort_key_format '{{seq:08}}',
+                sort_key 'sk', sort_key_format '{{seq:010}}',
                 shards '4', shard_strategy 'calculated', shard_by 'seq',
                 shard_hash 'fnv1a_32');
             CREATE TABLE local_feed AS
