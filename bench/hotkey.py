@@ -42,6 +42,7 @@ from dataclasses import dataclass
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)),
                                 "..", "test", "scripts"))
 import bed  # noqa: E402  (the test bed's psql, proxy and boto3 helpers)
+import benchdata  # noqa: E402  (bench/benchdata.py: the TSV for bench/plots.sh)
 
 BUDGET = int(os.environ.get("BENCH_BUDGET", "100"))
 SECONDS = float(os.environ.get("BENCH_SECONDS", "20"))
@@ -53,6 +54,7 @@ KEY_FILTER = f"""'{{"file_path": "{HOT_KEY}"}}'"""   # shard_fdw_metadata's argu
 SESSION_STRIDE = 10 ** 9    # session s writes seq s * SESSION_STRIDE + i
 CONTEXT_WRITTEN = " of this statement written"
 SAMPLE_S = 0.5              # how often the proxy's counters are read
+SERIES_S = 1.0              # the interval of the time series (a multiple of SAMPLE_S)
 
 STATIC_1 = "shard_strategy 'random', shards '1', shard_base '1'"
 STATIC_10 = "shard_strategy 'random', shards '10', shard_base '1'"
@@ -96,6 +98,7 @@ class Result:
     lost: int
     duplicated: int
     history: list       # a dynamic key's shard_history as (epoch, count)
+    series: list        # (seconds from the start, rows/s, shards) per SERIES_S
 
     @property
     def rate(self):
@@ -214,34 +217,81 @@ def write_for(seconds):
 
 
 def admitted_writes():
-    """PutItems the proxy forwarded: those it saw less those it throttled."""
+    """PutItems the proxy forwarded and saw answered: those it saw less those
+    it throttled and those still in flight (of any action; a PutItem is
+    counted on arrival, before the budget decides on it)."""
     counters = bed.stats()
-    return counters["requests"].get("PutItem", 0) - counters["throttles"]["requests"]
+    return (counters["requests"].get("PutItem", 0) - counters["throttles"]["requests"]
+            - counters["in_flight"])
 
 
 class Sampler(threading.Thread):
-    """Reads admitted_writes() every SAMPLE_S until stopped."""
+    """Reads admitted_writes() every SAMPLE_S from its start until stopped,
+    and once more then, and the hot key's number_of_shards when given a
+    metadata table (read straight from DynamoDB Local, so the proxy does
+    not count it)."""
 
-    def __init__(self):
+    def __init__(self, metadata=None):
         super().__init__(daemon=True)
-        self.samples = []       # (monotonic time, admitted writes)
+        self.samples = []       # (monotonic time, admitted writes, shards or None)
         self.stopping = threading.Event()
+        self.metadata = metadata
+        self.client = bed.ddb(direct=True) if metadata else None
+
+    def shards(self):
+        """The hot key's number_of_shards now, or None (a static table, or
+        no metadata item yet)."""
+        if not self.metadata:
+            return None
+        found = self.client.get_item(TableName=self.metadata, ConsistentRead=True,
+                                     Key={"file_path": {"S": HOT_KEY}})
+        count = found.get("Item", {}).get("number_of_shards")
+        return int(count["N"]) if count else None
 
     def run(self):
+        started = time.monotonic()
+        taken = 0
         while not self.stopping.is_set():
-            self.samples.append((time.monotonic(), admitted_writes()))
-            self.stopping.wait(SAMPLE_S)
+            self.sample()
+            taken += 1
+            self.stopping.wait(max(0.0, started + taken * SAMPLE_S - time.monotonic()))
+
+    def sample(self):
+        """Append (now, admitted_writes(), shards())."""
+        self.samples.append((time.monotonic(), admitted_writes(), self.shards()))
 
     def stop(self):
         self.stopping.set()
         self.join()
+        self.sample()
 
     def rate(self, start, end):
         """Admitted writes per second between the samples nearest inside
-        [start, end]."""
+        [start, end], or around it when fewer than two fall inside (a
+        window about as short as SAMPLE_S)."""
         inside = [s for s in self.samples if start <= s[0] <= end]
-        (t0, n0), (t1, n1) = inside[0], inside[-1]
+        if len(inside) < 2:
+            inside = [max((s for s in self.samples if s[0] <= start),
+                          default=self.samples[0], key=lambda s: s[0]),
+                      min((s for s in self.samples if s[0] >= end),
+                          default=self.samples[-1], key=lambda s: s[0])]
+        (t0, n0, _), (t1, n1, _) = inside[0], inside[-1]
         return (n1 - n0) / (t1 - t0)
+
+    def series(self, start):
+        """(seconds from start, admitted writes per second, shards at its
+        end) for each SERIES_S interval sampled; the last one ends at the
+        last sample, and is merged into the one before when shorter than
+        half an interval (a rate over a moment is noise)."""
+        every = self.samples[::max(1, round(SERIES_S / SAMPLE_S))]
+        last = self.samples[-1]
+        if every[-1] is not last:
+            if len(every) > 1 and last[0] - every[-1][0] < SERIES_S / 2:
+                every[-1] = last
+            else:
+                every.append(last)
+        return [(t1 - start, (n1 - n0) / (t1 - t0), shards)
+                for (t0, n0, _), (t1, n1, shards) in zip(every, every[1:])]
 
 
 # ------------------------------------------------------------------ checking
@@ -279,7 +329,7 @@ def run_variant(client, name, budget, options):
     bed.reset_proxy()
     if budget:
         bed.configure(key_budget={"rate": BUDGET, "burst": BUDGET})
-    sampler = Sampler()
+    sampler = Sampler(tables[1] if len(tables) > 1 else None)
     sampler.start()
     started = time.monotonic()
     chunks, seconds = write_for(SECONDS)
@@ -293,7 +343,8 @@ def run_variant(client, name, budget, options):
         steady=sampler.rate(started + SECONDS / 2, started + SECONDS),
         throttles=throttles, failed=sum(1 for c in chunks if c.failed),
         lost=lost, duplicated=duplicated,
-        history=shard_history() if options == DYNAMIC else [])
+        history=shard_history() if options == DYNAMIC else [],
+        series=sampler.series(started))
     sql("DROP FOREIGN TABLE hot;")
     for table in tables:
         client.delete_table(TableName=table)
@@ -332,7 +383,25 @@ def report(results):
     return bad
 
 
+def write_data(results, load_before):
+    """hotkey.tsv for bench/plots.sh: every variant's time series."""
+    benchdata.write(
+        "hotkey",
+        ("variant", "budget", "seconds", "rows_per_s", "rows_per_s_over_B", "shards"),
+        [(r.name, "yes" if r.budget else "no", t, rate, rate / BUDGET, shards)
+         for r in results for t, rate, shards in r.series],
+        {"bench": "rows/s into one hot key, per interval (bench/hotkey.py)",
+         "budget B": f"{BUDGET} writes/s per partition key value",
+         "sessions": f"{SESSIONS} psql sessions, INSERTs of {CHUNK} rows",
+         "seconds per variant": f"{SECONDS:.0f}",
+         "interval": f"{SERIES_S:.0f} s; rows are the PutItems the proxy admitted; "
+                     "shards is the dynamic key's number_of_shards at its end",
+         "cooldown_s": COOLDOWN_S,
+         "load average before": f"{load_before:.1f}"})
+
+
 def main():
+    load_before = os.getloadavg()[0]
     say(f"budget B = {BUDGET} writes/s per key (burst {BUDGET}), {SESSIONS} "
         f"sessions, INSERTs of {CHUNK} rows, {SECONDS:.0f} s per variant")
     client = bed.ddb(direct=True)
@@ -342,7 +411,9 @@ def main():
         say(f"{name}: writing for {SECONDS:.0f} s")
         results.append(run_variant(client, name, budget, options))
     sql("DROP SERVER hotkey CASCADE;")
-    sys.exit(1 if report(results) else 0)
+    bad = report(results)
+    write_data(results, load_before)
+    sys.exit(1 if bad else 0)
 
 
 if __name__ == "__main__":

@@ -18,6 +18,8 @@
 #   BENCH_COOLDOWN_S   cooldown_s of the dynamic table (1)
 #   BENCH_SKIP_BUILD=1 use the extension already installed instead of
 #                      building and installing this tree
+#   BENCH_DATA_DIR     also write the measurements there as TSV files
+#                      (bench/benchdata.py; bench/plots.sh draws them)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 # shellcheck source=test/lib.sh

@@ -30,13 +30,15 @@
 #                          1 for join)
 #   BENCH_PLAYERS          players of the game (3000)
 #   BENCH_BIG_WATCHED      players of a second game, all watched in the
-#                          largest join (100000)
+#                          largest join (100000; 0 leaves that join out)
 #   BENCH_LOOKUP_CAP       in the largest join, only this many lookups of
 #                          the one-Query-per-player client are timed (each
 #                          reads a whole shard), its time scaled up to the
 #                          whole join (100)
 #   BENCH_SKIP_BUILD=1     use the extension already installed instead of
 #                          building and installing this tree
+#   BENCH_DATA_DIR         also write the measurements there as TSV files
+#                          (bench/benchdata.py; bench/plots.sh draws them)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 # shellcheck source=test/lib.sh

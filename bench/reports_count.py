@@ -12,12 +12,13 @@ to DynamoDB Local; every timed read goes through the proxy, which adds
 LATENCY_MS to each request.
 
 Each section is a function registered in SECTIONS; it measures, checks its
-answers against the loaded data and prints its own table and ratios.  The
-extension is timed in the server (EXPLAIN ANALYZE's planning and execution
-time, in one psql session kept open), the Python readers around their call;
-after WARMUP untimed rounds, each of RUNS rounds runs every case of a
-section once, in a shuffled order, so that whatever else the machine does
-weighs on all of them alike.
+answers against the loaded data and prints its own table and ratios, and
+returns what shard_fdw's queries read, as rows of reports_items.tsv (see
+bench/benchdata.py).  The extension is timed in the server (EXPLAIN
+ANALYZE's planning and execution time, in one psql session kept open), the
+Python readers around their call; after WARMUP untimed rounds, each of RUNS
+rounds runs every case of a section once, in a shuffled order, so that
+whatever else the machine does weighs on all of them alike.
 """
 
 import json
@@ -35,6 +36,7 @@ from botocore.config import Config
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)),
                                 "..", "test", "scripts"))
 import bed  # noqa: E402  (the test bed's psql, proxy and boto3 helpers)
+import benchdata  # noqa: E402  (bench/benchdata.py: the TSV for bench/plots.sh)
 
 LATENCY_MS = int(os.environ.get("BENCH_LATENCY_MS", "5"))
 PLAYERS = int(os.environ.get("BENCH_PLAYERS", "3000"))
@@ -51,8 +53,12 @@ def say(message):
     print(f"==> {message}", flush=True)
 
 
+ITEM_COLUMNS = ("query", "requests", "items_scanned", "items_returned", "ms")
+
+
 def section(name):
-    """Register a section: a function of the Bench, run in order."""
+    """Register a section: a function of the Bench, run in order, returning
+    rows of ITEM_COLUMNS."""
     def register(function):
         SECTIONS[name] = function
         return function
@@ -305,6 +311,15 @@ def count_and_rank(bench):
         print(f"summary: {name}: shard_fdw {ms:.1f} ms = {ms / boto3_ms:.2f}x boto3's "
               f"Select COUNT reader ({boto3_ms:.1f} ms); reading every item "
               f"{all_ms / ms:.2f}x shard_fdw's time ({all_ms:.1f} ms)")
+    return [item_row("count(*)" if name == "count" else name, *results[(name, "shard_fdw")])
+            for name in readers]
+
+
+def item_row(query, ms, figures):
+    """A row of ITEM_COLUMNS from a bench.fdw() case's result."""
+    totals, _ = figures
+    return (query, totals["DynamoDB Requests"], totals.get("DynamoDB Items Scanned"),
+            totals["DynamoDB Items Returned"], ms)
 
 
 # -------------------------------------------------------- section: topn
@@ -355,6 +370,8 @@ def top_with_tiebreak(bench):
             print(f"summary: top-{limit} {label}: {t['DynamoDB Items Scanned']} items read "
                   f"({every / t['DynamoDB Items Scanned']:.1f}x fewer than the {every} "
                   f"read when nothing is claimed), {all_ms / ms:.2f}x faster")
+    return [item_row(f"top-{limit} {label}".replace('"', ""), *result)
+            for (label, limit), result in results.items()]
 
 
 # ------------------------------------------------------------------ main
@@ -372,9 +389,16 @@ def main():
     bed.configure(latency_ms=LATENCY_MS)
     say(f"proxy latency {LATENCY_MS} ms per request")
     bench = Bench(scores)
-    for name in wanted:
-        SECTIONS[name](bench)
+    load_before = os.getloadavg()[0]
+    rows = [row for name in wanted for row in SECTIONS[name](bench)]
     bench.session.close()
+    benchdata.write("reports_items", ITEM_COLUMNS, rows, {
+        "bench": f"what shard_fdw's reports read over {PLAYERS} players of one "
+                 f"game, {SHARDS} shards (bench/reports_count.py)",
+        "latency added per request": f"{LATENCY_MS} ms",
+        "runs": f"median ms of {RUNS} runs after {WARMUP} warm-up rounds; "
+                "requests and items of the last (EXPLAIN ANALYZE)",
+        "load average before": f"{load_before:.1f}"})
 
 
 if __name__ == "__main__":

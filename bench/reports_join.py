@@ -12,8 +12,8 @@ function in SECTIONS, run in order, returning its summary line:
 
   join   SELECT w.player, l.score FROM watch w JOIN leaderboard l
            ON l.game_id = w.game AND l.player_id = w.player
-         for 10 and 1,000 watched players of "g" and every player of "big",
-         against
+         for 10 and 1,000 watched players of "g" and every player of "big"
+         (none when BENCH_BIG_WATCHED is 0), against
            lookups16    boto3 sending one Query per watched player (its
                         shard, FilterExpression on player_id: seed 002's sort
                         key starts with the score), 16 at a time
@@ -35,6 +35,7 @@ from botocore.config import Config
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)),
                                 "..", "test", "scripts"))
 import bed  # noqa: E402  (the test bed's psql, proxy and boto3 helpers)
+import benchdata  # noqa: E402  (bench/benchdata.py: the TSV for bench/plots.sh)
 import topn  # noqa: E402  (seed 002's items and foreign table, boto3, psql)
 
 SHARDS = 10
@@ -47,6 +48,7 @@ BIG_WATCHED = int(os.environ.get("BENCH_BIG_WATCHED", "100000"))
 LOOKUP_CAP = int(os.environ.get("BENCH_LOOKUP_CAP", "100"))
 LOOKUP_THREADS = 16
 TARGET = 3.0     # the 1,000-player join / shards_join should stay within this
+LOAD_BEFORE = os.getloadavg()[0]    # what else runs here weighs on every number
 
 
 def say(message):
@@ -185,7 +187,7 @@ def shards_join(table, game, watched):
 
 def join_section(session, games):
     """The join for 10, 1,000 and every player of "big"; returns the summary."""
-    cases = [(10, "g"), (1000, "g"), (BIG_WATCHED, "big")]
+    cases = [(10, "g"), (1000, "g")] + ([(BIG_WATCHED, "big")] if BIG_WATCHED else [])
     rng = random.Random(5)
     table = proxy_table()
     results = {}
@@ -247,6 +249,7 @@ def join_section(session, games):
     for method in ("lookups16", "shards_join"):
         print(f"{'shard_fdw / ' + method:<28}" + "".join(
             f"{r[1]['shard_fdw'] / r[1][method]:>9.2f}x" for r in results.values()))
+    write_data(results)
     ratio = results[1000][1]["shard_fdw"] / results[1000][1]["shards_join"]
     verdict = "met" if ratio <= TARGET else "missed"
     return (f"join of 1,000 players at {LATENCY_MS} ms/request: shard_fdw "
@@ -255,6 +258,27 @@ def join_section(session, games):
             f"{results[1000][1]['shard_fdw'] / results[1000][1]['lookups16']:.2f}x lookups16; "
             + ", ".join(f"N={c}: {r[1]['shard_fdw'] / r[1]['shards_join']:.2f}x shards_join"
                         for c, r in results.items() if c != 1000))
+
+
+def write_data(results):
+    """reports_join.tsv for bench/plots.sh: per number of watched players,
+    each method's median ms, requests and items read, and the plan."""
+    methods = ("shard_fdw", "lookups16", "shards_join")
+    columns = (["watched"] + [f"{m}_ms" for m in methods]
+               + [f"{m}_{what}" for m in methods for what in ("requests", "items")]
+               + ["lookups16_scaled", "plan"])
+    rows = [[count] + [medians[m] for m in methods]
+            + [n for m in methods for n in figures[m]]
+            + ["yes" if capped else "no", plan]
+            for count, (plan, medians, figures, capped) in results.items()]
+    benchdata.write("reports_join", columns, rows, {
+        "bench": f"a local table of N watched players joined with the leaderboard, "
+                 f"{SHARDS} shards (bench/reports_join.py)",
+        "latency added per request": f"{LATENCY_MS} ms",
+        "runs": f"median of {RUNS} runs after {WARMUP} warm-up rounds",
+        "lookups16_scaled": f"yes: timed over its first {LOOKUP_CAP} lookups and "
+                            "scaled to N; its requests and items are those lookups'",
+        "load average before": f"{LOAD_BEFORE:.1f}"})
 
 
 SECTIONS = {"join": join_section}

@@ -35,6 +35,7 @@ from botocore.config import Config
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)),
                                 "..", "test", "scripts"))
 import bed  # noqa: E402  (the test bed's psql, proxy and boto3 helpers)
+import benchdata  # noqa: E402  (bench/benchdata.py: the TSV for bench/plots.sh)
 
 GAME = "g"
 SHARD_COUNTS = tuple(int(n) for n in
@@ -433,6 +434,25 @@ def report(medians, requests, costs, load_before):
           f"{others}")
 
 
+def write_data(medians, requests, costs, load_before):
+    """topn.tsv for bench/plots.sh: per N, each method's median ms and
+    requests per read, then the no-latency median and CPU ms per read of
+    the backend, the proxy and DynamoDB Local (NaN where unknown)."""
+    columns = (["shards"] + [f"{m}_ms" for m in METHODS]
+               + [f"{m}_requests" for m in METHODS]
+               + ["no_latency_ms", "backend_cpu_ms", "proxy_cpu_ms", "ddb_cpu_ms"])
+    rows = [[n] + [medians[(m, n)] for m in METHODS]
+            + [requests[(m, n)] for m in METHODS]
+            + [costs[n][0]] + costs[n][1] for n in SHARD_COUNTS]
+    benchdata.write("topn", columns, rows, {
+        "bench": f"top {TOP} of {SCORES} scores over N shards (bench/topn.py)",
+        "latency added per request": f"{LATENCY_MS} ms",
+        "runs": f"median of {RUNS} runs after {WARMUP} warm-up rounds; "
+                f"CPU over {BED_RUNS} runs with no added latency",
+        "max_concurrency": MAX_CONCURRENCY or "the default",
+        "load average before": f"{load_before:.1f}"})
+
+
 def main():
     load_before = os.getloadavg()[0]     # what else runs here weighs on every number
 
@@ -475,6 +495,7 @@ def main():
     costs = {n: bed_cost(session, n) for n in SHARD_COUNTS}
     session.close()
     report(medians, requests, costs, load_before)
+    write_data(medians, requests, costs, load_before)
 
 
 if __name__ == "__main__":

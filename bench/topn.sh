@@ -19,6 +19,8 @@
 #                          uses (default: the extension's default)
 #   BENCH_SKIP_BUILD=1     use the extension already installed instead of
 #                          building and installing this tree
+#   BENCH_DATA_DIR         also write the measurements there as TSV files
+#                          (bench/benchdata.py; bench/plots.sh draws them)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 # shellcheck source=test/lib.sh
