@@ -27,7 +27,7 @@ REGRESS_OPTS = --inputdir=. --load-extension=shard_fdw
 WARNINGS = -Wall -Wextra -Werror
 PG_CPPFLAGS = -Isrc -isystem $(shell $(PG_CONFIG) --includedir-server)
 PG_CFLAGS = $(WARNINGS) -Wno-unused-parameter
-SHLIB_LINK = -lcurl -lssl -lcrypto -ljson-c -lz
+SHLIB_LINK = -lcurl -lssl -lcrypto -lz
 
 ifdef SANITIZE
 PG_CFLAGS += -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=undefined
@@ -53,7 +53,7 @@ test/unit/suites.h: $(wildcard test/unit/test_*.c)
 	@for s in $(UNIT_SUITES); do echo "UNIT_SUITE($$s)"; done > $@
 
 test/unit/unit_tests: $(PURE_SRCS) $(UNIT_SRCS) $(wildcard src/*.h) test/unit/unit.h test/unit/suites.h
-	$(CC) $(UNIT_CFLAGS) -o $@ $(PURE_SRCS) $(UNIT_SRCS) -lssl -lcrypto -ljson-c
+	$(CC) $(UNIT_CFLAGS) -o $@ $(PURE_SRCS) $(UNIT_SRCS) -lssl -lcrypto
 
 .PHONY: unit
 unit: test/unit/unit_tests
@@ -75,13 +75,13 @@ FUZZ_CFLAGS = -g -O1 -fsanitize=fuzzer,address,undefined \
 	-fno-sanitize-recover=undefined -fno-omit-frame-pointer -Isrc
 
 test/fuzz/fuzz_response: test/fuzz/fuzz_response.c test/fuzz/alloc.c src/pure.c src/ddbjson.c src/ddbshape.c src/avorder.c src/pure.h src/ddbjson.h src/avorder.h
-	$(FUZZ_CC) $(FUZZ_CFLAGS) -o $@ $(filter %.c,$^) -ljson-c
+	$(FUZZ_CC) $(FUZZ_CFLAGS) -o $@ $(filter %.c,$^)
 
 test/fuzz/fuzz_keyfmt: test/fuzz/fuzz_keyfmt.c test/fuzz/alloc.c src/pure.c src/keyfmt.c src/pure.h src/keyfmt.h
 	$(FUZZ_CC) $(FUZZ_CFLAGS) -o $@ $(filter %.c,$^)
 
 test/fuzz/fuzz_awscreds: test/fuzz/fuzz_awscreds.c test/fuzz/alloc.c src/pure.c src/sigv4.c src/ddbjson.c src/ddbshape.c src/avorder.c src/awscreds.c src/pure.h src/sigv4.h src/ddbjson.h src/awscreds.h
-	$(FUZZ_CC) $(FUZZ_CFLAGS) -o $@ $(filter %.c,$^) -lssl -lcrypto -ljson-c
+	$(FUZZ_CC) $(FUZZ_CFLAGS) -o $@ $(filter %.c,$^) -lssl -lcrypto
 
 test/fuzz/fuzz_infer: test/fuzz/fuzz_infer.c test/fuzz/alloc.c src/pure.c src/infer.c src/keyfmt.c src/shardhash.c src/pure.h src/infer.h src/keyfmt.h src/shardhash.h
 	$(FUZZ_CC) $(FUZZ_CFLAGS) -o $@ $(filter %.c,$^) -lssl -lcrypto

@@ -145,7 +145,7 @@ SELECT count(*) FROM resp_sk WHERE g = 'g';
 -- pages with keys that move on are read to the end
 SELECT count(*), sum(s) FROM resp_sk WHERE g = 'g';
 
--- a lone surrogate escape (json-c would read it as U+FFFD), an error body
+-- a lone surrogate escape (the parser would read it as U+FFFD), an error body
 -- sent with status 200, and an item without its key attribute: errors,
 -- none retried, never an answer
 SELECT reset_mark();

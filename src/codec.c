@@ -25,11 +25,33 @@
 #include "utils/builtins.h"
 #include "utils/date.h"
 #include "utils/datetime.h"
+#include "utils/inval.h"
 #include "utils/lsyscache.h"
+#include "utils/memutils.h"
 #include "utils/numeric.h"
+#include "utils/syscache.h"
 
 /* DynamoDB's number precision, for messages (ddb_number_check checks it). */
 #define DDB_MAX_DIGITS 38
+
+/*
+ * A type's input function, set up for InputFunctionCall: looking it up
+ * for every value read was a good part of a Scan's CPU per item.
+ */
+typedef struct InputFunction
+{
+	Oid			typid;
+	Oid			ioparam;
+	FmgrInfo	flinfo;
+} InputFunction;
+
+#define INPUT_FUNCTIONS 16
+
+/* The input functions kept (input_function), in input_cxt. */
+static InputFunction input_functions[INPUT_FUNCTIONS];
+static int	input_count = 0;
+static bool input_stale = false;
+static MemoryContext input_cxt = NULL;
 
 /* What an error during the conversion of one value is about. */
 typedef struct ReadContext
@@ -733,14 +755,64 @@ av_to_json(JsonWriter *w, const DdbJson *av)
 		jw_null(w);
 }
 
+/* Forget the input functions at the next lookup: a type changed. */
+static void
+input_functions_stale(Datum arg, int cacheid, uint32 hashvalue)
+{
+	input_stale = true;
+}
+
+/*
+ * The input function of type typid, set up for calls and kept for the
+ * backend.  Up to INPUT_FUNCTIONS types are kept; one more, or a change
+ * to any type, starts the list anew (not in the invalidation callback
+ * itself, which may run while an input function is being called).
+ */
+static InputFunction *
+input_function(Oid typid)
+{
+	InputFunction *f;
+	Oid			infunc;
+
+	if (input_cxt == NULL)
+	{
+		input_cxt = AllocSetContextCreate(CacheMemoryContext,
+										  "shard_fdw input functions",
+										  ALLOCSET_SMALL_SIZES);
+		CacheRegisterSyscacheCallback(TYPEOID, input_functions_stale, (Datum) 0);
+	}
+	if (input_stale || input_count == INPUT_FUNCTIONS)
+	{
+		MemoryContextReset(input_cxt);
+		input_count = 0;
+		input_stale = false;
+	}
+	for (int i = 0; i < input_count; i++)
+		if (input_functions[i].typid == typid)
+			return &input_functions[i];
+	f = &input_functions[input_count];
+	getTypeInputInfo(typid, &infunc, &f->ioparam);
+	fmgr_info_cxt(infunc, &f->flinfo, input_cxt);
+	f->typid = typid;
+	input_count++;
+	return f;
+}
+
+/* A value of type typid (typmod) from its text form. */
+static Datum
+datum_from_text(Oid typid, int32 typmod, const char *text)
+{
+	InputFunction *f = input_function(typid);
+
+	return InputFunctionCall(&f->flinfo, (char *) text, f->ioparam, typmod);
+}
+
 /* A json or jsonb Datum holding the JSON form of av (a whole item if M). */
 static Datum
 json_datum(ShardColumn *col, const DdbJson *av, bool whole_item)
 {
 	Buf			out;
 	JsonWriter	w;
-	Oid			infunc;
-	Oid			ioparam;
 
 	buf_init(&out);
 	jw_init(&w, &out);
@@ -756,19 +828,7 @@ json_datum(ShardColumn *col, const DdbJson *av, bool whole_item)
 	}
 	else
 		av_to_json(&w, av);
-	getTypeInputInfo(col->typid, &infunc, &ioparam);
-	return OidInputFunctionCall(infunc, out.data, ioparam, col->typmod);
-}
-
-/* A value of type typid (typmod) from its text form. */
-static Datum
-datum_from_text(Oid typid, int32 typmod, const char *text)
-{
-	Oid			infunc;
-	Oid			ioparam;
-
-	getTypeInputInfo(typid, &infunc, &ioparam);
-	return OidInputFunctionCall(infunc, (char *) text, ioparam, typmod);
+	return datum_from_text(col->typid, col->typmod, out.data);
 }
 
 /* A bytea Datum from base64 text. */

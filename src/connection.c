@@ -160,24 +160,15 @@ conn_xact_callback(XactEvent event, void *arg)
 		event == XACT_EVENT_COMMIT || event == XACT_EVENT_PARALLEL_COMMIT ||
 		event == XACT_EVENT_PREPARE)
 		conn_end_level(1, false);
-	if (event == XACT_EVENT_ABORT || event == XACT_EVENT_PARALLEL_ABORT)
-		ddbjson_release_abandoned();
 }
 
-/*
- * Subtransaction callback.  An abort also releases what a JSON parse cut
- * short by an error left (see ddbjson_release_abandoned), as the
- * transaction callback does.
- */
+/* Subtransaction callback. */
 static void
 conn_subxact_callback(SubXactEvent event, SubTransactionId mySubid,
 					  SubTransactionId parentSubid, void *arg)
 {
 	if (event == SUBXACT_EVENT_ABORT_SUB)
-	{
 		conn_end_level(GetCurrentTransactionNestLevel(), false);
-		ddbjson_release_abandoned();
-	}
 	else if (event == SUBXACT_EVENT_COMMIT_SUB)
 		conn_end_level(GetCurrentTransactionNestLevel(), true);
 }

@@ -9,6 +9,13 @@
  *		AssumeRole signed with those.  Temporary credentials are kept per
  *		connection and fetched again before they expire.
  *
+ * A fetch is a refresh: a small state machine of HTTP exchanges (IMDSv2's
+ * token, role name and credentials; STS for each role of a chain) that run
+ * on the connection's transport beside its DynamoDB requests, which go on
+ * signed with the current credentials until the new ones arrive.  Only the
+ * first fetch, and a refresh that is late (the current credentials about
+ * to expire), is waited for.
+ *
  * Nothing is fetched until the first request is signed, so planning and
  * EXPLAIN never wait on the network.  A connection that found its
  * credentials in one source of the chain goes back to that source to
@@ -65,6 +72,8 @@ struct ShardCredState
 	int64		fetched_at;		/* epoch seconds */
 	int64		expiration;		/* epoch seconds; 0: they do not expire */
 	int64		refresh_at;		/* epoch seconds; 0: never */
+	struct Refresh *refresh;	/* the fetch under way, or NULL */
+	MemoryContext refresh_cxt;	/* holds it; reset when it ends */
 };
 
 /* The getenv of name, or NULL when unset or empty. */
@@ -175,9 +184,78 @@ shared_file_path(const char *variable, const char *name)
 }
 
 /* ---------------------------------------------------------------------
- * HTTP sources
+ * Refreshes: the exchanges of a fetch, one after the other
  * ---------------------------------------------------------------------
  */
+
+/* The exchange a refresh waits for. */
+typedef enum RefreshStep
+{
+	STEP_CONTAINER,				/* GET of the container endpoint */
+	STEP_IMDS_TOKEN,			/* IMDSv2: PUT of a session token */
+	STEP_IMDS_ROLE,				/* IMDSv2: GET of the role's name */
+	STEP_IMDS_CREDS,			/* IMDSv2: GET of the role's credentials */
+	STEP_STS					/* STS: AssumeRole(WithWebIdentity) */
+} RefreshStep;
+
+/*
+ * A fetch of credentials under way: the exchanges of the source, then the
+ * roles assumed in turn with what it gave.  All of it lives in the
+ * state's refresh_cxt, reset when the refresh ends.
+ */
+typedef struct Refresh
+{
+	DdbTransport *transport;	/* whose multi handle runs the exchanges */
+	RefreshStep step;
+	HttpExchange *x;			/* the exchange in flight */
+	char	   *source;			/* what the step asks, for messages */
+	char	   *url;			/* where */
+	char	   *imds_base;		/* IMDSv2: the base URL */
+	List	   *imds_headers;	/* IMDSv2: the session token's header */
+	char	   *web_token;		/* assume the first role with this web
+								 * identity token, not with creds */
+	AwsCreds	creds;			/* what the steps so far gave */
+	List	   *roles;			/* AwsRole *s still to assume, in turn */
+} Refresh;
+
+/* Start the exchange of step; the one before is freed. */
+static void
+refresh_send(Refresh *r, RefreshStep step, const char *method, const char *url,
+			 List *headers, const char *body, long connect_ms, long timeout_ms)
+{
+	if (r->x)
+		transport_exchange_free(r->x);
+	r->step = step;
+	r->url = pstrdup(url);
+	r->x = transport_exchange_start(r->transport, method, url, headers, body,
+									connect_ms, timeout_ms);
+}
+
+/*
+ * The status and body of the exchange of r that ended, or an error naming
+ * the source when no answer came; *stale as transport_exchange_result.
+ */
+static long
+refresh_answer(ShardCredentials *c, Refresh *r, StringInfo *body, bool *stale)
+{
+	char		err[SFDW_ERRLEN];
+	long		status = transport_exchange_result(r->x, body, stale, err, sizeof(err));
+
+	if (status == 0 && !*stale)
+		source_failed(c, ERRCODE_FDW_UNABLE_TO_ESTABLISH_CONNECTION, r->source,
+					  psprintf("The request to %s failed: %s.", r->url, err));
+	return status;
+}
+
+/* Wipe a set of credentials' secret and token. */
+static void
+wipe_creds(AwsCreds *creds)
+{
+	if (creds->secret_access_key)
+		explicit_bzero(creds->secret_access_key, strlen(creds->secret_access_key));
+	if (creds->session_token)
+		explicit_bzero(creds->session_token, strlen(creds->session_token));
+}
 
 /* A copy of the credentials an answer gave; the parser's secrets are wiped. */
 static AwsCreds
@@ -189,15 +267,13 @@ palloc_creds(AwsCreds *in)
 	out.secret_access_key = pstrdup(in->secret_access_key);
 	out.session_token = in->session_token ? pstrdup(in->session_token) : NULL;
 	out.expiration = in->expiration;
-	explicit_bzero(in->secret_access_key, strlen(in->secret_access_key));
-	if (in->session_token)
-		explicit_bzero(in->session_token, strlen(in->session_token));
+	wipe_creds(in);
 	return out;
 }
 
 /*
  * The credentials in the answer of a JSON source (container, instance
- * metadata); errors name source.
+ * metadata), which is wiped; errors name source.
  */
 static AwsCreds
 json_answer(ShardCredentials *c, const char *source, long status, StringInfo body)
@@ -216,29 +292,13 @@ json_answer(ShardCredentials *c, const char *source, long status, StringInfo bod
 	if (answer == AWS_ANSWER_MALFORMED)
 		source_failed(c, ERRCODE_FDW_INVALID_DATA_TYPE, source,
 					  psprintf("Its answer is not credentials: %s.", error.message));
+	explicit_bzero(body->data, body->len);
 	return palloc_creds(&creds);
 }
 
-/* GET or PUT url with headers; the status, or an error naming source. */
-static long
-fetch(ShardCredentials *c, const char *source, const char *method, const char *url,
-	  List *headers, const char *body, long connect_ms, long timeout_ms,
-	  StringInfo answer)
-{
-	char		err[SFDW_ERRLEN];
-	long		status;
-
-	status = transport_http(method, url, headers, body, connect_ms, timeout_ms,
-							c->server->ca_file, answer, err, sizeof(err));
-	if (status == 0)
-		source_failed(c, ERRCODE_FDW_UNABLE_TO_ESTABLISH_CONNECTION, source,
-					  psprintf("The request to %s failed: %s.", url, err));
-	return status;
-}
-
-/* Credentials from the container endpoint (ECS task role, EKS Pod Identity). */
-static AwsCreds
-container_creds(ShardCredentials *c)
+/* Ask the container endpoint (ECS task role, EKS Pod Identity). */
+static void
+container_begin(ShardCredentials *c, Refresh *r)
 {
 	const char *relative = env("AWS_CONTAINER_CREDENTIALS_RELATIVE_URI");
 	const char *full = env("AWS_CONTAINER_CREDENTIALS_FULL_URI");
@@ -246,28 +306,24 @@ container_creds(ShardCredentials *c)
 	const char *token = env("AWS_CONTAINER_AUTHORIZATION_TOKEN");
 	char	   *url = relative ? awscreds_container_relative_url(relative) :
 		pstrdup(full ? full : "");
-	char	   *source = psprintf("the container credentials endpoint %s", url);
 	List	   *headers = NIL;
-	StringInfoData body;
-	long		status;
 
+	r->source = psprintf("the container credentials endpoint %s", url);
 	if (relative == NULL && full == NULL)
 		source_failed(c, ERRCODE_FDW_UNABLE_TO_ESTABLISH_CONNECTION, "the container credentials endpoint",
 					  "Neither AWS_CONTAINER_CREDENTIALS_RELATIVE_URI nor AWS_CONTAINER_CREDENTIALS_FULL_URI is set.");
 	if (relative == NULL && !awscreds_container_url_ok(full))
-		source_failed(c, ERRCODE_FDW_INVALID_OPTION_NAME, source,
+		source_failed(c, ERRCODE_FDW_INVALID_OPTION_NAME, r->source,
 					  "AWS_CONTAINER_CREDENTIALS_FULL_URI must be an https URL, or an http URL of a loopback address or of the ECS or EKS credentials agent.");
 	if (token_file)
 		token = read_token_file(c, token_file, "AWS_CONTAINER_AUTHORIZATION_TOKEN_FILE");
 	else if (token && !awscreds_printable(token))
-		source_failed(c, ERRCODE_INVALID_AUTHORIZATION_SPECIFICATION, source,
+		source_failed(c, ERRCODE_INVALID_AUTHORIZATION_SPECIFICATION, r->source,
 					  "AWS_CONTAINER_AUTHORIZATION_TOKEN holds a blank, a control or a non-ASCII character.");
 	if (token)
 		headers = lappend(headers, psprintf("Authorization: %s", token));
-	initStringInfo(&body);
-	status = fetch(c, source, "GET", url, headers, NULL, METADATA_CONNECT_MS,
-				   METADATA_TIMEOUT_MS, &body);
-	return json_answer(c, source, status, &body);
+	refresh_send(r, STEP_CONTAINER, "GET", url, headers, NULL, METADATA_CONNECT_MS,
+				 METADATA_TIMEOUT_MS);
 }
 
 /* The base URL of instance metadata. */
@@ -286,55 +342,58 @@ imds_endpoint(void)
 }
 
 /*
- * Credentials of the instance profile through IMDSv2: a session token
- * (PUT), the role's name, then its credentials.  IMDSv1 is never used.
+ * Ask instance metadata through IMDSv2 for the instance profile's
+ * credentials: a session token (PUT) first.  IMDSv1 is never used.
  */
-static AwsCreds
-instance_creds(ShardCredentials *c)
+static void
+instance_begin(Refresh *r)
 {
-	char	   *base = imds_endpoint();
-	char	   *source = psprintf("EC2 instance metadata (IMDSv2) at %s", base);
-	StringInfoData body;
-	List	   *headers;
-	char	   *token;
-	char	   *role;
-	char	   *nl;
-	long		status;
+	r->imds_base = imds_endpoint();
+	r->source = psprintf("EC2 instance metadata (IMDSv2) at %s", r->imds_base);
+	refresh_send(r, STEP_IMDS_TOKEN, "PUT", psprintf("%s/latest/api/token", r->imds_base),
+				 list_make1(pstrdup("X-aws-ec2-metadata-token-ttl-seconds: " IMDS_TOKEN_TTL)),
+				 "", METADATA_CONNECT_MS, METADATA_TIMEOUT_MS);
+}
 
-	initStringInfo(&body);
-	status = fetch(c, source, "PUT", psprintf("%s/latest/api/token", base),
-				   list_make1(pstrdup("X-aws-ec2-metadata-token-ttl-seconds: " IMDS_TOKEN_TTL)),
-				   "", METADATA_CONNECT_MS, METADATA_TIMEOUT_MS, &body);
-	if (status != 200 || !awscreds_printable(body.data))
-		source_failed(c, ERRCODE_FDW_UNABLE_TO_ESTABLISH_CONNECTION, source,
+/* IMDSv2's session token came: ask for the role's name with it. */
+static void
+instance_token(ShardCredentials *c, Refresh *r, long status, StringInfo body)
+{
+	if (status != 200 || !awscreds_printable(body->data))
+		source_failed(c, ERRCODE_FDW_UNABLE_TO_ESTABLISH_CONNECTION, r->source,
 					  status != 200 ?
 					  psprintf("The session token request (PUT /latest/api/token) answered with HTTP status %ld.", status) :
 					  "The session token it gave is empty or not printable.");
-	token = pstrdup(body.data);
-	headers = list_make1(psprintf("X-aws-ec2-metadata-token: %s", token));
+	r->imds_headers = list_make1(psprintf("X-aws-ec2-metadata-token: %s", body->data));
+	explicit_bzero(body->data, body->len);
+	refresh_send(r, STEP_IMDS_ROLE, "GET",
+				 psprintf("%s/latest/meta-data/iam/security-credentials/", r->imds_base),
+				 r->imds_headers, NULL, METADATA_CONNECT_MS, METADATA_TIMEOUT_MS);
+}
 
-	resetStringInfo(&body);
-	status = fetch(c, source, "GET", psprintf("%s/latest/meta-data/iam/security-credentials/", base),
-				   headers, NULL, METADATA_CONNECT_MS, METADATA_TIMEOUT_MS, &body);
+/* The role's name came: ask for its credentials. */
+static void
+instance_role(ShardCredentials *c, Refresh *r, long status, StringInfo body)
+{
+	char	   *role;
+	char	   *nl;
+
 	if (status == 404)
-		source_failed(c, ERRCODE_FDW_UNABLE_TO_ESTABLISH_CONNECTION, source,
+		source_failed(c, ERRCODE_FDW_UNABLE_TO_ESTABLISH_CONNECTION, r->source,
 					  "The instance has no IAM role (instance profile).");
 	if (status != 200)
-		source_failed(c, ERRCODE_FDW_UNABLE_TO_ESTABLISH_CONNECTION, source,
+		source_failed(c, ERRCODE_FDW_UNABLE_TO_ESTABLISH_CONNECTION, r->source,
 					  psprintf("The role name request answered with HTTP status %ld.", status));
-	role = pstrdup(body.data);
+	role = pstrdup(body->data);
 	nl = strpbrk(role, "\r\n");
 	if (nl)
 		*nl = '\0';
 	if (!awscreds_printable(role) || strchr(role, '/') || strchr(role, '?') || strchr(role, '#'))
-		source_failed(c, ERRCODE_FDW_INVALID_DATA_TYPE, source,
+		source_failed(c, ERRCODE_FDW_INVALID_DATA_TYPE, r->source,
 					  "The role name it gave is empty or not a plain name.");
-
-	resetStringInfo(&body);
-	status = fetch(c, source, "GET", psprintf("%s/latest/meta-data/iam/security-credentials/%s", base, role),
-				   headers, NULL, METADATA_CONNECT_MS, METADATA_TIMEOUT_MS, &body);
-	explicit_bzero(token, strlen(token));
-	return json_answer(c, source, status, &body);
+	refresh_send(r, STEP_IMDS_CREDS, "GET",
+				 psprintf("%s/latest/meta-data/iam/security-credentials/%s", r->imds_base, role),
+				 r->imds_headers, NULL, METADATA_CONNECT_MS, METADATA_TIMEOUT_MS);
 }
 
 /* The STS endpoint: AWS_ENDPOINT_URL_STS, AWS_ENDPOINT_URL, or the region's. */
@@ -406,55 +465,73 @@ sts_sqlstate(const char *code)
 }
 
 /*
- * Call STS: AssumeRole of role signed with creds, or (creds NULL)
- * AssumeRoleWithWebIdentity with web_token, which is not signed.
+ * Call STS for the first role left: AssumeRoleWithWebIdentity with r's
+ * web identity token, which is not signed, or else AssumeRole signed with
+ * r's credentials.
  */
-static AwsCreds
-sts_call(ShardCredentials *c, const AwsRole *role, const AwsCreds *creds,
-		 const char *web_token)
+static void
+sts_begin(ShardCredentials *c, Refresh *r)
 {
+	AwsRole    *role = linitial(r->roles);
+	const char *web_token = r->web_token;
 	const char *action = web_token ? "AssumeRoleWithWebIdentity" : "AssumeRole";
 	char	   *url = sts_endpoint(c);
 	char	   *session = role->session_name ? pstrdup(role->session_name) :
 		env("AWS_ROLE_SESSION_NAME") && web_token ? pstrdup(env("AWS_ROLE_SESSION_NAME")) :
 		psprintf("shard_fdw-%ld", (long) time(NULL));
 	char	   *body = awscreds_sts_body(role, session, web_token);
-	char	   *source = psprintf("STS %s of role \"%s\" at %s", action, role->role_arn, url);
 	List	   *headers;
-	StringInfoData answer;
+
+	r->roles = list_delete_first(r->roles);
+	r->source = psprintf("STS %s of role \"%s\" at %s", action, role->role_arn, url);
+	headers = web_token ?
+		list_make1(pstrdup("Content-Type: application/x-www-form-urlencoded; charset=utf-8")) :
+		sts_signed_headers(c, url, body, &r->creds);
+	refresh_send(r, STEP_STS, "POST", psprintf("%s/", url), headers, body,
+				 c->server->connect_timeout_ms, c->server->request_timeout_ms);
+	if (web_token)
+	{
+		explicit_bzero(body, strlen(body));
+		explicit_bzero(r->web_token, strlen(r->web_token));
+		r->web_token = NULL;
+	}
+}
+
+/* The credentials in STS's answer, which is wiped; errors name r's source. */
+static AwsCreds
+sts_answer(ShardCredentials *c, Refresh *r, long status, StringInfo answer)
+{
 	AwsCreds	got;
 	AwsError	error;
-	AwsAnswer	kind;
-	long		status;
+	AwsAnswer	kind = awscreds_parse_sts(answer->data, answer->len, &got, &error);
 
-	headers = creds ? sts_signed_headers(c, url, body, creds) :
-		list_make1(pstrdup("Content-Type: application/x-www-form-urlencoded; charset=utf-8"));
-	initStringInfo(&answer);
-	status = fetch(c, source, "POST", psprintf("%s/", url), headers, body,
-				   c->server->connect_timeout_ms, c->server->request_timeout_ms, &answer);
-	if (web_token)
-		explicit_bzero(body, strlen(body));
-	kind = awscreds_parse_sts(answer.data, answer.len, &got, &error);
 	if (kind == AWS_ANSWER_ERROR)
-		source_failed(c, sts_sqlstate(error.code), source,
+		source_failed(c, sts_sqlstate(error.code), r->source,
 					  psprintf("STS answered with error %s (HTTP %ld): %s", error.code, status,
 							   error.message));
 	if (status != 200)
-		source_failed(c, ERRCODE_FDW_UNABLE_TO_ESTABLISH_CONNECTION, source,
+		source_failed(c, ERRCODE_FDW_UNABLE_TO_ESTABLISH_CONNECTION, r->source,
 					  psprintf("STS answered with HTTP status %ld.", status));
 	if (kind == AWS_ANSWER_MALFORMED)
-		source_failed(c, ERRCODE_FDW_INVALID_DATA_TYPE, source,
+		source_failed(c, ERRCODE_FDW_INVALID_DATA_TYPE, r->source,
 					  psprintf("STS's answer is not credentials: %s.", error.message));
+	explicit_bzero(answer->data, answer->len);
 	return palloc_creds(&got);
 }
 
-/* Credentials from a web identity token file and the role it may assume. */
-static AwsCreds
-web_identity_creds(ShardCredentials *c, const char *token_file, const AwsRole *role)
+/*
+ * Assume role with the web identity token in token_file, before the roles
+ * r already has.
+ */
+static void
+web_identity_begin(ShardCredentials *c, Refresh *r, const char *token_file,
+				   const AwsRole *role)
 {
-	char	   *token = read_token_file(c, token_file, "the web identity token file");
+	AwsRole    *copy = palloc(sizeof(AwsRole));
 
-	return sts_call(c, role, NULL, token);
+	*copy = *role;
+	r->web_token = read_token_file(c, token_file, "the web identity token file");
+	r->roles = lcons(copy, r->roles);
 }
 
 /* ---------------------------------------------------------------------
@@ -476,12 +553,13 @@ environment_creds(AwsCreds *out)
 }
 
 /*
- * The credentials of profile from the shared files.  Returns false when
- * the profile is in neither file and !must_exist; any other failure is an
- * error.
+ * Begin to fetch the credentials of profile from the shared files: its
+ * keys, or its source's first exchange, and the roles it assumes after.
+ * Returns false when the profile is in neither file and !must_exist; any
+ * other failure is an error.
  */
 static bool
-profile_creds(ShardCredentials *c, const char *profile, bool must_exist, AwsCreds *out)
+profile_begin(ShardCredentials *c, Refresh *r, const char *profile, bool must_exist)
 {
 	char	   *creds_path = shared_file_path("AWS_SHARED_CREDENTIALS_FILE", "credentials");
 	char	   *config_path = shared_file_path("AWS_CONFIG_FILE", "config");
@@ -506,34 +584,39 @@ profile_creds(ShardCredentials *c, const char *profile, bool must_exist, AwsCred
 				 errdetail("%s (shared credentials file \"%s\"%s, config file \"%s\"%s).",
 						   err, creds_path, creds_text ? "" : ", which does not exist",
 						   config_path, config_text ? "" : ", which does not exist")));
+	for (int i = 0; i < plan.nroles; i++)
+	{
+		AwsRole    *role = palloc(sizeof(AwsRole));
+
+		*role = plan.roles[i];
+		r->roles = lappend(r->roles, role);
+	}
 	switch (plan.source)
 	{
 		case AWS_SOURCE_STATIC:
-			*out = plan.creds;
+			r->creds = plan.creds;
 			break;
 		case AWS_SOURCE_ENVIRONMENT:
-			if (!environment_creds(out))
+			if (!environment_creds(&r->creds))
 				source_failed(c, ERRCODE_FDW_UNABLE_TO_ESTABLISH_CONNECTION, source,
 							  "Its credential_source is Environment, but AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY are not both set.");
 			break;
 		case AWS_SOURCE_CONTAINER:
-			*out = container_creds(c);
+			container_begin(c, r);
 			break;
 		case AWS_SOURCE_INSTANCE:
-			*out = instance_creds(c);
+			instance_begin(r);
 			break;
 		case AWS_SOURCE_WEB_IDENTITY:
-			*out = web_identity_creds(c, plan.web_identity_token_file, &plan.web_role);
+			web_identity_begin(c, r, plan.web_identity_token_file, &plan.web_role);
 			break;
 	}
-	for (int i = 0; i < plan.nroles; i++)
-		*out = sts_call(c, &plan.roles[i], out, NULL);
 	return true;
 }
 
-/* Credentials from AWS_WEB_IDENTITY_TOKEN_FILE and AWS_ROLE_ARN. */
-static AwsCreds
-env_web_identity_creds(ShardCredentials *c)
+/* Begin with AWS_WEB_IDENTITY_TOKEN_FILE and AWS_ROLE_ARN. */
+static void
+env_web_identity_begin(ShardCredentials *c, Refresh *r)
 {
 	AwsRole		role;
 
@@ -542,38 +625,40 @@ env_web_identity_creds(ShardCredentials *c)
 	if (role.role_arn == NULL)
 		source_failed(c, ERRCODE_FDW_UNABLE_TO_ESTABLISH_CONNECTION, "web identity",
 					  "AWS_WEB_IDENTITY_TOKEN_FILE is set but AWS_ROLE_ARN is not.");
-	return web_identity_creds(c, env("AWS_WEB_IDENTITY_TOKEN_FILE"), &role);
+	web_identity_begin(c, r, env("AWS_WEB_IDENTITY_TOKEN_FILE"), &role);
 }
 
 /*
- * Walk the SDKs' default chain, or go back to the source that gave the
- * current credentials.  Errors name the source that failed; when no
- * source applies, the error lists why each was passed over.
+ * Begin to walk the SDKs' default chain, or go back to the source that
+ * gave the current credentials: r gets the credentials, or the first
+ * exchange of the source is started.  Errors name the source that failed;
+ * when no source applies, the error lists why each was passed over.
  */
-static AwsCreds
-chain_creds(ShardCredentials *c)
+static void
+chain_begin(ShardCredentials *c, Refresh *r)
 {
 	struct ShardCredState *st = c->state;
-	AwsCreds	out;
 	StringInfoData tried;
 
-	memset(&out, 0, sizeof(out));
 	switch (st->source)
 	{
 		case SOURCE_ENVIRONMENT:
-			if (!environment_creds(&out))
+			if (!environment_creds(&r->creds))
 				source_failed(c, ERRCODE_FDW_UNABLE_TO_ESTABLISH_CONNECTION, "the environment",
 							  "AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY are not both set.");
-			return out;
+			return;
 		case SOURCE_PROFILE:
-			profile_creds(c, st->profile, true, &out);
-			return out;
+			profile_begin(c, r, st->profile, true);
+			return;
 		case SOURCE_WEB_IDENTITY:
-			return env_web_identity_creds(c);
+			env_web_identity_begin(c, r);
+			return;
 		case SOURCE_CONTAINER:
-			return container_creds(c);
+			container_begin(c, r);
+			return;
 		case SOURCE_INSTANCE:
-			return instance_creds(c);
+			instance_begin(r);
+			return;
 		case SOURCE_MAPPING:
 		case SOURCE_UNKNOWN:
 			break;
@@ -583,24 +668,24 @@ chain_creds(ShardCredentials *c)
 	{
 		st->source = SOURCE_PROFILE;
 		st->profile = MemoryContextStrdup(c->cxt, c->spec->profile);
-		profile_creds(c, st->profile, true, &out);
-		return out;
+		profile_begin(c, r, st->profile, true);
+		return;
 	}
 	initStringInfo(&tried);
-	if (environment_creds(&out))
+	if (environment_creds(&r->creds))
 	{
 		st->source = SOURCE_ENVIRONMENT;
-		return out;
+		return;
 	}
 	appendStringInfoString(&tried, "environment: AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY are not both set");
 	{
 		const char *profile = env("AWS_PROFILE") ? env("AWS_PROFILE") : "default";
 
 		st->profile = MemoryContextStrdup(c->cxt, profile);
-		if (profile_creds(c, profile, env("AWS_PROFILE") != NULL, &out))
+		if (profile_begin(c, r, profile, env("AWS_PROFILE") != NULL))
 		{
 			st->source = SOURCE_PROFILE;
-			return out;
+			return;
 		}
 		appendStringInfo(&tried, "; shared files: no profile \"%s\" in \"%s\" or \"%s\"", profile,
 						 shared_file_path("AWS_SHARED_CREDENTIALS_FILE", "credentials"),
@@ -609,19 +694,22 @@ chain_creds(ShardCredentials *c)
 	if (env("AWS_WEB_IDENTITY_TOKEN_FILE"))
 	{
 		st->source = SOURCE_WEB_IDENTITY;
-		return env_web_identity_creds(c);
+		env_web_identity_begin(c, r);
+		return;
 	}
 	appendStringInfoString(&tried, "; web identity: AWS_WEB_IDENTITY_TOKEN_FILE is not set");
 	if (env("AWS_CONTAINER_CREDENTIALS_RELATIVE_URI") || env("AWS_CONTAINER_CREDENTIALS_FULL_URI"))
 	{
 		st->source = SOURCE_CONTAINER;
-		return container_creds(c);
+		container_begin(c, r);
+		return;
 	}
 	appendStringInfoString(&tried, "; container: AWS_CONTAINER_CREDENTIALS_RELATIVE_URI and AWS_CONTAINER_CREDENTIALS_FULL_URI are not set");
 	if (!env_true("AWS_EC2_METADATA_DISABLED"))
 	{
 		st->source = SOURCE_INSTANCE;
-		return instance_creds(c);
+		instance_begin(r);
+		return;
 	}
 	appendStringInfoString(&tried, "; instance metadata: AWS_EC2_METADATA_DISABLED is true");
 	ereport(ERROR,
@@ -629,7 +717,6 @@ chain_creds(ShardCredentials *c)
 			 errmsg("no AWS credentials found for server \"%s\"", c->spec->servername),
 			 errdetail("Tried the server's %s.", tried.data),
 			 errhint("Give the user mapping access_key_id and secret_access_key, or set up one of the AWS SDKs' credential sources in the PostgreSQL server's environment.")));
-	pg_unreachable();
 }
 
 /* ---------------------------------------------------------------------
@@ -653,7 +740,30 @@ credentials_create(ShardServer *server, ShardCredSpec *spec)
 	c->state = palloc0(sizeof(struct ShardCredState));
 	c->state->cxt = AllocSetContextCreate(CurrentMemoryContext, "shard_fdw credentials",
 										  ALLOCSET_SMALL_SIZES);
+	c->state->refresh_cxt = AllocSetContextCreate(CurrentMemoryContext,
+												  "shard_fdw credential refresh",
+												  ALLOCSET_SMALL_SIZES);
 	return c;
+}
+
+/*
+ * End c's refresh, if one is under way: its exchange is stopped, the
+ * secrets it holds are wiped and its memory is freed.
+ */
+static void
+refresh_end(ShardCredentials *c)
+{
+	Refresh    *r = c->state->refresh;
+
+	if (r == NULL)
+		return;
+	wipe_creds(&r->creds);
+	if (r->web_token)
+		explicit_bzero(r->web_token, strlen(r->web_token));
+	if (r->imds_headers)
+		explicit_bzero(linitial(r->imds_headers), strlen(linitial(r->imds_headers)));
+	c->state->refresh = NULL;
+	MemoryContextReset(c->state->refresh_cxt);
 }
 
 /* Wipe the keys c holds and free them. */
@@ -668,52 +778,12 @@ forget_keys(ShardCredentials *c)
 	MemoryContextReset(c->state->cxt);
 }
 
-/* Wipe the keys of c; it is about to be freed with its connection. */
+/* Wipe the keys of c and end its refresh; it is about to be freed. */
 void
 credentials_destroy(ShardCredentials *c)
 {
+	refresh_end(c);
 	forget_keys(c);
-}
-
-/*
- * Fetch c's credentials from their source (the mapping's keys, or the
- * chain), then assume the mapping's role with them; allocated in the
- * current memory context.
- */
-static AwsCreds
-fetch_credentials(ShardCredentials *c, int64 now)
-{
-	AwsCreds	got;
-
-	if (c->spec->access_key_id)
-	{
-		c->state->source = SOURCE_MAPPING;
-		got.access_key_id = c->spec->access_key_id;
-		got.secret_access_key = c->spec->secret_access_key;
-		got.session_token = c->spec->session_token;
-		got.expiration = 0;
-	}
-	else
-		got = chain_creds(c);
-	if (c->spec->role_arn)
-	{
-		AwsRole		role;
-
-		role.role_arn = c->spec->role_arn;
-		role.external_id = c->spec->external_id;
-		role.session_name = c->spec->role_session_name;
-		role.duration_s = c->spec->duration_s;
-		got = sts_call(c, &role, &got, NULL);
-	}
-	if (got.expiration != 0 && got.expiration <= now)
-		ereport(ERROR,
-				(errcode(ERRCODE_INVALID_AUTHORIZATION_SPECIFICATION),
-				 errmsg("the AWS credentials for server \"%s\" expired when they were fetched",
-						c->spec->servername),
-				 errdetail("The credentials from %s expired at %s.",
-						   credentials_source_name(c),
-						   timestamptz_to_str(time_t_to_timestamptz((pg_time_t) got.expiration)))));
-	return got;
 }
 
 /* Make got c's credentials, fetched at now. */
@@ -738,9 +808,117 @@ install_credentials(ShardCredentials *c, const AwsCreds *got, int64 now)
 }
 
 /*
- * Whether a failed refresh at now may leave c with its current
- * credentials: they have a while left (a minute, or a quarter of their
- * life if that is shorter).
+ * The refresh's credentials are in: assume the next role with them, or
+ * make them c's and end the refresh.
+ */
+static void
+refresh_next(ShardCredentials *c)
+{
+	Refresh    *r = c->state->refresh;
+	int64		now = (int64) time(NULL);
+
+	if (r->roles != NIL)
+	{
+		sts_begin(c, r);
+		return;
+	}
+	if (r->creds.expiration != 0 && r->creds.expiration <= now)
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_AUTHORIZATION_SPECIFICATION),
+				 errmsg("the AWS credentials for server \"%s\" expired when they were fetched",
+						c->spec->servername),
+				 errdetail("The credentials from %s expired at %s.",
+						   credentials_source_name(c),
+						   timestamptz_to_str(time_t_to_timestamptz((pg_time_t) r->creds.expiration)))));
+	install_credentials(c, &r->creds, now);
+	refresh_end(c);
+}
+
+/*
+ * Begin to fetch c's credentials on t: the mapping's keys, or the chain's
+ * source, then the mapping's role assumed with them.  What needs no
+ * exchange is done at once.
+ */
+static void
+refresh_begin(ShardCredentials *c, DdbTransport *t)
+{
+	Refresh    *r = palloc0(sizeof(Refresh));
+
+	r->transport = t;
+	c->state->refresh = r;
+	if (c->spec->access_key_id)
+	{
+		c->state->source = SOURCE_MAPPING;
+		r->creds.access_key_id = pstrdup(c->spec->access_key_id);
+		r->creds.secret_access_key = pstrdup(c->spec->secret_access_key);
+		r->creds.session_token = c->spec->session_token ? pstrdup(c->spec->session_token) : NULL;
+	}
+	else
+		chain_begin(c, r);
+	if (c->spec->role_arn)
+	{
+		AwsRole    *role = palloc0(sizeof(AwsRole));
+
+		role->role_arn = c->spec->role_arn;
+		role->external_id = c->spec->external_id;
+		role->session_name = c->spec->role_session_name;
+		role->duration_s = c->spec->duration_s;
+		r->roles = lappend(r->roles, role);
+	}
+	if (r->x == NULL)
+		refresh_next(c);
+}
+
+/*
+ * Move c's refresh on as far as the exchanges that ended allow: read each
+ * answer, then start the next exchange, or make the credentials c's.  An
+ * exchange that timed out unwatched begins the refresh again.
+ */
+static void
+refresh_advance(ShardCredentials *c)
+{
+	Refresh    *r;
+
+	while ((r = c->state->refresh) != NULL && transport_exchange_done(r->x))
+	{
+		StringInfo	body;
+		bool		stale;
+		long		status = refresh_answer(c, r, &body, &stale);
+
+		if (stale)
+		{
+			DdbTransport *t = r->transport;
+
+			refresh_end(c);
+			refresh_begin(c, t);
+			continue;
+		}
+		switch (r->step)
+		{
+			case STEP_IMDS_TOKEN:
+				instance_token(c, r, status, body);
+				break;
+			case STEP_IMDS_ROLE:
+				instance_role(c, r, status, body);
+				break;
+			case STEP_CONTAINER:
+			case STEP_IMDS_CREDS:
+				r->creds = json_answer(c, r->source, status, body);
+				refresh_next(c);
+				break;
+			case STEP_STS:
+				r->creds = sts_answer(c, r, status, body);
+				refresh_next(c);
+				break;
+		}
+	}
+}
+
+/*
+ * Whether c's current credentials may still sign at now: they have a
+ * while left (a minute, or a quarter of their life if that is shorter).
+ * Past that, a request waits for the refresh, and a failed refresh is the
+ * error.
  */
 static bool
 may_keep_current(ShardCredentials *c, int64 now)
@@ -752,42 +930,47 @@ may_keep_current(ShardCredentials *c, int64 now)
 }
 
 /*
- * Make sure c holds credentials that are not about to expire: fetch them
- * the first time, and again from the same source once the refresh time
- * has come (REFRESH_MARGIN_S before they expire, or halfway through a
- * shorter life).  A refresh that fails while the current credentials
- * still have a while left is a WARNING, and is tried again a little later
- * (cancels and timeouts still end the statement); otherwise it is the
- * error.  Temporary memory goes with the current context.
+ * Make sure c holds credentials that may sign, and move their refresh on;
+ * called before each request on t is signed, and when an exchange of the
+ * refresh ends.  The first time, the credentials are fetched and waited
+ * for.  Once the refresh time has come (REFRESH_MARGIN_S before they
+ * expire, or halfway through a shorter life) a refresh from the same
+ * source begins, its exchanges in flight on t beside the requests, which
+ * go on signed with the current credentials until the new ones replace
+ * them; a request waits for the refresh only when the current ones are
+ * about to expire.  A refresh that fails while they still have a while
+ * left is a WARNING, and is tried again a little later (cancels and
+ * timeouts still end the statement); otherwise it is the error.
  */
 void
-credentials_ensure(ShardCredentials *c)
+credentials_ensure(ShardCredentials *c, DdbTransport *t)
 {
 	struct ShardCredState *st = c->state;
 	int64		now = (int64) time(NULL);
-	MemoryContext tmp;
 	MemoryContext old;
-	volatile bool fetched = false;
 
-	if (c->access_key_id && (st->refresh_at == 0 || now < st->refresh_at))
+	if (st->refresh == NULL && c->access_key_id &&
+		(st->refresh_at == 0 || now < st->refresh_at))
 		return;
 
-	tmp = AllocSetContextCreate(CurrentMemoryContext, "shard_fdw credential fetch",
-								ALLOCSET_SMALL_SIZES);
-	old = MemoryContextSwitchTo(tmp);
+	old = MemoryContextSwitchTo(st->refresh_cxt);
 	PG_TRY();
 	{
-		AwsCreds	got = fetch_credentials(c, now);
-
-		install_credentials(c, &got, now);
-		fetched = true;
+		if (st->refresh == NULL)
+			refresh_begin(c, t);
+		refresh_advance(c);
+		while (st->refresh != NULL && !may_keep_current(c, (int64) time(NULL)))
+		{
+			transport_exchange_wait(st->refresh->x);
+			refresh_advance(c);
+		}
 	}
 	PG_CATCH();
 	{
 		ErrorData  *edata;
 
 		MemoryContextSwitchTo(old);
-		MemoryContextDelete(tmp);
+		refresh_end(c);
 		if (!may_keep_current(c, now))
 			PG_RE_THROW();
 		edata = CopyErrorData();
@@ -805,11 +988,7 @@ credentials_ensure(ShardCredentials *c)
 		FreeErrorData(edata);
 	}
 	PG_END_TRY();
-	if (fetched)
-	{
-		MemoryContextSwitchTo(old);
-		MemoryContextDelete(tmp);
-	}
+	MemoryContextSwitchTo(old);
 }
 
 /* Where c's credentials come from, for messages. */

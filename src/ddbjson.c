@@ -5,32 +5,32 @@
  *		trees, request bodies written byte for byte, and the base64 that
  *		carries B values.
  *
- * json-c's tokener parses the text.  Its tree is then copied into DdbJson
- * nodes while a cursor walks the source text in step with it, one value at
- * a time.  The walk exists for what json-c cannot give us:
+ * The parser reads RFC 8259 to the letter in one pass of recursive
+ * descent and builds the tree as it goes:
  *
- *	- A number's text as written.  json-c keeps the text of numbers that
- *	  have a fraction or an exponent, but stores integers as int64/uint64:
- *	  "-0" would come back as "0", and an integer beyond 64 bits (DynamoDB
- *	  numbers have up to 38 digits) is silently clamped.  The walk takes
- *	  every number's text, integer or not, straight from the source.
+ *	- One arena per parse.  The tree, a copy of the text and every node
+ *	  array live in a few large blocks allocated with sfdw_alloc (the first
+ *	  sized from the text), freed together by ddbjson_free or with the
+ *	  memory context they were allocated in.  A container's members wait
+ *	  on a stack until it closes and are then copied into arrays of their
+ *	  final size, so the tree is linear in the size of the text.
  *
- *	- RFC 8259 to the letter.  json-c's lenient mode accepts more (trailing
- *	  commas, comments, single quotes, "True", NaN, hexadecimal and other
- *	  numbers outside the grammar, text after the value), and its strict
- *	  mode cannot be used: from json-c 0.17 on it refuses every byte above
- *	  0x7F in a string, so all of UTF-8.  The walk steps over exactly
- *	  RFC 8259's syntax and refuses the rest where json-c's tree and the
- *	  source part ways, as well as raw control characters inside strings
- *	  and member names that contain \u0000 (json-c cuts names at the first
- *	  NUL).
+ *	- Strings and numbers point into the copy of the text.  A string
+ *	  without escapes is ended in place (its closing quote becomes the
+ *	  NUL); one with escapes is unescaped in place, which never needs more
+ *	  room than the escaped text.  A number keeps the text it was written
+ *	  with ("-0", 38 digits), the byte after it overwritten with the NUL.
  *
- *	- Rejecting duplicate member names.  json-c keeps one member per name,
- *	  so its tree and the source no longer line up and the walk notices.
+ *	- RFC 8259 to the letter: raw control characters in strings, NUL
+ *	  bytes, numbers outside the grammar, trailing commas and text after
+ *	  the value are refused, and so are \u0000 in a member name (names are
+ *	  NUL-terminated) and a member name that repeats in its object.  A \u
+ *	  escape of half a surrogate pair reads as U+FFFD (the transport
+ *	  refuses such text first, see ddbjson_lone_surrogate).  Nesting is
+ *	  counted with the values inside the innermost container as a level of
+ *	  their own (DDBJSON_MAX_DEPTH).  The reasons are worded as json-c's
+ *	  tokener words them.
  *
- * Both trees are visited once and every node array is allocated at its
- * final size, so the copy is linear in the size of the input.  Strings come
- * from json-c already unescaped and keep their length, NULs included.
  * Bytes outside ASCII pass through unchecked: whoever turns a string into
  * a text Datum must verify its encoding.
  *
@@ -42,168 +42,446 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include <json-c/json.h>
-
 #include "ddbjson.h"
 
-/* The source text as the copy walks through it. */
-typedef struct Walk
+/* A block of a tree's arena after the first; the first is the Tree. */
+typedef struct ArenaBlock
+{
+	struct ArenaBlock *next;
+} ArenaBlock;
+
+/*
+ * The start of a tree's first arena block.  ddbjson_parse returns &root,
+ * which is where the block begins.
+ */
+typedef struct Tree
+{
+	DdbJson		root;
+	ArenaBlock *more;			/* the blocks allocated after this one */
+} Tree;
+
+/* A value parsed whose container has not closed yet. */
+typedef struct Pending
+{
+	DdbJson		value;
+	char	   *name;			/* the member name; NULL in an array */
+	size_t		namelen;
+	size_t		comma;			/* the byte of the comma before the member */
+} Pending;
+
+/* A parse in progress. */
+typedef struct Parser
 {
 	const char *text;
 	size_t		len;
-	size_t		pos;
+	size_t		pos;			/* the next byte to read */
+	char	   *copy;			/* len + 1 bytes: the text, strings ended */
+	Tree	   *tree;
+	char	   *free;			/* the unused rest of the current block */
+	size_t		left;
+	size_t		next_block;		/* the size of the block to come */
+	Pending    *stack;
+	size_t		top;
+	size_t		cap;
 	char	   *err;
 	size_t		errlen;
-} Walk;
+	bool		too_deep;
+} Parser;
+
+/* Members up to this many are checked for repeated names pairwise. */
+#define PAIRWISE_NAMES 32
+
+/* The bytes that end the plain run of a string: '"', '\' and controls. */
+static const bool string_stop[256] = {
+	[0x00 ... 0x1F] = true,
+	['"'] = true,
+	['\\'] = true,
+};
+
+/* The bytes a run of number characters is made of. */
+static const bool number_char[256] = {
+	['0' ... '9'] = true,
+	['.'] = true,
+	['e'] = true,
+	['E'] = true,
+	['+'] = true,
+	['-'] = true,
+};
 
 static const char b64_alphabet[] =
 "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
 
-static bool walk_value(Walk *wk, struct json_object *jo, DdbJson *out);
+static bool parse_value(Parser *p, int level, DdbJson *out);
 
 /*
- * json-c's tree while ddbjson_parse copies it.  The copy allocates with
- * the host's allocator, which may jump out of the call (palloc's
- * out-of-memory error); the tree left behind is released by the next
- * parse or by ddbjson_release_abandoned.
- */
-static struct json_object *parsing = NULL;
-
-/*
- * Release the storage below a node: of a tree that ddbjson_parse gives up
- * on, or of one ddbjson_free frees.  The tree may be partly built: nodes
- * not yet reached are still zeroed.  The node itself is not freed.
- */
-static void
-release_tree(DdbJson *v)
-{
-	int			i;
-
-	for (i = 0; i < v->n; i++)
-	{
-		if (v->keys != NULL && v->keys[i] != NULL)
-			sfdw_free(v->keys[i]);
-		if (v->elems != NULL)
-			release_tree(&v->elems[i]);
-	}
-	if (v->str != NULL)
-		sfdw_free(v->str);
-	if (v->keys != NULL)
-		sfdw_free(v->keys);
-	if (v->elems != NULL)
-		sfdw_free(v->elems);
-}
-
-/*
- * Report a problem at the walk's position; returns false for convenience.
+ * Report a problem at the parser's position; returns false for
+ * convenience.
  */
 static bool
-walk_fail(Walk *wk, const char *what)
+parse_fail(Parser *p, const char *what)
 {
-	sfdw_set_error(wk->err, wk->errlen, "%s at byte %zu", what, wk->pos);
+	sfdw_set_error(p->err, p->errlen, "%s at byte %zu", what, p->pos);
 	return false;
 }
 
-/*
- * Report that the source no longer matches json-c's tree: json-c's lenient
- * parse took something RFC 8259 does not allow (see the banner), or ran
- * out of memory, which it reports as a successful parse of null.
- */
+/* Report that the text ended inside a value. */
 static bool
-walk_mismatch(Walk *wk)
+parse_ended(Parser *p)
 {
-	return walk_fail(wk, "unexpected character");
+	p->pos = p->len;
+	return parse_fail(p, "unexpected end of data");
 }
 
 /* Step over JSON whitespace. */
 static void
-walk_skip_ws(Walk *wk)
+skip_ws(Parser *p)
 {
-	while (wk->pos < wk->len)
+	while (p->pos < p->len)
 	{
-		char		c = wk->text[wk->pos];
+		char		c = p->text[p->pos];
 
 		if (c != ' ' && c != '\t' && c != '\n' && c != '\r')
 			break;
-		wk->pos++;
+		p->pos++;
 	}
 }
 
 /*
- * Step over whitespace and then the byte c.
- *
- * Returns false, leaving the position on the offending byte, when the next
- * byte is not c.
+ * size bytes, 8-aligned, from the parse's arena.  A block that is full is
+ * followed by one twice as large (or large enough for size).
  */
-static bool
-walk_expect(Walk *wk, char c)
+static void *
+arena_alloc(Parser *p, size_t size)
 {
-	walk_skip_ws(wk);
-	if (wk->pos >= wk->len || wk->text[wk->pos] != c)
-		return false;
-	wk->pos++;
-	return true;
-}
+	void	   *chunk;
 
-/*
- * Step over the literal word (null, true or false) at the position.
- */
-static bool
-walk_literal(Walk *wk, const char *word)
-{
-	size_t		n = strlen(word);
-
-	if (wk->len - wk->pos < n || memcmp(wk->text + wk->pos, word, n) != 0)
-		return walk_mismatch(wk);
-	wk->pos += n;
-	return true;
-}
-
-/*
- * Step over the quoted string at the position.
- *
- * json-c has decoded the escapes; this only finds the closing quote,
- * rejecting raw control characters and, in a member name (is_name), the
- * escape \u0000.
- */
-static bool
-walk_string(Walk *wk, bool is_name)
-{
-	size_t		i;
-
-	if (wk->pos >= wk->len || wk->text[wk->pos] != '"')
+	size = (size + 7) & ~(size_t) 7;
+	if (size > p->left)
 	{
-		if (wk->pos < wk->len && wk->text[wk->pos] == '\'')
-			return walk_fail(wk, "unexpected character");
-		return walk_mismatch(wk);
+		size_t		want = p->next_block;
+		ArenaBlock *block;
+
+		if (want < size + sizeof(ArenaBlock))
+			want = size + sizeof(ArenaBlock);
+		block = sfdw_alloc(want);
+		block->next = p->tree->more;
+		p->tree->more = block;
+		p->free = (char *) (block + 1);
+		p->left = want - sizeof(ArenaBlock);
+		p->next_block *= 2;
 	}
-	for (i = wk->pos + 1; i < wk->len; i++)
-	{
-		unsigned char c = (unsigned char) wk->text[i];
+	chunk = p->free;
+	p->free += size;
+	p->left -= size;
+	return chunk;
+}
 
+/*
+ * Put a value (and its member name, with the byte of the comma before it)
+ * on the stack of values waiting for their container to close.
+ */
+static void
+push(Parser *p, const DdbJson *value, char *name, size_t namelen,
+	 size_t comma)
+{
+	Pending    *slot;
+
+	if (p->top == p->cap)
+	{
+		p->cap *= 2;
+		p->stack = sfdw_realloc(p->stack, p->cap * sizeof(Pending));
+	}
+	slot = &p->stack[p->top++];
+	slot->value = *value;
+	slot->name = name;
+	slot->namelen = namelen;
+	slot->comma = comma;
+}
+
+/* Are the names of two pending members the same? */
+static bool
+same_name(const Pending *a, const Pending *b)
+{
+	return a->namelen == b->namelen &&
+		memcmp(a->name, b->name, a->namelen) == 0;
+}
+
+/* qsort order of pending members: by name, then by place in the text. */
+static int
+name_order(const void *a, const void *b)
+{
+	const Pending *x = *(const Pending *const *) a;
+	const Pending *y = *(const Pending *const *) b;
+	size_t		n = x->namelen < y->namelen ? x->namelen : y->namelen;
+	int			c = memcmp(x->name, y->name, n);
+
+	if (c != 0)
+		return c;
+	if (x->namelen != y->namelen)
+		return x->namelen < y->namelen ? -1 : 1;
+	return x->comma < y->comma ? -1 : x->comma > y->comma;
+}
+
+/*
+ * The byte of the comma before the first member (in text order) of the n
+ * pending members at m whose name an earlier member has, or 0 when every
+ * name differs.  Pairwise for a few members, by sorting for more.
+ */
+static size_t
+repeated_name(const Pending *m, size_t n)
+{
+	size_t		found = 0;
+
+	if (n <= PAIRWISE_NAMES)
+	{
+		for (size_t j = 1; j < n; j++)
+			for (size_t i = 0; i < j; i++)
+				if (same_name(&m[i], &m[j]))
+					return m[j].comma;
+	}
+	else
+	{
+		const Pending **order = sfdw_alloc(n * sizeof(Pending *));
+
+		for (size_t i = 0; i < n; i++)
+			order[i] = &m[i];
+		qsort(order, n, sizeof(Pending *), name_order);
+		for (size_t i = 1; i < n; i++)
+			if (same_name(order[i - 1], order[i]) &&
+				(found == 0 || order[i]->comma < found))
+				found = order[i]->comma;
+		sfdw_free(order);
+	}
+	return found;
+}
+
+/*
+ * Close the container out (kind DJ_ARRAY or DJ_OBJECT) whose members are
+ * the stack's values from base on: copy them into arrays of their final
+ * size and take them off the stack.  Fails on a repeated member name.
+ */
+static bool
+close_container(Parser *p, size_t base, DjKind kind, DdbJson *out)
+{
+	size_t		n = p->top - base;
+	Pending    *m = &p->stack[base];
+
+	out->kind = kind;
+	out->n = (int) n;
+	if (n == 0)
+		return true;
+	if (kind == DJ_OBJECT)
+	{
+		size_t		comma = repeated_name(m, n);
+
+		if (comma != 0)
+		{
+			sfdw_set_error(p->err, p->errlen,
+						   "duplicate object member name near byte %zu", comma);
+			return false;
+		}
+		out->keys = arena_alloc(p, n * sizeof(char *));
+		for (size_t i = 0; i < n; i++)
+			out->keys[i] = m[i].name;
+	}
+	out->elems = arena_alloc(p, n * sizeof(DdbJson));
+	for (size_t i = 0; i < n; i++)
+		out->elems[i] = m[i].value;
+	p->top = base;
+	return true;
+}
+
+/* The value of the four hex digits at p, or -1. */
+static long
+hex4(const char *p)
+{
+	long		v = 0;
+
+	for (int i = 0; i < 4; i++)
+	{
+		int			d = hex_digit_value(p[i]);
+
+		if (d < 0)
+			return -1;
+		v = v << 4 | d;
+	}
+	return v;
+}
+
+/* Write the code point cp as UTF-8 at out; returns the bytes written. */
+static size_t
+put_utf8(char *out, unsigned long cp)
+{
+	if (cp < 0x80)
+	{
+		out[0] = (char) cp;
+		return 1;
+	}
+	if (cp < 0x800)
+	{
+		out[0] = (char) (0xC0 | cp >> 6);
+		out[1] = (char) (0x80 | (cp & 0x3F));
+		return 2;
+	}
+	if (cp < 0x10000)
+	{
+		out[0] = (char) (0xE0 | cp >> 12);
+		out[1] = (char) (0x80 | ((cp >> 6) & 0x3F));
+		out[2] = (char) (0x80 | (cp & 0x3F));
+		return 3;
+	}
+	out[0] = (char) (0xF0 | cp >> 18);
+	out[1] = (char) (0x80 | ((cp >> 12) & 0x3F));
+	out[2] = (char) (0x80 | ((cp >> 6) & 0x3F));
+	out[3] = (char) (0x80 | (cp & 0x3F));
+	return 4;
+}
+
+/*
+ * Read the four hex digits of the \u escape at byte i (the backslash) into
+ * *cp.  Fails at the first byte that is no hex digit, or when the text
+ * ends.
+ */
+static bool
+read_unicode(Parser *p, size_t i, unsigned long *cp)
+{
+	for (size_t k = i + 2; k < i + 6; k++)
+	{
+		if (k >= p->len)
+			return parse_ended(p);
+		if (hex_digit_value(p->text[k]) < 0)
+		{
+			p->pos = k;
+			return parse_fail(p, "invalid string sequence");
+		}
+	}
+	*cp = (unsigned long) hex4(p->text + i + 2);
+	return true;
+}
+
+/*
+ * The rest of a string with escapes, from byte i of the text on, written
+ * to the copy from byte o on (o <= i: unescaped text is never longer).
+ * See parse_string for the rest of the contract.
+ *
+ * Half a surrogate pair becomes U+FFFD: a high half waits for a \u escape
+ * of a low half and is replaced when anything else follows.
+ */
+static bool
+parse_escaped(Parser *p, size_t start, size_t i, bool is_name,
+			  char **str, size_t *len)
+{
+	const unsigned char *t = (const unsigned char *) p->text;
+	char	   *copy = p->copy;
+	size_t		o = i;
+	unsigned long high = 0;
+
+	while (i < p->len)
+	{
+		unsigned char c = t[i];
+		unsigned long cp;
+
+		if (high != 0 && (c != '\\' || i + 1 >= p->len || t[i + 1] != 'u'))
+		{
+			o += put_utf8(copy + o, 0xFFFD);
+			high = 0;
+		}
 		if (c == '"')
 		{
-			wk->pos = i + 1;
+			copy[o] = '\0';
+			*str = copy + start;
+			*len = o - start;
+			p->pos = i + 1;
 			return true;
 		}
-		if (c == '\\')
+		if (c < 0x20)
 		{
-			if (is_name && wk->len - i >= 6 &&
-				memcmp(wk->text + i + 1, "u0000", 5) == 0)
-			{
-				wk->pos = i;
-				return walk_fail(wk, "member name contains \\u0000");
-			}
+			p->pos = i;
+			return parse_fail(p, "control character in string");
+		}
+		if (c != '\\')
+		{
+			copy[o++] = (char) c;
 			i++;
+			continue;
 		}
-		else if (c < 0x20)
+		if (i + 1 >= p->len)
+			return parse_ended(p);
+		switch (t[i + 1])
 		{
-			wk->pos = i;
-			return walk_fail(wk, "control character in string");
+			case '"':
+			case '\\':
+			case '/':
+				copy[o++] = (char) t[i + 1];
+				break;
+			case 'b':
+				copy[o++] = '\b';
+				break;
+			case 'f':
+				copy[o++] = '\f';
+				break;
+			case 'n':
+				copy[o++] = '\n';
+				break;
+			case 'r':
+				copy[o++] = '\r';
+				break;
+			case 't':
+				copy[o++] = '\t';
+				break;
+			case 'u':
+				if (!read_unicode(p, i, &cp))
+					return false;
+				if (high != 0 && cp >= 0xDC00 && cp <= 0xDFFF)
+					cp = 0x10000 + ((high - 0xD800) << 10) + (cp - 0xDC00);
+				else if (high != 0)
+					o += put_utf8(copy + o, 0xFFFD);
+				else if (cp >= 0xDC00 && cp <= 0xDFFF)
+					cp = 0xFFFD;
+				high = 0;
+				if (cp >= 0xD800 && cp <= 0xDBFF)
+					high = cp;
+				else if (cp == 0 && is_name)
+				{
+					p->pos = i;
+					return parse_fail(p, "member name contains \\u0000");
+				}
+				else
+					o += put_utf8(copy + o, cp);
+				i += 6;
+				continue;
+			default:
+				p->pos = i + 1;
+				return parse_fail(p, "invalid string sequence");
 		}
+		i += 2;
 	}
-	wk->pos = wk->len;
-	return walk_mismatch(wk);
+	return parse_ended(p);
+}
+
+/*
+ * Read the string whose opening quote is at the position (a member name
+ * when is_name) into *str, NUL-terminated in the copy of the text, and its
+ * byte length into *len.
+ */
+static bool
+parse_string(Parser *p, bool is_name, char **str, size_t *len)
+{
+	const unsigned char *t = (const unsigned char *) p->text;
+	size_t		start = p->pos + 1;
+	size_t		i = start;
+
+	while (i < p->len && !string_stop[t[i]])
+		i++;
+	if (i < p->len && t[i] == '"')
+	{
+		p->copy[i] = '\0';
+		*str = p->copy + start;
+		*len = i - start;
+		p->pos = i + 1;
+		return true;
+	}
+	return parse_escaped(p, start, i, is_name, str, len);
 }
 
 /* True when byte k of s (len bytes long) is a digit. */
@@ -252,151 +530,207 @@ json_number_length(const char *s, size_t len)
 }
 
 /*
- * Take the number at the position, keeping its source text: an RFC 8259
- * number (json_number_length) not run on into more number characters.
+ * Read the number at the position, keeping its text: a run of number
+ * characters that is one RFC 8259 number (json_number_length).  A run
+ * that reaches the end of the text is a whole value only at the top level
+ * (is_root); anywhere else the text ended early.
  */
 static bool
-walk_number(Walk *wk, DdbJson *out)
+parse_number(Parser *p, bool is_root, DdbJson *out)
 {
-	const char *t = wk->text;
+	const unsigned char *t = (const unsigned char *) p->text;
+	size_t		start = p->pos;
+	size_t		end = start;
 	size_t		n;
 
-	if (wk->pos < wk->len && memchr("\"{[tfn", t[wk->pos], 6) != NULL)
-		return walk_mismatch(wk);
-	n = json_number_length(t + wk->pos, wk->len - wk->pos);
-	if (n == 0 || (wk->pos + n < wk->len &&
-				   memchr("0123456789.eE+-", t[wk->pos + n], 15) != NULL))
-		return walk_fail(wk, "invalid number");
+	while (end < p->len && number_char[t[end]])
+		end++;
+	n = json_number_length(p->text + start, end - start);
+	if (end == p->len && !(is_root && n == end - start))
+		return parse_ended(p);
+	if (n != end - start)
+		return parse_fail(p, "invalid number");
+	p->copy[end] = '\0';
 	out->kind = DJ_NUMBER;
+	out->str = p->copy + start;
 	out->len = n;
-	out->str = sfdw_strndup(t + wk->pos, n);
-	wk->pos += n;
+	p->pos = end;
 	return true;
 }
 
 /*
- * Copy the json-c array jo into out, walking its source.
+ * Read the literal word (null, true or false) at the position; expected
+ * is the reason when a byte differs.
  */
 static bool
-walk_array(Walk *wk, struct json_object *jo, DdbJson *out)
+parse_literal(Parser *p, const char *word, const char *expected)
 {
-	size_t		n = json_object_array_length(jo);
-	size_t		i;
-
-	if (!walk_expect(wk, '['))
-		return walk_mismatch(wk);
-	out->kind = DJ_ARRAY;
-	out->n = (int) n;
-	if (n > 0)
-		out->elems = sfdw_alloc(n * sizeof(DdbJson));
-	for (i = 0; i < n; i++)
+	for (size_t k = 0; word[k] != '\0'; k++)
 	{
-		if (i > 0 && !walk_expect(wk, ','))
-			return walk_mismatch(wk);
-		if (!walk_value(wk, json_object_array_get_idx(jo, i), &out->elems[i]))
-			return false;
-	}
-	if (!walk_expect(wk, ']'))
-		return walk_mismatch(wk);
-	return true;
-}
-
-/*
- * Copy the json-c object jo into out, walking its source.
- *
- * json-c lists members in the order they were first seen, which is the
- * source order as long as no name repeats.
- */
-static bool
-walk_object(Walk *wk, struct json_object *jo, DdbJson *out)
-{
-	int			n = json_object_object_length(jo);
-	struct json_object_iterator it = json_object_iter_begin(jo);
-	int			i;
-
-	if (!walk_expect(wk, '{'))
-		return walk_mismatch(wk);
-	out->kind = DJ_OBJECT;
-	out->n = n;
-	if (n > 0)
-	{
-		out->keys = sfdw_alloc(n * sizeof(char *));
-		out->elems = sfdw_alloc(n * sizeof(DdbJson));
-	}
-	for (i = 0; i < n; i++)
-	{
-		const char *name = json_object_iter_peek_name(&it);
-
-		if (i > 0 && !walk_expect(wk, ','))
-			return walk_mismatch(wk);
-		walk_skip_ws(wk);
-		if (!walk_string(wk, true))
-			return false;
-		if (!walk_expect(wk, ':'))
-			return walk_mismatch(wk);
-		out->keys[i] = sfdw_strndup(name, strlen(name));
-		if (!walk_value(wk, json_object_iter_peek_value(&it), &out->elems[i]))
-			return false;
-		json_object_iter_next(&it);
-	}
-	if (!walk_expect(wk, '}'))
-	{
-		size_t		at = wk->pos;
-
-		/* more members than json-c kept: a name came twice */
-		if (walk_expect(wk, ',') && (walk_skip_ws(wk), wk->pos < wk->len) &&
-			wk->text[wk->pos] == '"')
+		if (p->pos + k >= p->len)
+			return parse_ended(p);
+		if (p->text[p->pos + k] != word[k])
 		{
-			sfdw_set_error(wk->err, wk->errlen,
-						   "duplicate object member name near byte %zu", at);
-			return false;
+			p->pos += k;
+			return parse_fail(p, expected);
 		}
-		wk->pos = at;
-		return walk_mismatch(wk);
 	}
+	p->pos += strlen(word);
 	return true;
 }
 
 /*
- * Copy the json-c value jo (NULL for a JSON null) into out, stepping the
- * walk over its source text.
- *
- * On failure err is set; out may be partly filled and is left for the
- * caller to release.
+ * After a comma at byte comma: fail on the closing bracket close that
+ * would make it a trailing comma, which RFC 8259 does not allow.
  */
 static bool
-walk_value(Walk *wk, struct json_object *jo, DdbJson *out)
+no_trailing_comma(Parser *p, size_t comma, char close)
 {
-	walk_skip_ws(wk);
-	switch (json_object_get_type(jo))
+	skip_ws(p);
+	if (p->pos < p->len && p->text[p->pos] == close)
 	{
-		case json_type_null:
-			out->kind = DJ_NULL;
-			return walk_literal(wk, "null");
-		case json_type_boolean:
-			out->kind = DJ_BOOL;
-			out->boolean = json_object_get_boolean(jo);
-			return walk_literal(wk, out->boolean ? "true" : "false");
-		case json_type_int:
-		case json_type_double:
-			return walk_number(wk, out);
-		case json_type_string:
-			{
-				int			len = json_object_get_string_len(jo);
-
-				if (!walk_string(wk, false))
-					return false;
-				out->kind = DJ_STRING;
-				out->len = (size_t) len;
-				out->str = sfdw_strndup(json_object_get_string(jo), out->len);
-				return true;
-			}
-		case json_type_array:
-			return walk_array(wk, jo, out);
-		case json_type_object:
-			return walk_object(wk, jo, out);
+		p->pos = comma;
+		return parse_fail(p, "unexpected character");
 	}
-	return walk_mismatch(wk);
+	return true;
+}
+
+/* Read the array whose '[' is at the position, at nesting level level. */
+static bool
+parse_array(Parser *p, int level, DdbJson *out)
+{
+	size_t		base = p->top;
+
+	p->pos++;
+	skip_ws(p);
+	if (p->pos < p->len && p->text[p->pos] == ']')
+	{
+		p->pos++;
+		return close_container(p, base, DJ_ARRAY, out);
+	}
+	for (;;)
+	{
+		DdbJson		value = {0};
+		size_t		comma;
+
+		if (!parse_value(p, level + 1, &value))
+			return false;
+		push(p, &value, NULL, 0, 0);
+		skip_ws(p);
+		if (p->pos >= p->len)
+			return parse_ended(p);
+		if (p->text[p->pos] == ']')
+			break;
+		if (p->text[p->pos] != ',')
+			return parse_fail(p, "array value separator ',' expected");
+		comma = p->pos++;
+		if (!no_trailing_comma(p, comma, ']'))
+			return false;
+	}
+	p->pos++;
+	return close_container(p, base, DJ_ARRAY, out);
+}
+
+/* Read the object whose '{' is at the position, at nesting level level. */
+static bool
+parse_object(Parser *p, int level, DdbJson *out)
+{
+	size_t		base = p->top;
+	size_t		comma = 0;
+
+	p->pos++;
+	skip_ws(p);
+	if (p->pos < p->len && p->text[p->pos] == '}')
+	{
+		p->pos++;
+		return close_container(p, base, DJ_OBJECT, out);
+	}
+	for (;;)
+	{
+		DdbJson		value = {0};
+		char	   *name;
+		size_t		namelen;
+
+		if (p->pos >= p->len)
+			return parse_ended(p);
+		if (p->text[p->pos] != '"')
+			return parse_fail(p, "quoted object property name expected");
+		if (!parse_string(p, true, &name, &namelen))
+			return false;
+		skip_ws(p);
+		if (p->pos >= p->len)
+			return parse_ended(p);
+		if (p->text[p->pos] != ':')
+			return parse_fail(p, "object property name separator ':' expected");
+		p->pos++;
+		if (!parse_value(p, level + 1, &value))
+			return false;
+		push(p, &value, name, namelen, comma);
+		skip_ws(p);
+		if (p->pos >= p->len)
+			return parse_ended(p);
+		if (p->text[p->pos] == '}')
+			break;
+		if (p->text[p->pos] != ',')
+			return parse_fail(p, "object value separator ',' expected");
+		comma = p->pos++;
+		if (!no_trailing_comma(p, comma, '}'))
+			return false;
+	}
+	p->pos++;
+	return close_container(p, base, DJ_OBJECT, out);
+}
+
+/*
+ * Read one value into out (zeroed by the caller), at nesting level level:
+ * 1 for the top-level value, one more inside each container, scalars
+ * included.
+ */
+static bool
+parse_value(Parser *p, int level, DdbJson *out)
+{
+	skip_ws(p);
+	if (p->pos >= p->len)
+		return parse_ended(p);
+	if (level > DDBJSON_MAX_DEPTH)
+	{
+		p->too_deep = true;
+		return parse_fail(p, "nesting too deep");
+	}
+	switch (p->text[p->pos])
+	{
+		case '{':
+			return parse_object(p, level, out);
+		case '[':
+			return parse_array(p, level, out);
+		case '"':
+			out->kind = DJ_STRING;
+			return parse_string(p, false, &out->str, &out->len);
+		case 't':
+			out->kind = DJ_BOOL;
+			out->boolean = true;
+			return parse_literal(p, "true", "boolean expected");
+		case 'f':
+			out->kind = DJ_BOOL;
+			return parse_literal(p, "false", "boolean expected");
+		case 'n':
+			out->kind = DJ_NULL;
+			return parse_literal(p, "null", "null expected");
+		case '-':
+		case '0':
+		case '1':
+		case '2':
+		case '3':
+		case '4':
+		case '5':
+		case '6':
+		case '7':
+		case '8':
+		case '9':
+			return parse_number(p, level == 1, out);
+		default:
+			return parse_fail(p, "unexpected character");
+	}
 }
 
 /*
@@ -405,8 +739,7 @@ walk_value(Walk *wk, struct json_object *jo, DdbJson *out)
  * Returns NULL and writes a one-line reason into err (as "what at byte N")
  * on malformed input, input that ends early, anything but whitespace after
  * the value, NUL bytes, repeated member names and nesting deeper than
- * DDBJSON_MAX_DEPTH levels.  json-c's objects and tokener are released on
- * every path.
+ * DDBJSON_MAX_DEPTH levels.
  */
 DdbJson *
 ddbjson_parse(const char *text, size_t len, char *err, size_t errlen)
@@ -414,29 +747,6 @@ ddbjson_parse(const char *text, size_t len, char *err, size_t errlen)
 	bool		too_deep;
 
 	return ddbjson_parse_ex(text, len, err, errlen, &too_deep);
-}
-
-/* The value of the four hex digits at p, or -1. */
-static long
-hex4(const char *p)
-{
-	long		v = 0;
-
-	for (int i = 0; i < 4; i++)
-	{
-		char		c = p[i];
-
-		v <<= 4;
-		if (c >= '0' && c <= '9')
-			v |= c - '0';
-		else if (c >= 'a' && c <= 'f')
-			v |= c - 'a' + 10;
-		else if (c >= 'A' && c <= 'F')
-			v |= c - 'A' + 10;
-		else
-			return -1;
-	}
-	return v;
 }
 
 /* See ddbjson.h. */
@@ -467,21 +777,32 @@ ddbjson_lone_surrogate(const char *text, size_t len)
 	return -1;
 }
 
+/*
+ * The bytes of node arrays a tree's first block holds beside the copy of
+ * the text: per byte of text, enough for the DynamoDB responses measured
+ * (3.6 to 5.5, Scan pages of small items the most) so that most parses
+ * allocate one block; at least ARENA_MIN, at most ARENA_MAX plus that, so
+ * that a large text of few nodes does not reserve five times its size (the
+ * blocks after the first double).
+ */
+#define ARENA_PER_BYTE 5
+#define ARENA_MIN 1024
+#define ARENA_MAX (32 * 1024 * 1024)
+
 /* See ddbjson.h. */
 DdbJson *
 ddbjson_parse_ex(const char *text, size_t len, char *err, size_t errlen,
 				 bool *too_deep)
 {
-	struct json_tokener *tok;
-	struct json_object *jo;
-	enum json_tokener_error jerr;
 	const char *nul;
-	DdbJson    *root;
-	Walk		wk;
+	Parser		p;
+	size_t		copy_size;
+	size_t		first;
 
-	ddbjson_release_abandoned();
+	*too_deep = false;
 	if (len > INT_MAX)
 	{
+		/* a node's count is an int */
 		sfdw_set_error(err, errlen, "JSON text of %zu bytes is too large", len);
 		return NULL;
 	}
@@ -489,87 +810,57 @@ ddbjson_parse_ex(const char *text, size_t len, char *err, size_t errlen,
 	if (nul != NULL)
 	{
 		sfdw_set_error(err, errlen, "unexpected NUL byte at byte %zu",
-				  (size_t) (nul - text));
-		return NULL;
-	}
-	*too_deep = false;
-	tok = json_tokener_new_ex(DDBJSON_MAX_DEPTH);
-	if (tok == NULL)
-	{
-		sfdw_set_error(err, errlen, "out of memory");
+					   (size_t) (nul - text));
 		return NULL;
 	}
 
-	/*
-	 * json_tokener_parse_ex returns NULL whenever it reports an error, so on
-	 * those paths only the tokener needs releasing.
-	 */
-	jo = json_tokener_parse_ex(tok, text, (int) len);
-	jerr = json_tokener_get_error(tok);
-	if (jerr == json_tokener_continue)
-	{
-		/*
-		 * The tokener wants more input.  A number at the top level only ends
-		 * at the next byte, so offer one space: if that does not complete
-		 * the value, the text ended early.
-		 */
-		jo = json_tokener_parse_ex(tok, " ", 1);
-		jerr = json_tokener_get_error(tok);
-		if (jerr != json_tokener_success)
-		{
-			json_tokener_free(tok);
-			sfdw_set_error(err, errlen, "unexpected end of data at byte %zu", len);
-			return NULL;
-		}
-	}
-	else if (jerr != json_tokener_success)
-	{
-		size_t		at = json_tokener_get_parse_end(tok);
+	copy_size = (len + 1 + 7) & ~(size_t) 7;
+	first = sizeof(Tree) + copy_size + ARENA_MIN +
+		(len < ARENA_MAX / ARENA_PER_BYTE ? ARENA_PER_BYTE * len : ARENA_MAX);
+	memset(&p, 0, sizeof(p));
+	p.text = text;
+	p.len = len;
+	p.err = err;
+	p.errlen = errlen;
+	p.tree = sfdw_alloc(first);
+	p.copy = (char *) (p.tree + 1);
+	memcpy(p.copy, text, len);
+	p.free = p.copy + copy_size;
+	p.left = first - sizeof(Tree) - copy_size;
+	p.next_block = first;
+	p.cap = 64;
+	p.stack = sfdw_alloc(p.cap * sizeof(Pending));
 
-		*too_deep = jerr == json_tokener_error_depth;
-		json_tokener_free(tok);
-		sfdw_set_error(err, errlen, "%s at byte %zu",
-				  json_tokener_error_desc(jerr), at);
+	if (!parse_value(&p, 1, &p.tree->root) ||
+		(skip_ws(&p), p.pos < len && !parse_fail(&p, "unexpected character")))
+	{
+		*too_deep = p.too_deep;
+		sfdw_free(p.stack);
+		ddbjson_free(&p.tree->root);
 		return NULL;
 	}
-	json_tokener_free(tok);
-
-	wk.text = text;
-	wk.len = len;
-	wk.pos = 0;
-	wk.err = err;
-	wk.errlen = errlen;
-	parsing = jo;
-	root = sfdw_alloc(sizeof(DdbJson));
-	if (!walk_value(&wk, jo, root) ||
-		(walk_skip_ws(&wk), wk.pos < len && !walk_mismatch(&wk)))
-	{
-		ddbjson_release_abandoned();
-		release_tree(root);
-		sfdw_free(root);
-		return NULL;
-	}
-	ddbjson_release_abandoned();
-	return root;
+	sfdw_free(p.stack);
+	return &p.tree->root;
 }
 
 /* See ddbjson.h. */
 void
 ddbjson_free(DdbJson *root)
 {
+	Tree	   *tree = (Tree *) root;
+	ArenaBlock *block;
+
 	if (root == NULL)
 		return;
-	release_tree(root);
-	sfdw_free(root);
-}
+	block = tree->more;
+	while (block != NULL)
+	{
+		ArenaBlock *next = block->next;
 
-/* See ddbjson.h. */
-void
-ddbjson_release_abandoned(void)
-{
-	if (parsing != NULL)
-		json_object_put(parsing);
-	parsing = NULL;
+		sfdw_free(block);
+		block = next;
+	}
+	sfdw_free(tree);
 }
 
 /*

@@ -2,7 +2,7 @@
  *
  * ddbjson.h
  *		DynamoDB's JSON wire format: a parser that turns a response body into
- *		a plain tree (json-c is used inside ddbjson.c only), the checks of
+ *		a plain tree allocated in one arena (ddbjson.c), the checks of
  *		DynamoDB's shapes on such a tree (ddbshape.c), and a writer that
  *		builds request bodies byte for byte deterministically (ddbjson.c).
  *
@@ -44,9 +44,9 @@ typedef struct DdbJson
 } DdbJson;
 
 /*
- * The nesting ddbjson_parse accepts, counted as json-c counts it (the
- * values inside the innermost container are a level of their own): room
- * for any response DynamoDB sends, whose attribute values nest at most
+ * The nesting ddbjson_parse accepts, the values inside the innermost
+ * container counted as a level of their own: room for any response
+ * DynamoDB sends, whose attribute values nest at most
  * DDB_MAX_NESTING levels of two JSON levels each under a few levels of
  * envelope, and for the json values that may be written as such.
  */
@@ -54,28 +54,20 @@ typedef struct DdbJson
 
 /*
  * Parse len bytes of text.  On success returns a tree allocated with
- * sfdw_alloc.  On malformed, truncated or trailing-garbage input returns
- * NULL and writes a one-line reason into err.
+ * sfdw_alloc in a few blocks, the text's strings and numbers in a copy of
+ * it: the tree holds no pointer into text.  On malformed, truncated or
+ * trailing-garbage input returns NULL and writes a one-line reason into
+ * err.
  */
 extern DdbJson *ddbjson_parse(const char *text, size_t len,
 							  char *err, size_t errlen);
 
 /*
- * Free a tree from ddbjson_parse, for hosts whose allocator does not free
- * it with a memory context (the unit tests, the fuzz targets); NULL is
- * allowed.
+ * Free a tree from ddbjson_parse (its root, not any node below it), for
+ * hosts whose allocator does not free it with a memory context (the unit
+ * tests, the fuzz targets); NULL is allowed.
  */
 extern void ddbjson_free(DdbJson *root);
-
-/*
- * Release what a parse cut short left behind: the copy from json-c's tree
- * allocates with sfdw_alloc, and a host allocator that jumps out of the
- * call on failure (palloc's out-of-memory error) leaves json-c's tree
- * allocated.  Every parse releases the one a parse before it left, and the
- * host calls this where it recovers from such a jump (the extension, at the
- * end of each transaction).  Nothing happens when nothing was left.
- */
-extern void ddbjson_release_abandoned(void);
 
 /*
  * ddbjson_parse that also says, through *too_deep, whether the text failed
@@ -87,8 +79,8 @@ extern DdbJson *ddbjson_parse_ex(const char *text, size_t len,
 
 /*
  * The byte offset of the first \u escape in JSON text that is half of a
- * UTF-16 surrogate pair with no other half, or -1.  json-c reads such an
- * escape as U+FFFD, another character; DynamoDB never writes one.
+ * UTF-16 surrogate pair with no other half, or -1.  ddbjson_parse reads
+ * such an escape as U+FFFD, another character; DynamoDB never writes one.
  */
 extern long ddbjson_lone_surrogate(const char *text, size_t len);
 

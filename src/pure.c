@@ -1,7 +1,7 @@
 /*-------------------------------------------------------------------------
  *
  * pure.c
- *		The byte buffer shared by the plain-C modules.
+ *		The byte buffer and the small helpers shared by the plain-C modules.
  *
  *-------------------------------------------------------------------------
  */
@@ -99,6 +99,19 @@ sfdw_strndup(const char *str, size_t len)
 	memcpy(copy, str, len);
 	copy[len] = '\0';
 	return copy;
+}
+
+/* The value of the hex digit c, or -1 if c is not one. */
+int
+hex_digit_value(char c)
+{
+	if (c >= '0' && c <= '9')
+		return c - '0';
+	if (c >= 'a' && c <= 'f')
+		return c - 'a' + 10;
+	if (c >= 'A' && c <= 'F')
+		return c - 'A' + 10;
+	return -1;
 }
 
 /*

@@ -2,20 +2,19 @@
  *
  * pure.h
  *		What the plain-C modules (SigV4, JSON, key templates, shard hashes)
- *		share: an allocator and a growable byte buffer.
+ *		share: an allocator, a growable byte buffer and a few small helpers.
  *
  * These modules never include postgres.h, so that they can be unit tested
- * on their own and so that PostgreSQL's headers never meet libcurl's,
- * OpenSSL's or json-c's.  They report failure through return values and
- * never jump out of a call themselves, which is what lets them release
- * third-party objects on every path.
+ * on their own and so that PostgreSQL's headers never meet libcurl's or
+ * OpenSSL's.  They report failure through return values and never jump
+ * out of a call themselves, which is what lets them release third-party
+ * objects on every path.
  *
  * The allocator is provided by the host: palloc in the extension (shim.c),
  * malloc in the unit tests.  sfdw_alloc returns zeroed memory and never
  * returns NULL; a host allocator may instead jump out of the call when
- * memory runs out (palloc's ERROR).  Only ddbjson.c holds a third-party
- * object across an allocation of ours, and ddbjson_release_abandoned
- * frees it after such a jump.
+ * memory runs out (palloc's ERROR), so no module holds memory of another
+ * allocator across an allocation of ours.
  *
  *-------------------------------------------------------------------------
  */
@@ -52,6 +51,7 @@ extern void buf_putc(Buf *buf, char c);
 extern void buf_printf(Buf *buf, const char *fmt,...)
 			__attribute__((format(printf, 2, 3)));
 extern char *sfdw_strndup(const char *str, size_t len);
+extern int	hex_digit_value(char c);
 extern void sfdw_set_error(char *err, size_t errlen, const char *fmt,...)
 			__attribute__((format(printf, 3, 4)));
 

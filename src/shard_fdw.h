@@ -215,8 +215,10 @@ typedef struct ShardCredentials
 	struct ShardCredState *state;	/* private to credentials.c */
 } ShardCredentials;
 
+typedef struct DdbTransport DdbTransport;
+
 extern ShardCredentials *credentials_create(ShardServer *server, ShardCredSpec *spec);
-extern void credentials_ensure(ShardCredentials *c);
+extern void credentials_ensure(ShardCredentials *c, DdbTransport *t);
 extern void credentials_destroy(ShardCredentials *c);
 extern const char *credentials_source_name(ShardCredentials *c);
 
@@ -224,8 +226,6 @@ extern const char *credentials_source_name(ShardCredentials *c);
  * in connection.c
  * ---------------------------------------------------------------------
  */
-
-typedef struct DdbTransport DdbTransport;
 
 /*
  * A connection to DynamoDB for one user on one server: its options, its
@@ -346,10 +346,20 @@ extern DdbJson *ddb_call(DdbGroup *group, const char *action,
 pg_noreturn extern void ddb_report_error(DdbRequest *req);
 extern const DdbStats *ddb_backend_stats(void);
 extern char *transport_url_host(const char *url);
-extern long transport_http(const char *method, const char *url, List *headers,
-						   const char *body, long connect_timeout_ms,
-						   long timeout_ms, const char *ca_file,
-						   StringInfo answer, char *err, size_t errlen);
+
+/* A plain HTTP exchange (a credential source's) in flight on a transport. */
+typedef struct HttpExchange HttpExchange;
+
+extern HttpExchange *transport_exchange_start(DdbTransport *t, const char *method,
+											  const char *url, List *headers,
+											  const char *body,
+											  long connect_timeout_ms,
+											  long timeout_ms);
+extern bool transport_exchange_done(HttpExchange *x);
+extern long transport_exchange_result(HttpExchange *x, StringInfo *answer,
+									  bool *stale, char *err, size_t errlen);
+extern void transport_exchange_wait(HttpExchange *x);
+extern void transport_exchange_free(HttpExchange *x);
 
 /* ---------------------------------------------------------------------
  * in budget.c

@@ -11,19 +11,18 @@
  * string to sign under a key derived from the secret, the date, the region
  * and the service.
  *
- * OpenSSL is used only through its one-shot digest and HMAC calls, which
- * OpenSSL 3 does not deprecate.  Key material is wiped once used.
+ * OpenSSL is used only for SHA-256, through its EVP digest calls, which
+ * OpenSSL 3 does not deprecate; HMAC is built on it here (RFC 2104).  Key
+ * material is wiped once used.
  *
  *-------------------------------------------------------------------------
  */
-#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include <openssl/crypto.h>
 #include <openssl/evp.h>
-#include <openssl/hmac.h>
 
 #include "sigv4.h"
 
@@ -33,6 +32,7 @@
 #define SIGV4_DATE_LEN		8	/* the YYYYMMDD that opens amz_date */
 #define SIGV4_AMZ_DATE_LEN	16	/* YYYYMMDDTHHMMSSZ */
 #define SHA256_LEN			32
+#define SHA256_BLOCK		64	/* the block size HMAC pads keys to */
 
 /* One path segment, pointing into the caller's path. */
 typedef struct PathSegment
@@ -135,22 +135,6 @@ sigv4_uri_encode(Buf *buf, const char *data, size_t len)
 }
 
 /*
- * hex_digit_value
- *		The value of hex digit c, or -1 if c is not one.
- */
-static int
-hex_digit_value(char c)
-{
-	if (c >= '0' && c <= '9')
-		return c - '0';
-	if (c >= 'a' && c <= 'f')
-		return c - 'a' + 10;
-	if (c >= 'A' && c <= 'F')
-		return c - 'A' + 10;
-	return -1;
-}
-
-/*
  * uri_decode
  *		Append len bytes of src to buf with "%XX" escapes decoded.
  *
@@ -230,6 +214,51 @@ hex_encode(const unsigned char *bytes, size_t len, char *out)
 }
 
 /*
+ * digest_ctx
+ *		The SHA-256 digest context every hash of this module reuses, or NULL
+ *		if OpenSSL cannot make one.
+ *
+ * OpenSSL's one-shot calls look the algorithm up and allocate a context
+ * on every call, a good part of a request's signing; the algorithm is
+ * fetched and the context made once per process instead.
+ */
+static EVP_MD_CTX *
+digest_ctx(void)
+{
+	static EVP_MD *md = NULL;
+	static EVP_MD_CTX *ctx = NULL;
+
+	if (md == NULL)
+		md = EVP_MD_fetch(NULL, "SHA256", NULL);
+	if (ctx == NULL)
+		ctx = EVP_MD_CTX_new();
+	if (md == NULL || ctx == NULL || EVP_DigestInit_ex(ctx, md, NULL) != 1)
+		return NULL;
+	return ctx;
+}
+
+/*
+ * sha256_of_two
+ *		Write the SHA-256 of alen bytes at a followed by blen bytes at b
+ *		into md[SHA256_LEN].
+ *
+ * Returns false if OpenSSL fails.
+ */
+static bool
+sha256_of_two(const void *a, size_t alen, const void *b, size_t blen,
+			  unsigned char *md)
+{
+	EVP_MD_CTX *ctx = digest_ctx();
+	unsigned int mdlen = 0;
+
+	return ctx != NULL &&
+		EVP_DigestUpdate(ctx, a, alen) == 1 &&
+		EVP_DigestUpdate(ctx, b, blen) == 1 &&
+		EVP_DigestFinal_ex(ctx, md, &mdlen) == 1 &&
+		mdlen == SHA256_LEN;
+}
+
+/*
  * sha256
  *		Write the SHA-256 of len bytes of data into md[SHA256_LEN].
  *
@@ -238,33 +267,38 @@ hex_encode(const unsigned char *bytes, size_t len, char *out)
 static bool
 sha256(const unsigned char *data, size_t len, unsigned char *md)
 {
-	unsigned int mdlen = 0;
-
-	if (data == NULL)
-		data = (const unsigned char *) "";
-	if (EVP_Digest(data, len, md, &mdlen, EVP_sha256(), NULL) != 1)
-		return false;
-	return mdlen == SHA256_LEN;
+	return sha256_of_two(data != NULL ? data : (const unsigned char *) "", len,
+						 "", 0, md);
 }
 
 /*
  * hmac_sha256
- *		Write HMAC-SHA256(key, msg) into md[SHA256_LEN].
+ *		Write HMAC-SHA256(key, msg) into md[SHA256_LEN] (RFC 2104).
  *
- * Returns false if OpenSSL fails or the key is too long for it.
+ * Returns false if OpenSSL fails.
  */
 static bool
 hmac_sha256(const unsigned char *key, size_t keylen,
 			const char *msg, size_t msglen, unsigned char *md)
 {
-	unsigned int mdlen = 0;
+	unsigned char pad[SHA256_BLOCK];
+	unsigned char inner[SHA256_LEN];
+	bool		ok = true;
 
-	if (keylen > INT_MAX)
-		return false;
-	if (HMAC(EVP_sha256(), key, (int) keylen,
-			 (const unsigned char *) msg, msglen, md, &mdlen) == NULL)
-		return false;
-	return mdlen == SHA256_LEN;
+	memset(pad, 0, sizeof(pad));
+	if (keylen > SHA256_BLOCK)
+		ok = sha256(key, keylen, pad);
+	else
+		memcpy(pad, key, keylen);
+	for (int i = 0; i < SHA256_BLOCK; i++)
+		pad[i] ^= 0x36;
+	ok = ok && sha256_of_two(pad, SHA256_BLOCK, msg, msglen, inner);
+	for (int i = 0; i < SHA256_BLOCK; i++)
+		pad[i] ^= 0x36 ^ 0x5c;
+	ok = ok && sha256_of_two(pad, SHA256_BLOCK, inner, SHA256_LEN, md);
+	OPENSSL_cleanse(pad, sizeof(pad));
+	OPENSSL_cleanse(inner, sizeof(inner));
+	return ok;
 }
 
 /*
@@ -707,6 +741,21 @@ derive_signature(const SigV4Input *in, const Buf *string_to_sign, char *sig)
 }
 
 /*
+ * append_scope
+ *		Append the credential scope: date/region/service/aws4_request.
+ */
+static void
+append_scope(Buf *buf, const SigV4Input *in)
+{
+	buf_append(buf, in->amz_date, SIGV4_DATE_LEN);
+	buf_putc(buf, '/');
+	buf_puts(buf, in->region);
+	buf_putc(buf, '/');
+	buf_puts(buf, in->service);
+	buf_puts(buf, "/" SIGV4_TERMINATOR);
+}
+
+/*
  * sigv4_sign
  *		Sign one request; see sigv4.h for the contract.
  */
@@ -754,19 +803,24 @@ sigv4_sign(const SigV4Input *in, SigV4Output *out, char *err, size_t errlen)
 				out->canonical_request.len, digest))
 		goto crypto_fail;
 	hex_encode(digest, SHA256_LEN, hex);
-	buf_printf(&out->string_to_sign, "%s\n%s\n%.*s/%s/%s/%s\n%s",
-			   SIGV4_ALGORITHM, in->amz_date,
-			   SIGV4_DATE_LEN, in->amz_date, in->region, in->service,
-			   SIGV4_TERMINATOR, hex);
+	buf_puts(&out->string_to_sign, SIGV4_ALGORITHM "\n");
+	buf_puts(&out->string_to_sign, in->amz_date);
+	buf_putc(&out->string_to_sign, '\n');
+	append_scope(&out->string_to_sign, in);
+	buf_putc(&out->string_to_sign, '\n');
+	buf_puts(&out->string_to_sign, hex);
 
 	/* The Authorization header. */
 	if (!derive_signature(in, &out->string_to_sign, signature))
 		goto crypto_fail;
-	buf_printf(&out->authorization,
-			   "%s Credential=%s/%.*s/%s/%s/%s, SignedHeaders=%s, Signature=%s",
-			   SIGV4_ALGORITHM, in->access_key,
-			   SIGV4_DATE_LEN, in->amz_date, in->region, in->service,
-			   SIGV4_TERMINATOR, signed_headers.data, signature);
+	buf_puts(&out->authorization, SIGV4_ALGORITHM " Credential=");
+	buf_puts(&out->authorization, in->access_key);
+	buf_putc(&out->authorization, '/');
+	append_scope(&out->authorization, in);
+	buf_puts(&out->authorization, ", SignedHeaders=");
+	buf_append(&out->authorization, signed_headers.data, signed_headers.len);
+	buf_puts(&out->authorization, ", Signature=");
+	buf_puts(&out->authorization, signature);
 
 	sfdw_free(signed_headers.data);
 	return true;

@@ -15,6 +15,9 @@
  * Waits poll libcurl with a short timeout and check for interrupts between
  * polls, so a cancel or statement_timeout stops a scan promptly.
  *
+ * The credential sources' plain HTTP exchanges (credentials.c) run on the
+ * same multi handle, moving whenever the requests do.
+ *
  *-------------------------------------------------------------------------
  */
 #include "shard_fdw.h"
@@ -35,6 +38,12 @@
 /* The longest a wait sleeps before checking for interrupts. */
 #define POLL_MS 20
 
+/*
+ * A pause this long between two moves of the transport leaves a plain
+ * exchange's timeout running unwatched.
+ */
+#define UNATTENDED_US 1000000
+
 struct DdbTransport
 {
 	DdbConn    *conn;
@@ -44,6 +53,7 @@ struct DdbTransport
 	dlist_head	queue;			/* queued requests of every group */
 	dlist_head	attempts;		/* attempts in flight */
 	dlist_head	groups;
+	dlist_head	exchanges;		/* plain exchanges in flight */
 	RetryBudget budget;
 	bool		proven;			/* the endpoint answered as DynamoDB */
 	char		key_day[9];		/* the YYYYMMDD signing_key is for */
@@ -63,6 +73,21 @@ struct DdbGroup
 	Budget	   *budget;			/* the capacity budget it keeps to, or NULL */
 	dlist_head	done;			/* finished, not yet handed out */
 	DdbStats	stats;
+	dlist_node	node;
+};
+
+/* A plain HTTP exchange (a credential source's) on the multi handle. */
+struct HttpExchange
+{
+	DdbTransport *t;			/* NULL once its transfer is freed */
+	CURL	   *easy;
+	struct curl_slist *headers;
+	StringInfoData answer;
+	bool		done;
+	CURLcode	result;			/* once done */
+	TimestampTz driven_at;		/* when the transport last moved it */
+	bool		idled;			/* the transport paused while it ran */
+	char		errbuf[CURL_ERROR_SIZE];
 	dlist_node	node;
 };
 
@@ -142,6 +167,7 @@ transport_create(DdbConn *conn)
 	dlist_init(&t->queue);
 	dlist_init(&t->attempts);
 	dlist_init(&t->groups);
+	dlist_init(&t->exchanges);
 	t->multi = curl_multi_init();
 	if (t->multi == NULL)
 		ereport(ERROR,
@@ -219,7 +245,11 @@ transport_subcommit(DdbTransport *t, int nest_level)
 void
 transport_destroy(DdbTransport *t)
 {
+	dlist_mutable_iter it;
+
 	transport_abort(t, 0);
+	dlist_foreach_modify(it, &t->exchanges)
+		transport_exchange_free(dlist_container(HttpExchange, node, it.cur));
 	curl_multi_cleanup(t->multi);
 	explicit_bzero(t->signing_key, sizeof(t->signing_key));
 }
@@ -544,14 +574,12 @@ on_header(char *data, size_t size, size_t nmemb, void *arg)
 	return n;
 }
 
-/* Add "name: value" to a header list. */
+/* Add a header line to a list; on error the list is freed. */
 static struct curl_slist *
-add_header(struct curl_slist *list, const char *name, const char *value)
+add_line(struct curl_slist *list, const char *line)
 {
-	char	   *line = psprintf("%s: %s", name, value);
 	struct curl_slist *result = curl_slist_append(list, line);
 
-	pfree(line);
 	if (result == NULL)
 	{
 		curl_slist_free_all(list);
@@ -559,6 +587,17 @@ add_header(struct curl_slist *list, const char *name, const char *value)
 				(errcode(ERRCODE_FDW_OUT_OF_MEMORY),
 				 errmsg("out of memory")));
 	}
+	return result;
+}
+
+/* Add "name: value" to a header list; on error the list is freed. */
+static struct curl_slist *
+add_header(struct curl_slist *list, const char *name, const char *value)
+{
+	char	   *line = psprintf("%s: %s", name, value);
+	struct curl_slist *result = add_line(list, line);
+
+	pfree(line);
 	return result;
 }
 
@@ -625,8 +664,8 @@ attempt_start(DdbTransport *t, DdbRequest *req)
 	DdbAttempt *a;
 	MemoryContext old = MemoryContextSwitchTo(t->conn->cxt);
 
-	/* temporary credentials are fetched, or fetched again, before signing */
-	credentials_ensure(t->conn->creds);
+	/* temporary credentials are fetched, or a refresh moved on, before signing */
+	credentials_ensure(t->conn->creds, t);
 	a = palloc0(sizeof(DdbAttempt));
 	MemoryContextSwitchTo(old);
 	a->req = req;
@@ -647,10 +686,22 @@ attempt_start(DdbTransport *t, DdbRequest *req)
 
 	curl_easy_setopt(a->easy, CURLOPT_URL, t->url);
 	curl_easy_setopt(a->easy, CURLOPT_POST, 1L);
-	curl_easy_setopt(a->easy, CURLOPT_READFUNCTION, on_read);
-	curl_easy_setopt(a->easy, CURLOPT_READDATA, a);
-	curl_easy_setopt(a->easy, CURLOPT_SEEKFUNCTION, on_seek);
-	curl_easy_setopt(a->easy, CURLOPT_SEEKDATA, a);
+	if (req->idempotent)
+	{
+		/*
+		 * Handed over whole, a body goes out in the headers' write: one send
+		 * per request.  libcurl may send it again by itself, which only a
+		 * conditional write must know of (on_seek).
+		 */
+		curl_easy_setopt(a->easy, CURLOPT_POSTFIELDS, req->body);
+	}
+	else
+	{
+		curl_easy_setopt(a->easy, CURLOPT_READFUNCTION, on_read);
+		curl_easy_setopt(a->easy, CURLOPT_READDATA, a);
+		curl_easy_setopt(a->easy, CURLOPT_SEEKFUNCTION, on_seek);
+		curl_easy_setopt(a->easy, CURLOPT_SEEKDATA, a);
+	}
 	curl_easy_setopt(a->easy, CURLOPT_POSTFIELDSIZE_LARGE, (curl_off_t) req->body_len);
 	curl_easy_setopt(a->easy, CURLOPT_HTTPHEADER, a->headers);
 	curl_easy_setopt(a->easy, CURLOPT_WRITEFUNCTION, on_body);
@@ -1072,34 +1123,83 @@ attempt_done(DdbTransport *t, DdbAttempt *a, CURLcode code)
 	dlist_push_tail(&t->queue, &req->node);
 }
 
+/* The plain exchange whose transfer easy is, or NULL. */
+static HttpExchange *
+exchange_of(DdbTransport *t, CURL *easy)
+{
+	dlist_iter	it;
+
+	dlist_foreach(it, &t->exchanges)
+	{
+		HttpExchange *x = dlist_container(HttpExchange, node, it.cur);
+
+		if (x->easy == easy)
+			return x;
+	}
+	return NULL;
+}
+
 /*
- * Move the transport forward once: start what is due, let libcurl work,
- * collect finished transfers, and if none finished sleep briefly on the
- * sockets.  Interrupts are checked on every call.
+ * Let libcurl work and collect finished transfers; if none finished, sleep
+ * on the sockets for at most timeout_ms (0: not at all).  Returns whether
+ * a plain exchange ended.
  */
-static void
-transport_step(DdbTransport *t)
+static bool
+transport_drive(DdbTransport *t, int timeout_ms)
 {
 	int			running;
 	int			left;
 	CURLMsg    *msg;
 	bool		finished = false;
+	bool		exchange_ended = false;
+	TimestampTz now = GetCurrentTimestamp();
+	dlist_iter	it;
 
-	CHECK_FOR_INTERRUPTS();
-	start_due(t);
+	dlist_foreach(it, &t->exchanges)
+	{
+		HttpExchange *x = dlist_container(HttpExchange, node, it.cur);
+
+		x->idled |= now - x->driven_at > UNATTENDED_US;
+		x->driven_at = now;
+	}
 	curl_multi_perform(t->multi, &running);
 	while ((msg = curl_multi_info_read(t->multi, &left)) != NULL)
 	{
+		HttpExchange *x;
 		DdbAttempt *a;
 
 		if (msg->msg != CURLMSG_DONE)
 			continue;
+		finished = true;
+		x = exchange_of(t, msg->easy_handle);
+		if (x != NULL)
+		{
+			x->done = true;
+			x->result = msg->data.result;
+			exchange_ended = true;
+			continue;
+		}
 		curl_easy_getinfo(msg->easy_handle, CURLINFO_PRIVATE, (char **) &a);
 		attempt_done(t, a, msg->data.result);
-		finished = true;
 	}
-	if (!finished)
-		curl_multi_poll(t->multi, NULL, 0, poll_timeout(t), NULL);
+	if (!finished && timeout_ms > 0)
+		curl_multi_poll(t->multi, NULL, 0, timeout_ms, NULL);
+	return exchange_ended;
+}
+
+/*
+ * Move the transport forward once: start what is due, let libcurl work,
+ * collect finished transfers, and if none finished sleep briefly on the
+ * sockets; a credential refresh whose exchange ended moves on.
+ * Interrupts are checked on every call.
+ */
+static void
+transport_step(DdbTransport *t)
+{
+	CHECK_FOR_INTERRUPTS();
+	start_due(t);
+	if (transport_drive(t, poll_timeout(t)))
+		credentials_ensure(t->conn->creds, t);
 }
 
 /*
@@ -1408,102 +1508,136 @@ on_plain_body(char *data, size_t size, size_t nmemb, void *arg)
 	return n;
 }
 
+/* Stop an exchange's transfer and free libcurl's objects; idempotent. */
+void
+transport_exchange_free(HttpExchange *x)
+{
+	if (x->t == NULL)
+		return;
+	curl_multi_remove_handle(x->t->multi, x->easy);
+	curl_easy_cleanup(x->easy);
+	curl_slist_free_all(x->headers);
+	dlist_delete(&x->node);
+	x->t = NULL;
+}
+
+/* Memory context callback: the memory of an exchange goes away. */
+static void
+exchange_gone(void *arg)
+{
+	transport_exchange_free(arg);
+}
+
 /*
- * One HTTP exchange outside DynamoDB's protocol: method ("GET", "PUT",
- * "POST") on url with headers (a List of "Name: value" strings) and body
- * (NULL: none; "" sends an empty one).  The answer's body goes to answer.
- * Returns the HTTP status, or 0 with libcurl's reason in err when no
- * answer came.  Waits interruptibly; libcurl's objects are freed on every
- * path.
+ * Start an HTTP exchange outside DynamoDB's protocol on t's multi handle,
+ * alongside its DynamoDB requests: method ("GET", "PUT", "POST") on url
+ * with headers (a List of "Name: value" strings) and body (NULL: none; ""
+ * sends an empty one, copied).  It moves whenever the transport does, and
+ * ends with transport_exchange_free or with the current memory context,
+ * where it is allocated.
+ */
+HttpExchange *
+transport_exchange_start(DdbTransport *t, const char *method, const char *url,
+						 List *headers, const char *body, long connect_timeout_ms,
+						 long timeout_ms)
+{
+	HttpExchange *x = palloc0(sizeof(HttpExchange));
+	MemoryContextCallback *cb = palloc(sizeof(MemoryContextCallback));
+	const char *ca_file = t->conn->server->ca_file;
+	struct curl_slist *list = NULL;
+	ListCell   *lc;
+
+	initStringInfo(&x->answer);
+	x->easy = curl_easy_init();
+	if (x->easy == NULL)
+		ereport(ERROR,
+				(errcode(ERRCODE_FDW_OUT_OF_MEMORY),
+				 errmsg("could not create a libcurl handle")));
+	x->t = t;
+	x->driven_at = GetCurrentTimestamp();
+	dlist_push_tail(&t->exchanges, &x->node);
+	cb->func = exchange_gone;
+	cb->arg = x;
+	MemoryContextRegisterResetCallback(CurrentMemoryContext, cb);
+
+	foreach(lc, headers)
+		list = add_line(list, lfirst(lc));
+	/* libcurl would otherwise wait for a 100-continue */
+	x->headers = add_line(list, "Expect:");
+	curl_easy_setopt(x->easy, CURLOPT_URL, url);
+	curl_easy_setopt(x->easy, CURLOPT_HTTPHEADER, x->headers);
+	if (body)
+	{
+		curl_easy_setopt(x->easy, CURLOPT_POSTFIELDSIZE_LARGE, (curl_off_t) strlen(body));
+		curl_easy_setopt(x->easy, CURLOPT_COPYPOSTFIELDS, body);
+	}
+	if (strcmp(method, "POST") != 0 && strcmp(method, "GET") != 0)
+		curl_easy_setopt(x->easy, CURLOPT_CUSTOMREQUEST, method);
+	curl_easy_setopt(x->easy, CURLOPT_WRITEFUNCTION, on_plain_body);
+	curl_easy_setopt(x->easy, CURLOPT_WRITEDATA, &x->answer);
+	curl_easy_setopt(x->easy, CURLOPT_ERRORBUFFER, x->errbuf);
+	curl_easy_setopt(x->easy, CURLOPT_NOSIGNAL, 1L);
+	curl_easy_setopt(x->easy, CURLOPT_CONNECTTIMEOUT_MS, connect_timeout_ms);
+	curl_easy_setopt(x->easy, CURLOPT_TIMEOUT_MS, timeout_ms);
+	curl_easy_setopt(x->easy, CURLOPT_SSL_VERIFYPEER, 1L);
+	curl_easy_setopt(x->easy, CURLOPT_SSL_VERIFYHOST, 2L);
+	curl_easy_setopt(x->easy, CURLOPT_PROTOCOLS_STR, "http,https");
+	if (ca_file)
+		curl_easy_setopt(x->easy, CURLOPT_CAINFO, ca_file);
+	if (curl_multi_add_handle(t->multi, x->easy) != CURLM_OK)
+		ereport(ERROR,
+				(errcode(ERRCODE_FDW_OUT_OF_MEMORY),
+				 errmsg("could not start an HTTP request")));
+	return x;
+}
+
+/*
+ * Whether the exchange has ended (answered or failed); libcurl first
+ * moves the transport on, without waiting, so that an answer that came
+ * while nobody watched counts.
+ */
+bool
+transport_exchange_done(HttpExchange *x)
+{
+	if (!x->done)
+		transport_drive(x->t, 0);
+	return x->done;
+}
+
+/*
+ * The outcome of an ended exchange: the HTTP status, its body in *answer
+ * (owned by the exchange), or 0 with libcurl's reason in err when no
+ * answer came.  *stale tells a timeout that ran out while nobody moved
+ * the transport (between statements, or while the executor worked on
+ * rows): the answer may have been there in time, so asking again is
+ * worth it.
  */
 long
-transport_http(const char *method, const char *url, List *headers,
-			   const char *body, long connect_timeout_ms, long timeout_ms,
-			   const char *ca_file, StringInfo answer, char *err, size_t errlen)
+transport_exchange_result(HttpExchange *x, StringInfo *answer, bool *stale,
+						  char *err, size_t errlen)
 {
-	CURL	   *volatile easy = NULL;
-	CURLM	   *volatile multi = NULL;
-	struct curl_slist *volatile list = NULL;
-	char		errbuf[CURL_ERROR_SIZE];
 	long		status = 0;
 
-	curl_init_once();
-	PG_TRY();
-	{
-		ListCell   *lc;
-		CURLMsg    *msg = NULL;
-		int			running;
-		int			left;
-
-		easy = curl_easy_init();
-		multi = curl_multi_init();
-		if (easy == NULL || multi == NULL)
-			ereport(ERROR,
-					(errcode(ERRCODE_FDW_OUT_OF_MEMORY),
-					 errmsg("could not create a libcurl handle")));
-		foreach(lc, headers)
-		{
-			struct curl_slist *grown = curl_slist_append(list, lfirst(lc));
-
-			if (grown == NULL)
-				ereport(ERROR,
-						(errcode(ERRCODE_FDW_OUT_OF_MEMORY),
-						 errmsg("out of memory")));
-			list = grown;
-		}
-		/* libcurl would otherwise wait for a 100-continue */
-		list = curl_slist_append(list, "Expect:");
-		errbuf[0] = '\0';
-		curl_easy_setopt(easy, CURLOPT_URL, url);
-		curl_easy_setopt(easy, CURLOPT_HTTPHEADER, list);
-		if (body)
-		{
-			curl_easy_setopt(easy, CURLOPT_POSTFIELDS, body);
-			curl_easy_setopt(easy, CURLOPT_POSTFIELDSIZE_LARGE, (curl_off_t) strlen(body));
-		}
-		if (strcmp(method, "POST") != 0 && strcmp(method, "GET") != 0)
-			curl_easy_setopt(easy, CURLOPT_CUSTOMREQUEST, method);
-		curl_easy_setopt(easy, CURLOPT_WRITEFUNCTION, on_plain_body);
-		curl_easy_setopt(easy, CURLOPT_WRITEDATA, answer);
-		curl_easy_setopt(easy, CURLOPT_ERRORBUFFER, errbuf);
-		curl_easy_setopt(easy, CURLOPT_NOSIGNAL, 1L);
-		curl_easy_setopt(easy, CURLOPT_CONNECTTIMEOUT_MS, connect_timeout_ms);
-		curl_easy_setopt(easy, CURLOPT_TIMEOUT_MS, timeout_ms);
-		curl_easy_setopt(easy, CURLOPT_SSL_VERIFYPEER, 1L);
-		curl_easy_setopt(easy, CURLOPT_SSL_VERIFYHOST, 2L);
-		curl_easy_setopt(easy, CURLOPT_PROTOCOLS_STR, "http,https");
-		if (ca_file)
-			curl_easy_setopt(easy, CURLOPT_CAINFO, ca_file);
-		if (curl_multi_add_handle(multi, easy) != CURLM_OK)
-			ereport(ERROR,
-					(errcode(ERRCODE_FDW_OUT_OF_MEMORY),
-					 errmsg("could not start an HTTP request")));
-		for (;;)
-		{
-			CHECK_FOR_INTERRUPTS();
-			curl_multi_perform(multi, &running);
-			while ((msg = curl_multi_info_read(multi, &left)) != NULL)
-				if (msg->msg == CURLMSG_DONE)
-					break;
-			if (msg != NULL)
-				break;
-			curl_multi_poll(multi, NULL, 0, POLL_MS, NULL);
-		}
-		if (msg->data.result == CURLE_OK)
-			curl_easy_getinfo(easy, CURLINFO_RESPONSE_CODE, &status);
-		else
-			strlcpy(err, errbuf[0] ? errbuf : curl_easy_strerror(msg->data.result), errlen);
-	}
-	PG_FINALLY();
-	{
-		if (multi && easy)
-			curl_multi_remove_handle(multi, easy);
-		if (easy)
-			curl_easy_cleanup(easy);
-		if (multi)
-			curl_multi_cleanup(multi);
-		curl_slist_free_all(list);
-	}
-	PG_END_TRY();
+	Assert(x->done);
+	*answer = &x->answer;
+	*stale = x->result == CURLE_OPERATION_TIMEDOUT && x->idled;
+	if (x->result == CURLE_OK)
+		curl_easy_getinfo(x->easy, CURLINFO_RESPONSE_CODE, &status);
+	else
+		strlcpy(err, x->errbuf[0] ? x->errbuf : curl_easy_strerror(x->result), errlen);
 	return status;
+}
+
+/*
+ * Wait until x has ended, moving the transport (DynamoDB requests in
+ * flight go on; queued ones are not started).  Interruptible.
+ */
+void
+transport_exchange_wait(HttpExchange *x)
+{
+	while (!x->done)
+	{
+		CHECK_FOR_INTERRUPTS();
+		transport_drive(x->t, POLL_MS);
+	}
 }

@@ -22,7 +22,7 @@ set -euo pipefail
 SRC_IN_CHROOT=/root/shard_fdw
 PG_IN_CHROOT=/var/tmp/pg          # the cluster's directory in the chroot
 CHROOT_PACKAGES=(
-    build-essential libcurl4-openssl-dev libssl-dev libjson-c-dev zlib1g-dev
+    build-essential libcurl4-openssl-dev libssl-dev zlib1g-dev
     curl python3 ca-certificates procps
 )
 RESULTS=()

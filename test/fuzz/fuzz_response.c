@@ -7,10 +7,11 @@
  *		ddb_failed_action.
  *
  * Beyond "no crash, no leak, no undefined behaviour" it checks what the
- * readers rely on: a response that passes the check still passes after
- * being written back with jw_tree and parsed again (the writer and the
- * parser agree), every item in it has S, N and B values that are strings,
- * and a failed check leaves its messages NUL-terminated.
+ * readers rely on: any text that parses is written back by jw_tree as text
+ * that parses and is written back the same (the writer and the parser
+ * agree), a response that passes the check still passes after that, every
+ * item in it has S, N and B values that are strings, and a failed check
+ * leaves its messages NUL-terminated.
  *
  *-------------------------------------------------------------------------
  */
@@ -50,6 +51,20 @@ assert_items(const DdbJson *items)
 			assert_av(&items->elems[i].elems[k]);
 }
 
+/* The text jw_tree writes for v (free with sfdw_free). */
+static char *
+write_back(const DdbJson *v, size_t *len)
+{
+	Buf			out;
+	JsonWriter	w;
+
+	buf_init(&out);
+	jw_init(&w, &out);
+	jw_tree(&w, v);
+	*len = out.len;
+	return out.data;
+}
+
 int
 LLVMFuzzerTestOneInput(const unsigned char *data, size_t size)
 {
@@ -58,6 +73,11 @@ LLVMFuzzerTestOneInput(const unsigned char *data, size_t size)
 	DdbCheck	chk;
 	DdbJson    *body = ddbjson_parse_ex((const char *) data, size, err, sizeof(err),
 										&too_deep);
+	DdbJson    *again;
+	char	   *text;
+	char	   *text_again;
+	size_t		len;
+	size_t		len_again;
 
 	if (body == NULL)
 	{
@@ -67,26 +87,29 @@ LLVMFuzzerTestOneInput(const unsigned char *data, size_t size)
 	}
 	if (ddb_failed_action(ddbjson_get_string(body, "message")) < -1)
 		abort();
+
+	/* Whatever parses is written back as text that parses to the same. */
+	text = write_back(body, &len);
+	again = ddbjson_parse_ex(text, len, err, sizeof(err), &too_deep);
+	if (again == NULL)
+		abort();
+	text_again = write_back(again, &len_again);
+	if (len_again != len || memcmp(text, text_again, len) != 0)
+		abort();
+	sfdw_free(text_again);
+	sfdw_free(text);
+
 	if (ddbjson_check_response(body, &chk))
 	{
-		Buf			out;
-		JsonWriter	w;
-		DdbJson    *again;
-
 		assert_items(ddbjson_get(body, "Items"));
-		buf_init(&out);
-		jw_init(&w, &out);
-		jw_tree(&w, body);
-		again = ddbjson_parse_ex(out.data, out.len, err, sizeof(err), &too_deep);
-		if (again == NULL || !ddbjson_check_response(again, &chk))
+		if (!ddbjson_check_response(again, &chk))
 			abort();
-		ddbjson_free(again);
-		sfdw_free(out.data);
 	}
 	else if (memchr(chk.reason, '\0', sizeof(chk.reason)) == NULL ||
 			 memchr(chk.where, '\0', sizeof(chk.where)) == NULL ||
 			 memchr(chk.attribute, '\0', sizeof(chk.attribute)) == NULL)
 		abort();
+	ddbjson_free(again);
 	ddbjson_free(body);
 	return 0;
 }

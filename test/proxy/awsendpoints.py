@@ -20,9 +20,12 @@ documented, on one loopback port:
 Every credential it hands out comes from a fixed pool (pool_credentials),
 so that the DynamoDB proxy can be started knowing them all and verify that
 requests really arrive signed with what was fetched.  Each lives
-`lifetime_s` seconds.  The test driver (test/scripts/test_credentials.py)
+`lifetime_s` seconds.  Every answer can be held back `delay_s` seconds,
+as a slow or distant service would; the log records when each request
+arrived (`at`, on the monotonic clock the DynamoDB proxy's log uses too).
+The test driver (test/scripts/test_credentials.py)
 runs it in-process and reads its counters and request log; run alone,
-`awsendpoints.py --listen-port N [--static AKID:SECRET ...]` serves until
+`awsendpoints.py --listen-port N [--delay-s S] [--static AKID:SECRET ...]` serves until
 killed and prints the pool.
 """
 
@@ -33,6 +36,7 @@ import json
 import os
 import sys
 import threading
+import time
 import urllib.parse
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
@@ -68,6 +72,7 @@ class Endpoints:
     def __init__(self):
         self.lock = threading.Lock()
         self.lifetime_s = 3600
+        self.delay_s = 0.0          # answers are held back this long
         self.roles = {}             # role ARN -> {"external_id", "principals"}
         self.web_tokens = {}        # token -> "valid" or "expired"
         self.container_token = None
@@ -82,7 +87,7 @@ class Endpoints:
         """Count a request by name and log it."""
         with self.lock:
             self.counts[name] = self.counts.get(name, 0) + 1
-            self.log.append(dict(record, kind=name))
+            self.log.append(dict(record, kind=name, at=time.monotonic()))
 
     def reset_counts(self):
         """Zero the counters and the log."""
@@ -154,7 +159,8 @@ class Handler(BaseHTTPRequestHandler):
         return self.rfile.read(length) if length else b""
 
     def answer(self, status, text, content_type):
-        """Send an answer."""
+        """Send an answer, delay_s after the request came."""
+        time.sleep(self.state.delay_s)
         data = text.encode()
         self.send_response(status)
         self.send_header("Content-Type", content_type)
@@ -279,6 +285,12 @@ class Server(ThreadingHTTPServer):
 
     daemon_threads = True
 
+    def handle_error(self, request, client_address):
+        """Quiet about a client that went away (a refresh stopped, or
+        timed out while its answer was held back)."""
+        if not isinstance(sys.exc_info()[1], (BrokenPipeError, ConnectionResetError)):
+            super().handle_error(request, client_address)
+
 
 def start(port=0):
     """Start the endpoints on 127.0.0.1:port in a thread; returns the
@@ -297,6 +309,8 @@ def main(argv):
     parser.add_argument("--web-token", default="web-identity-token")
     parser.add_argument("--container-token", default=None)
     parser.add_argument("--lifetime-s", type=int, default=3600)
+    parser.add_argument("--delay-s", type=float, default=0.0,
+                        help="hold every answer back this many seconds")
     parser.add_argument("--static", action="append", default=[], metavar="AKID:SECRET",
                         help="static keys STS accepts for AssumeRole (repeatable)")
     args = parser.parse_args(argv)
@@ -306,6 +320,7 @@ def main(argv):
     state.web_tokens[args.web_token] = "valid"
     state.container_token = args.container_token
     state.lifetime_s = args.lifetime_s
+    state.delay_s = args.delay_s
     state.static = dict(pair.split(":", 1) for pair in args.static)
     print(f"awsendpoints: http://127.0.0.1:{server.server_address[1]}; the proxy "
           "should know: " + " ".join(f"--credentials {a}:{s}:{t}"

@@ -25,6 +25,9 @@ Control API, JSON over HTTP on the same port:
   GET    /__proxy/stats    counters (with the ConsumedCapacity DynamoDB
                            answered, by table, and the requests by the
                            access key that signed them)
+  GET    /__proxy/signatures  the latest verified requests since the last
+                           reset, as [arrival time on the monotonic clock,
+                           access key] pairs
   POST   /__proxy/reset    back to the start-up state (faults, budgets,
                            settings, counters, cached key schemas)
 
@@ -153,6 +156,7 @@ whole.  Key schemas and table ARNs come from DescribeTable on the backend.
 import argparse
 import base64
 import binascii
+import collections
 import contextlib
 import datetime
 import decimal
@@ -714,6 +718,9 @@ class TableCatalog:
 
 # ------------------------------------------------------------------- stats
 
+# The verified requests whose arrival time and key the stats keep.
+SIGNATURE_LOG_MAX = 10000
+
 
 class Stats:
     """Counters shown by GET /__proxy/stats."""
@@ -734,6 +741,7 @@ class Stats:
             self.verified = 0
             self.rejected = 0
             self.access_keys = {}
+            self.signature_log = collections.deque(maxlen=SIGNATURE_LOG_MAX)
             self.capacity = {}
             self.in_flight_max = self.in_flight
             self.mutations = {}
@@ -746,6 +754,11 @@ class Stats:
             if entry["applied"]:
                 name = entry["mutation"]
                 self.mutations[name] = self.mutations.get(name, 0) + 1
+
+    def signatures(self):
+        """The log of verified requests: [arrival, access key] pairs."""
+        with self.lock:
+            return list(self.signature_log)
 
     def take_mutation_log(self, clear):
         """The mutation log, emptied when clear is true."""
@@ -765,13 +778,14 @@ class Stats:
         with self.lock:
             self.faults[kind] = self.faults.get(kind, 0) + 1
 
-    def signature(self, ok, access_key=None):
+    def signature(self, ok, access_key=None, arrived=None):
         """Count a verified or rejected signature; a verified one by the
-        access key it was signed with."""
+        access key it was signed with, logged with the request's arrival."""
         with self.lock:
             if ok:
                 self.verified += 1
                 self.access_keys[access_key] = self.access_keys.get(access_key, 0) + 1
+                self.signature_log.append([arrived, access_key])
             else:
                 self.rejected += 1
 
@@ -946,6 +960,7 @@ class Handler(BaseHTTPRequestHandler):
         # algorithm meets the client's delayed ACK and stalls each answer
         self.connection.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
         self.backend = None
+        self.arrived = None
 
     def finish(self):
         """Close the backend connection with the client's."""
@@ -1077,6 +1092,7 @@ class Handler(BaseHTTPRequestHandler):
             ("GET", "/__proxy/faults"): lambda _: self.proxy.faults.pending(),
             ("DELETE", "/__proxy/faults"): self.control_clear_faults,
             ("GET", "/__proxy/config"): lambda _: self.proxy.config(),
+            ("GET", "/__proxy/signatures"): lambda _: self.proxy.stats.signatures(),
             ("POST", "/__proxy/config"): self.control_configure,
             ("GET", "/__proxy/stats"): lambda _: self.proxy.stats.as_json(
                 len(self.proxy.faults.pending())),
@@ -1128,7 +1144,7 @@ class Handler(BaseHTTPRequestHandler):
 
     def handle_dynamodb(self):
         """Verify, delay, maybe fault or throttle, forward one request."""
-        started = now_s()
+        started = self.arrived = now_s()
         action = action_name(self.headers.get("X-Amz-Target")) or "-"
         self.proxy.stats.count_request(action)
         tables, outcome = set(), "?"
@@ -1177,7 +1193,7 @@ class Handler(BaseHTTPRequestHandler):
         except ProxyError:
             self.proxy.stats.signature(False)
             raise
-        self.proxy.stats.signature(True, access_key)
+        self.proxy.stats.signature(True, access_key, self.arrived)
 
     def forward_within_budget(self, action, request, body):
         """Forward a write, throttling the items over budget."""

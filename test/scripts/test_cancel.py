@@ -266,7 +266,7 @@ def a_million_row_scan_does_not_grow_the_backend():
     samples the backend's anonymous resident memory: its highest value over
     the second half of the statement must be within PEAK_SLACK_KIB of its
     highest over the first half.  Anything kept per row or per page (a
-    palloc in the query's context, a json-c object, a curl handle) would
+    palloc in the query's context, a parsed page, a curl handle) would
     climb steadily.  JIT is off: the LLVM pages it maps are not ours."""
     session = open_session()
     samples = []

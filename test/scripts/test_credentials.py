@@ -38,6 +38,12 @@ ROLE = "arn:aws:iam::123456789012:role/reader"
 ROLE_EXTERNAL = "arn:aws:iam::210987654321:role/partner"
 ROLE_WEB = "arn:aws:iam::123456789012:role/eks-pod"
 ROWS = 5
+# The big table: items of PAD bytes, a 1 MB page holding 4 or 5 of them, so
+# that a sequential Scan of it takes 14 pages or more (LATENCY_MS each, and
+# more): 7 to 12 s.
+PAD = 250_000
+BIG_ROWS = 70
+LATENCY_MS = 300
 state = {}
 
 
@@ -147,6 +153,19 @@ def mapping(user="CURRENT_USER", **options):
         + (f" OPTIONS ({given})" if given else "") + ";")
 
 
+def refreshed(session, first):
+    """In session, whose credentials (first: their keys) are due for a
+    refresh: the first query begins it and goes on with them; the refresh
+    moves on while the session's requests do, so within a few queries one
+    is signed with the new keys alone.  Returns that query's keys."""
+    for _ in range(5):
+        assert session.run("SELECT sum(v) FROM kv") == [str(sum(range(ROWS)))]
+        seen = keys_seen()
+        if not seen.keys() & first.keys():
+            return seen
+    raise AssertionError(f"still signed with {first} after 5 queries")
+
+
 def keys_seen():
     """The access keys DynamoDB requests were signed with since the last
     call (the proxy verified every signature)."""
@@ -215,6 +234,11 @@ def set_up():
     bed.create_table(client, state["table"], "k")
     for i in range(ROWS):
         client.put_item(TableName=state["table"], Item={"k": {"S": f"k{i}"}, "v": {"N": str(i)}})
+    state["big"] = bed.unique_name("creds_big")
+    bed.create_table(client, state["big"], "k")
+    for i in range(BIG_ROWS):
+        client.put_item(TableName=state["big"], Item={"k": {"S": f"b{i:03d}"}, "v": {"N": str(i)},
+                                                      "pad": {"S": "x" * PAD}})
 
     cluster = Cluster(work)
     state["cluster"] = cluster
@@ -226,6 +250,8 @@ def set_up():
               OPTIONS (endpoint 'http://127.0.0.1:{port}', region 'us-east-1');
             CREATE FOREIGN TABLE kv (k text, v int)
               SERVER ddb OPTIONS (table '{state["table"]}', partition_key 'k');
+            CREATE FOREIGN TABLE big (k text, v int, pad text)
+              SERVER ddb OPTIONS (table '{state["big"]}', partition_key 'k');
             CREATE ROLE regress_creds_user LOGIN;
             GRANT SELECT ON kv TO regress_creds_user;
             GRANT USAGE ON FOREIGN SERVER ddb TO regress_creds_user;""")
@@ -241,6 +267,7 @@ def tear_down():
         state["proxy_log"].close()
     if "client" in state:
         state["client"].delete_table(TableName=state["table"])
+        state["client"].delete_table(TableName=state["big"])
     if "work" in state:
         shutil.rmtree(state["work"], ignore_errors=True)
 
@@ -252,6 +279,17 @@ def restart(**environment):
     keys_seen()
     endpoint_log()
     state["endpoints"].lifetime_s = 3600
+
+
+def container_source():
+    """Restart the cluster with the container endpoint as the source, its
+    token in a file, which is returned."""
+    token_file = os.path.join(state["work"], "container-token")
+    write(token_file, "container-auth-1")
+    restart(AWS_CONTAINER_CREDENTIALS_FULL_URI=state["ep"] + "/container/credentials",
+            AWS_CONTAINER_AUTHORIZATION_TOKEN_FILE=token_file)
+    mapping()
+    return token_file
 
 
 # ------------------------------------------------------------------- tests
@@ -352,9 +390,8 @@ def web_identity():
         assert len(first) == 1 and next(iter(first)).startswith("ASIAWEB"), first
 
         time.sleep(3.5)
-        assert session.run("SELECT sum(v) FROM kv") == [str(sum(range(ROWS)))]
+        second = refreshed(session, first)
         assert kinds(endpoint_log()) == ["sts:AssumeRoleWithWebIdentity"]
-        second = keys_seen()
         assert len(second) == 1 and second.keys() != first.keys(), (first, second)
 
         # past the point where a failed refresh is still tolerated
@@ -393,9 +430,8 @@ def container_endpoint():
         assert kinds(log) == ["container"] and log[0]["authorization"] == "container-auth-1", log
         first = keys_seen()
         time.sleep(3.5)
-        assert session.run("SELECT sum(v) FROM kv") == [str(sum(range(ROWS)))]
+        second = refreshed(session, first)
         assert kinds(endpoint_log()) == ["container"]
-        second = keys_seen()
         assert all(k.startswith("ASIACONTAINER") for k in list(first) + list(second))
         assert first.keys() != second.keys()
     finally:
@@ -424,11 +460,7 @@ def failed_refresh_keeps_current_credentials():
     """A refresh that fails while the current credentials have a while
     left is a warning and the query goes on with them; once they are about
     to expire it is the error."""
-    token_file = os.path.join(state["work"], "container-token")
-    write(token_file, "container-auth-1")
-    restart(AWS_CONTAINER_CREDENTIALS_FULL_URI=state["ep"] + "/container/credentials",
-            AWS_CONTAINER_AUTHORIZATION_TOKEN_FILE=token_file)
-    mapping()
+    token_file = container_source()
     # 12 s: refreshed after about 6 s, a failure tolerated until 3 s before the end
     state["endpoints"].lifetime_s = 12
     session = bed.Session("postgres")
@@ -450,6 +482,195 @@ def failed_refresh_keeps_current_credentials():
         session.close()
 
 
+# ---------------------------------------------- refreshes beside a scan
+
+# Credentials of the refresh tests live this long; their refresh is due
+# about halfway, the current ones may sign until the last quarter of the
+# life they had when they came.
+LIFETIME_S = 24
+
+
+def first_fetch(session, lifetime_s, delay_s):
+    """The first query of session fetches credentials that live
+    lifetime_s, the endpoints holding their answers back delay_s (until
+    the caller sets delay_s back).  Returns when it ended (monotonic) and
+    the keys it signed with; the endpoints' log is emptied."""
+    endpoints = state["endpoints"]
+    endpoints.lifetime_s = lifetime_s
+    endpoints.delay_s = delay_s
+    assert session.run("SELECT sum(v) FROM kv") == [str(sum(range(ROWS)))]
+    fetched = time.monotonic()
+    first = keys_seen()
+    assert len(first) == 1, first
+    endpoint_log()
+    return fetched, first
+
+
+def scan_in_refresh_window(delay_s, spoil=None, lifetime_s=LIFETIME_S):
+    """In a new session, fetch credentials that live lifetime_s, wait
+    until their refresh is near, then scan the big table a page at a time
+    behind the proxy's latency, the credential endpoints holding every
+    answer back delay_s, so that the refresh comes in the middle of the
+    scan; spoil(), when given, runs just before the scan.  Returns the
+    scan's output lines, the key the first credentials signed with, the
+    endpoints' log of the refresh and the proxy's log of the scan's
+    requests (arrival, key)."""
+    session = bed.Session("postgres")
+    try:
+        fetched, first = first_fetch(session, lifetime_s, delay_s)
+        bed.configure(latency_ms=LATENCY_MS)
+        # the refresh is due at about half the life left when they came
+        time.sleep(max(0.0, fetched + (lifetime_s - delay_s) / 2 - 2.5 - time.monotonic()))
+        if spoil:
+            spoil()
+        lines = session.run("SELECT count(*), sum(length(pad)) FROM big")
+        signed = bed.proxy("GET", "/signatures")
+    finally:
+        session.close()
+        state["endpoints"].delay_s = 0.0
+    assert keys_seen().keys() == {key for _, key in signed}
+    return lines, next(iter(first)), endpoint_log(), signed
+
+
+def in_flight_beside(log, signed, delay_s, old, steps=1):
+    """Check that requests went on, signed with the old key, while the
+    refresh of the first steps requests of log was in flight, and that
+    the scan never stood still that long; returns the keys of the requests
+    after its last answer (and before a next refresh, on a slow machine)."""
+    begun, answered = log[0]["at"], log[steps - 1]["at"] + delay_s
+    until = log[steps]["at"] if len(log) > steps else float("inf")
+    # the request that begins the refresh goes out with it, the others while
+    # it is in flight; signed in turn with the new key, none would come then
+    during = [key for at, key in signed if begun - 0.1 < at < answered - 0.05]
+    assert len(during) >= 2 and set(during) == {old}, (begun, answered, signed)
+    arrivals = [at for at, _ in signed]
+    pause = max(b - a for a, b in zip(arrivals, arrivals[1:]))
+    assert pause < answered - begun, (pause, begun, answered)
+    print(f"  {len(during)} requests signed with the old key during the "
+          f"{answered - begun:.2f} s refresh; longest pause between requests {pause:.2f} s")
+    return [key for at, key in signed if answered + 0.2 < at < until]
+
+
+@runner.test
+def refresh_in_flight_beside_a_scan():
+    """A refresh whose answers take a while (the container endpoint's,
+    IMDSv2's three, web identity then the mapping's role) runs beside a
+    sequential scan: the scan's requests go on signed with the current
+    key while it is in flight, and the ones after it with the new key."""
+    token_file = os.path.join(state["work"], "container-token")
+    write(token_file, "container-auth-1")
+    web_token_file = os.path.join(state["work"], "web-token")
+    write(web_token_file, "web-token-1")
+    sources = [
+        ("container", dict(AWS_CONTAINER_CREDENTIALS_FULL_URI=state["ep"] + "/container/credentials",
+                           AWS_CONTAINER_AUTHORIZATION_TOKEN_FILE=token_file),
+         {}, 3.0, ["container"], "ASIACONTAINER"),
+        ("instance metadata", dict(AWS_EC2_METADATA_SERVICE_ENDPOINT=state["ep"],
+                                   AWS_EC2_METADATA_DISABLED="false"),
+         {}, 1.0, ["imds:token", "imds:role", "imds:credentials"], "ASIAIMDS"),
+        ("web identity and a role", dict(AWS_WEB_IDENTITY_TOKEN_FILE=web_token_file,
+                                         AWS_ROLE_ARN=ROLE_WEB,
+                                         AWS_ENDPOINT_URL_STS=state["ep"]),
+         {"role_arn": ROLE}, 1.5, ["sts:AssumeRoleWithWebIdentity", "sts:AssumeRole"],
+         "ASIAROLE"),
+    ]
+    sql("ALTER SERVER ddb OPTIONS (ADD max_concurrency '1')")
+    try:
+        for name, environment, options, delay_s, steps, prefix in sources:
+            print(f"  {name}:")
+            restart(**environment)
+            mapping(**options)
+            lines, old, log, signed = scan_in_refresh_window(delay_s)
+            assert kinds(log) in (steps, steps + steps), log
+            assert not any("WARNING" in line for line in lines), lines
+            after = in_flight_beside(log, signed, delay_s, old, len(steps))
+            assert after and len(set(after)) == 1, after
+            assert after[0] != old and after[0].startswith(prefix), (old, after)
+    finally:
+        sql("ALTER SERVER ddb OPTIONS (DROP max_concurrency)")
+
+
+@runner.test
+def failed_refresh_beside_a_scan():
+    """A refresh that fails while the scan runs and the current
+    credentials have a while left: a WARNING, the scan goes on with them
+    to the end.  (They live 60 s here, so that the scan ends well before
+    they must no longer sign, the refresh failing again on the way.)"""
+    token_file = container_source()
+    sql("ALTER SERVER ddb OPTIONS (ADD max_concurrency '1')")
+    try:
+        lines, old, log, signed = scan_in_refresh_window(
+            3.0, spoil=lambda: write(token_file, "wrong"), lifetime_s=60)
+    finally:
+        sql("ALTER SERVER ddb OPTIONS (DROP max_concurrency)")
+    # tried again a little later while the current credentials serve
+    assert set(kinds(log)) == {"container"} and {e["status"] for e in log} == {401}, log
+    warnings = [line for line in lines if line.startswith("WARNING:")]
+    assert len(warnings) == len(log), (lines, log)
+    assert all("could not refresh the AWS credentials" in w for w in warnings), lines
+    assert "InvalidToken (HTTP 401)" in "\n".join(lines), lines
+    assert lines[-1] == f"{BIG_ROWS}|{BIG_ROWS * PAD}", lines
+    in_flight_beside(log, signed, 3.0, old)
+    assert {key for _, key in signed} == {old}, signed
+
+
+@runner.test
+def expiring_credentials_wait_for_their_refresh():
+    """Credentials at the point where they may no longer sign (5 s before
+    they expire, here): the request waits for the refresh, then goes out
+    signed with the new ones.  A statement timeout ends that wait at once
+    (the refresh is dropped and begun again by the next statement)."""
+    container_source()
+    session = bed.Session("postgres")
+    try:
+        fetched, old = first_fetch(session, LIFETIME_S, 2.0)
+        # past the last quarter of the 22 s left when they came (2 s late), about
+        # 2 s before they expire
+        time.sleep(max(0.0, fetched + LIFETIME_S - 4 - time.monotonic()))
+        lines = session.run("SET statement_timeout = 300; SELECT sum(v) FROM kv")
+        assert any("canceling statement due to statement timeout" in line for line in lines), lines
+        assert session.seconds < 1.5, session.seconds
+        canceled = session.seconds
+        lines = session.run("RESET statement_timeout; SELECT sum(v) FROM kv")
+        waited = session.seconds
+    finally:
+        session.close()
+        state["endpoints"].delay_s = 0.0
+    assert lines == [str(sum(range(ROWS)))], lines
+    assert kinds(endpoint_log()) == ["container", "container"]
+    new = keys_seen()
+    assert len(new) == 1 and new.keys() != old.keys(), (old, new)
+    assert waited >= 1.9, waited
+    print(f"  the query waited {waited:.2f} s for a refresh whose answer took 2 s; "
+          f"under a 300 ms statement_timeout it ended after {canceled:.2f} s")
+
+
+@runner.test
+def unwatched_refresh_is_begun_again():
+    """A refresh begun by a statement that ends before its answer, then
+    left unwatched longer than its timeout (5 s for the container
+    endpoint) while the session idles: the next statement begins it again
+    rather than warning of a timeout, and a later one gets the new keys."""
+    container_source()
+    session = bed.Session("postgres")
+    try:
+        # due about 20 s after they come, they may sign until about 30 s
+        fetched, first = first_fetch(session, 40, 0.5)
+        time.sleep(max(0.0, fetched + 21 - time.monotonic()))
+        assert session.run("SELECT sum(v) FROM kv") == [str(sum(range(ROWS)))]
+        assert keys_seen() == first
+        time.sleep(6)
+        lines = session.run("SELECT sum(v) FROM kv")
+        assert lines == [str(sum(range(ROWS)))], lines
+        time.sleep(1)
+        second = refreshed(session, first)
+    finally:
+        session.close()
+        state["endpoints"].delay_s = 0.0
+    assert kinds(endpoint_log()) == ["container", "container"]
+    assert len(second) == 1 and all(k.startswith("ASIACONTAINER") for k in second)
+
+
 @runner.test
 def instance_metadata():
     """IMDSv2: the token PUT, then the role and its credentials with the
@@ -467,9 +688,8 @@ def instance_metadata():
         assert log[1]["token"] == log[2]["token"] and log[1]["token"].startswith("imds-session")
         first = keys_seen()
         time.sleep(3.5)
-        assert session.run("SELECT sum(v) FROM kv") == [str(sum(range(ROWS)))]
+        second = refreshed(session, first)
         assert kinds(endpoint_log()) == ["imds:token", "imds:role", "imds:credentials"]
-        second = keys_seen()
         assert all(k.startswith("ASIAIMDS") for k in list(first) + list(second))
         assert first.keys() != second.keys()
     finally:

@@ -712,6 +712,43 @@ test_signing_key(void)
 }
 
 /*
+ * test_long_secrets
+ *		HMAC keys of a block (64 bytes) and longer: "AWS4" and a secret of
+ *		60, 61 and 120 characters, the longer ones hashed first (RFC 2104).
+ *		The expected keys come from Python's hmac module.
+ */
+static void
+test_long_secrets(void)
+{
+	static const struct
+	{
+		int			len;
+		const char *key;
+	}			cases[] = {
+		{60, "540349234b6135198cbc7740c67d8a52ea5eabaf0380778c3afa8082beea8b94"},
+		{61, "b9dfbb7e3ff4a7505109465fc9896862503899d0302192ce914be68b1a478909"},
+		{120, "135f108a708ae702cf979432fb962a7722fcb9aa6721f914ca723dba508a102a"},
+	};
+	const char *secret = "wJalrXUtnFEMI/K7MDENG+bPxRfiCYEXAMPLEKEY"
+		"wJalrXUtnFEMI/K7MDENG+bPxRfiCYEXAMPLEKEY"
+		"wJalrXUtnFEMI/K7MDENG+bPxRfiCYEXAMPLEKEY";
+
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++)
+	{
+		char		cut[128];
+		unsigned char key[SIGV4_KEY_LEN];
+		char		hex[2 * SIGV4_KEY_LEN + 1];
+
+		snprintf(cut, sizeof(cut), "%.*s", cases[i].len, secret);
+		CHECK(sigv4_signing_key(cut, "20150830T123600Z", "us-east-1",
+								"dynamodb", key));
+		for (int k = 0; k < SIGV4_KEY_LEN; k++)
+			snprintf(hex + 2 * k, 3, "%02x", key[k]);
+		CHECK_STR(hex, cases[i].key);
+	}
+}
+
+/*
  * test_helpers
  *		sigv4_amz_date and sigv4_sha256_hex.
  */
@@ -747,5 +784,6 @@ suite_sigv4(void)
 	test_malformed_input();
 	test_dynamodb_session_token();
 	test_signing_key();
+	test_long_secrets();
 	test_helpers();
 }

@@ -1,0 +1,215 @@
+"""Backend CPU per request and per item: shard_fdw against DynamoDB Local
+directly, no proxy and no added latency, so that what is measured is the
+backend's own work: signing and sending requests, parsing the answers,
+merging, building tuples.
+
+Run by bench/cpu.sh once DynamoDB Local and PostgreSQL are up (it reads
+the environment test/lib.sh exports); python3 bench/cpu.py also runs
+against a test bed from test/serve.sh, loading its tables only once.
+Every number it prints is measured in this run.
+
+  topn   seed 002's top-100 of a leaderboard sharded N = 1, 10 and 100
+         ways (BENCH_SHARDS): one Query per shard, merged in the backend;
+         CPU per statement, per shard request and per item read
+  scan   a whole-table Scan of BENCH_SCAN_ITEMS items of about 200 bytes:
+         count(*) (the Scan projects the key only, so every item is read
+         and checked but small) and a count of every column (every
+         attribute read and converted); CPU per item read
+
+The CPU is the backend's user + system time from /proc/self/stat, read
+in the backend before and after BENCH_RUNS statements; that is repeated
+BENCH_ROUNDS times and the median is printed with the lowest and highest.
+"""
+
+import os
+import random
+import statistics
+import sys
+from concurrent.futures import ThreadPoolExecutor
+from decimal import Decimal
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)),
+                                "..", "test", "scripts"))
+import bed  # noqa: E402  (the test bed's psql and boto3 helpers)
+import boto3  # noqa: E402
+
+GAME = "g"
+SHARD_COUNTS = tuple(int(n) for n in
+                     os.environ.get("BENCH_SHARDS", "1,10,100").split(","))
+SCORES = int(os.environ.get("BENCH_SCORES", "20000"))
+SCAN_ITEMS = int(os.environ.get("BENCH_SCAN_ITEMS", "20000"))
+RUNS = int(os.environ.get("BENCH_RUNS", "30"))
+SCAN_RUNS = int(os.environ.get("BENCH_SCAN_RUNS", "10"))
+ROUNDS = int(os.environ.get("BENCH_ROUNDS", "5"))
+PARTS = os.environ.get("BENCH_PARTS", "topn,scan").split(",")
+TOP = 100
+
+
+def say(message):
+    print(f"==> {message}", flush=True)
+
+
+def topn_table(shards):
+    return f"cpu_topn_{shards}"
+
+
+def load_topn(client, shards):
+    """Seed 002's leaderboard items for SCORES distinct scores."""
+    bed.create_table(client, topn_table(shards), "pk", "sk")
+    rng = random.Random(2027)
+    with resource_table(shards).batch_writer() as writer:
+        for i, score in enumerate(rng.sample(range(10 ** 12), SCORES)):
+            player = f"player{i:06d}"
+            shard = bed.fnv1a_32(player.encode()) % shards
+            writer.put_item(Item={"pk": f"{GAME}#{shard}",
+                                  "sk": f"{score:020d}#{player}",
+                                  "game_id": GAME, "player_id": player,
+                                  "score": score})
+
+
+def resource_table(name_or_shards):
+    """boto3's Table for a table of this bench, straight to DynamoDB Local,
+    in a session of its own (sessions are not shared between threads)."""
+    name = (topn_table(name_or_shards) if isinstance(name_or_shards, int)
+            else name_or_shards)
+    return boto3.session.Session().resource(
+        "dynamodb", endpoint_url=bed.env("SHARD_FDW_DIRECT_ENDPOINT"),
+        region_name=os.environ.get("SHARD_FDW_REGION", "us-east-1"),
+        aws_access_key_id=bed.env("SHARD_FDW_ACCESS_KEY"),
+        aws_secret_access_key=bed.env("SHARD_FDW_SECRET_KEY")).Table(name)
+
+
+def load_scan(client):
+    """SCAN_ITEMS items of about 200 bytes each: a key and seven attributes
+    of the usual types."""
+    bed.create_table(client, "cpu_scan", "id")
+    rng = random.Random(11)
+    with resource_table("cpu_scan").batch_writer() as writer:
+        for i in range(SCAN_ITEMS):
+            writer.put_item(Item={
+                "id": f"item#{i:08d}",
+                "name": f"customer {rng.randrange(10 ** 6):06d}",
+                "email": f"user{rng.randrange(10 ** 6)}@example.com",
+                "city": rng.choice(["Lisbon", "Oslo", "Lima", "Perth"]),
+                "qty": rng.randrange(1000),
+                "price": Decimal(rng.randrange(10 ** 6)) / 100,
+                "active": rng.random() < 0.5,
+                "note": "x" * rng.randrange(40, 80)})
+
+
+def setup_sql():
+    credentials = (f"access_key_id '{bed.env('SHARD_FDW_ACCESS_KEY')}', "
+                   f"secret_access_key '{bed.env('SHARD_FDW_SECRET_KEY')}'")
+    parts = [f"""
+        DROP SERVER IF EXISTS cpu_direct CASCADE;
+        CREATE EXTENSION IF NOT EXISTS shard_fdw;
+        CREATE SERVER cpu_direct FOREIGN DATA WRAPPER shard_fdw
+          OPTIONS (endpoint '{bed.env("SHARD_FDW_DIRECT_ENDPOINT")}');
+        CREATE USER MAPPING FOR CURRENT_USER SERVER cpu_direct
+          OPTIONS ({credentials});
+        CREATE FOREIGN TABLE cpu_scan (id text, name text, email text,
+          city text, qty int, price numeric, active bool, note text)
+          SERVER cpu_direct OPTIONS (table 'cpu_scan', partition_key 'id');"""]
+    for shards in SHARD_COUNTS:
+        parts.append(f"""
+        CREATE FOREIGN TABLE {topn_table(shards)} (game_id text NOT NULL,
+          player_id text NOT NULL, score bigint NOT NULL)
+          SERVER cpu_direct OPTIONS (table '{topn_table(shards)}',
+          partition_key 'pk', partition_key_format '{{game_id}}#{{shard}}',
+          sort_key 'sk', sort_key_format '{{score:020}}#{{player_id}}',
+          shards '{shards}', shard_strategy 'calculated',
+          shard_by 'player_id', shard_hash 'fnv1a_32');""")
+    return "\n".join(parts)
+
+
+def top_query(shards):
+    return (f"SELECT player_id, score FROM {topn_table(shards)} "
+            f"WHERE game_id = '{GAME}' ORDER BY score DESC LIMIT {TOP}")
+
+
+SCAN_QUERIES = {
+    "count(*)": "SELECT count(*) FROM cpu_scan",
+    "every column": "SELECT count(id), count(name), count(email), count(city), "
+                    "count(qty), count(price), count(active), count(note) "
+                    "FROM cpu_scan",
+}
+
+
+class Backend:
+    """One session and its backend, kept for every measurement."""
+
+    def __init__(self):
+        self.session = bed.Session(os.environ.get("PGDATABASE", "postgres"))
+
+    def cpu_s(self):
+        [stat] = self.session.run(
+            "SELECT rtrim(pg_read_file('/proc/self/stat'), E'\\n')")
+        fields = stat.rsplit(")", 1)[1].split()
+        return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+    def run(self, sql, times):
+        for _ in range(times):
+            self.session.run(sql)
+
+    def cpu_per_statement(self, sql, runs):
+        """Median, lowest and highest of ROUNDS rounds of the backend's CPU
+        ms per statement, each over runs statements."""
+        self.run(sql, 2)
+        rounds = []
+        for _ in range(ROUNDS):
+            before = self.cpu_s()
+            self.run(sql, runs)
+            rounds.append((self.cpu_s() - before) * 1000 / runs)
+        return statistics.median(rounds), min(rounds), max(rounds)
+
+
+def main():
+    load_before = os.getloadavg()[0]
+    client = bed.ddb(direct=True)
+    existing = set(client.list_tables()["TableNames"])
+    say("loading the tables straight into DynamoDB Local")
+    with ThreadPoolExecutor(max_workers=4) as executor:
+        jobs = [executor.submit(load_topn, client, n) for n in SHARD_COUNTS
+                if topn_table(n) not in existing]
+        if "cpu_scan" not in existing:
+            jobs.append(executor.submit(load_scan, client))
+        for job in jobs:
+            job.result()
+    bed.psql(setup_sql())
+
+    backend = Backend()
+    rows = []
+    for shards in SHARD_COUNTS if "topn" in PARTS else ():
+        sql = top_query(shards)
+        got = backend.session.run(sql)
+        if len(got) != TOP:
+            sys.exit(f"top-{TOP} over {shards} shards returned {len(got)} rows")
+        say(f"timing the top-{TOP} over {shards} shards ({ROUNDS} x {RUNS})")
+        median, low, high = backend.cpu_per_statement(sql, RUNS)
+        rows.append((shards, median, low, high))
+    scans = []
+    [[count]] = bed.query("SELECT count(*) FROM cpu_scan")
+    for label, sql in SCAN_QUERIES.items() if "scan" in PARTS else ():
+        say(f"timing the Scan, {label} ({ROUNDS} x {SCAN_RUNS})")
+        median, low, high = backend.cpu_per_statement(sql, SCAN_RUNS)
+        scans.append((label, median, low, high))
+    backend.session.close()
+
+    print()
+    print(f"backend CPU, DynamoDB Local directly; {os.cpu_count()} CPUs, load "
+          f"average {load_before:.1f} before and {os.getloadavg()[0]:.1f} after; "
+          f"median (lowest-highest) of {ROUNDS} rounds")
+    print(f"{'top-100 over N':>14}{'ms/statement':>22}{'us/request':>12}"
+          f"{'us/item':>9}")
+    for shards, median, low, high in rows:
+        print(f"{shards:>14}{median:>10.2f} ({low:.2f}-{high:.2f})"
+              f"{median * 1000 / shards:>12.0f}"
+              f"{median * 1000 / min(TOP * shards, SCORES):>9.2f}")
+    print(f"{'Scan of ' + count + ' items':>24}{'ms/statement':>14}{'us/item':>22}")
+    for label, median, low, high in scans:
+        print(f"{label:>24}{median:>14.1f}{median * 1000 / int(count):>9.2f} "
+              f"({low * 1000 / int(count):.2f}-{high * 1000 / int(count):.2f})")
+
+
+if __name__ == "__main__":
+    main()
