@@ -329,6 +329,7 @@ extern void ddb_group_reset(DdbGroup *group);
 extern void ddb_group_free(DdbGroup *group);
 extern void ddb_group_hold(DdbGroup **holder, MemoryContext cxt);
 extern DdbStats *ddb_group_stats(DdbGroup *group);
+extern DdbConn *ddb_group_conn(DdbGroup *group);
 extern void ddb_group_set_budget(DdbGroup *group, Budget *budget);
 extern Budget *ddb_group_budget(DdbGroup *group);
 extern DdbRequest *ddb_request_create(DdbGroup *group, const char *action,
