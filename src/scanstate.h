@@ -180,4 +180,10 @@ extern void merge_note_page(ShardScanState *ss, Stream *s, DdbRequest *page);
 extern const DdbJson *merge_frontier(ShardScanState *ss, Stream *s);
 extern bool merge_beyond(ShardScanState *ss, const DdbJson *a, const DdbJson *b);
 
+/* scan.c: whether a range table's shards hold its sort key in order */
+extern bool scan_range_in_key_order(ShardTable *t);
+
+/* scan.c: add the request counters of from to into */
+extern void scan_add_stats(DdbStats *into, const DdbStats *from);
+
 #endif							/* SHARD_FDW_SCANSTATE_H */
