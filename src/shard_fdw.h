@@ -504,7 +504,8 @@ extern void codec_report_bad_item(DdbRequest *req, ShardTable *t);
 extern char *codec_av_text(const DdbJson *av);
 
 /* ---------------------------------------------------------------------
- * in request.c (the reads' bodies are declared in scanstate.h)
+ * in request.c and writebody.c (the reads' bodies are declared in
+ * scanstate.h)
  * ---------------------------------------------------------------------
  */
 
@@ -515,6 +516,10 @@ extern char *codec_av_text(const DdbJson *av);
 #define DDB_TRANSACT_MAX 100
 
 extern void request_write_key_value(JsonWriter *w, const ShardKey *key, const char *text);
+extern void request_write_key_texts(JsonWriter *w, ShardTable *t, const char *pk,
+									const char *sk);
+extern void request_write_partition_condition(JsonWriter *w, ShardTable *t, const char *pk);
+extern void request_write_start_key(JsonWriter *w, const DdbJson *start_key);
 extern int	request_infinite_value(Oid typid, Datum value);
 extern char *request_put(ShardTable *t, const char *item, bool conditional, size_t *len);
 extern char *request_batch_put(ShardTable *t, char **items, int n, size_t *len);
