@@ -5,10 +5,10 @@
  *		item, keys built by route.c, every column its own attribute; a
  *		conditional PutItem that refuses to overwrite a key in insert mode,
  *		a TransactWriteItems that checks the earlier layouts' keys too
- *		while the table has some, BatchWriteItem in upsert mode), UPDATE
- *		(an UpdateItem, or a TransactWriteItems that moves the item when a
- *		key column changes) and DELETE (a DeleteItem of the stored key).
- *		The request bodies are built in request.c.
+ *		while the table has some, BatchWriteItem in upsert mode), dynamic
+ *		tables' rows placed by their metadata, and the callbacks' set-up.
+ *		UPDATE and DELETE are in update.c, the request bodies in
+ *		writebody.c.
  *
  * Bad rows (a NULL or empty key part, a number DynamoDB cannot hold, an
  * item over 400 KB) are refused before any request for them is sent.
@@ -17,8 +17,6 @@
  */
 #include "shard_fdw.h"
 
-#include "access/table.h"
-#include "commands/explain.h"
 #include "executor/executor.h"
 #include "miscadmin.h"
 #include "nodes/makefuncs.h"
@@ -29,45 +27,9 @@
 #include "utils/memutils.h"
 #include "utils/rel.h"
 
+#include "modifystate.h"
 #include "scan.h"
 
-/* DynamoDB's item size limit. */
-#define DDB_MAX_ITEM_BYTES (400 * 1024)
-
-/* item_json's shard for a new row: the table's strategy chooses. */
-#define SHARD_BY_STRATEGY (-1)
-
-/* BatchWriteItem takes at most this many items. */
-
-/* The members of a ForeignModify's fdw_private list. */
-typedef enum ModifyPrivate
-{
-	MODIFY_PRIVATE_DO_NOTHING	/* Boolean: ON CONFLICT DO NOTHING */
-} ModifyPrivate;
-
-typedef struct ModifyState
-{
-	ShardTable *t;
-	DdbConn    *conn;
-	DdbGroup   *group;
-	bool		do_nothing;
-	bool		pipelined;		/* COPY, insert mode: rows sent without waiting */
-	bool		buffered;		/* COPY, upsert mode: rows gathered in batches */
-	RouteDynamic dyn;			/* dynamic: where the last row was placed */
-	AttrNumber	ctid_attno;		/* UPDATE, DELETE: junk columns */
-	AttrNumber *old_attnos;		/* by column index, 0 when none */
-	int			in_flight;		/* pipelined rows not yet judged */
-	char	  **items;			/* buffered: the items of the batch ... */
-	char	  **identities;		/* ... their keys (item_identity) ... */
-	TupleTableSlot **copies;	/* ... or, dynamic, copies of the rows ... */
-	int			nitems;			/* ... and how many there are */
-	char	  **recent;			/* pipelined: keys of the last rows sent, */
-	int			nrecent;		/* a ring of this many, */
-	int			next_recent;	/* the next slot to fill */
-	MemoryContext batchcxt;		/* holds the batch's items or recent keys */
-	MemoryContext rowcxt;
-	int64		written;		/* rows written so far by this statement */
-} ModifyState;
 
 /* PlanForeignModify: whether ON CONFLICT DO NOTHING. */
 List *
@@ -214,8 +176,8 @@ shard_begin_insert(ModifyTableState *mtstate, ResultRelInfo *rinfo)
  * made of, indexed by column as route.c takes them; errors name a NULL
  * one and the option that needs it.
  */
-static const char **
-row_key_texts(ModifyState *ms, TupleTableSlot *slot)
+const char **
+modify_row_key_texts(ModifyState *ms, TupleTableSlot *slot)
 {
 	ShardTable *t = ms->t;
 	const char **texts = palloc0(sizeof(char *) * Max(t->ncolumns, 1));
@@ -289,7 +251,7 @@ write_item(ModifyState *ms, JsonWriter *w, TupleTableSlot *slot, long shard,
 		   char **pkp, char **skp)
 {
 	ShardTable *t = ms->t;
-	const char **texts = row_key_texts(ms, slot);
+	const char **texts = modify_row_key_texts(ms, slot);
 	char	   *pk = key_value(ms, &t->pk, texts, shard != SHARD_BY_STRATEGY ? shard :
 							   route_write_shard(t, texts, ms->group, true, &ms->dyn));
 	char	   *sk = t->sk.attribute ? key_value(ms, &t->sk, texts, 0) : NULL;
@@ -341,8 +303,8 @@ write_item(ModifyState *ms, JsonWriter *w, TupleTableSlot *slot, long shard,
 }
 
 /* The JSON text of the row's item, and its keys (see write_item). */
-static char *
-item_json(ModifyState *ms, TupleTableSlot *slot, long shard, char **pk, char **sk)
+char *
+modify_item_json(ModifyState *ms, TupleTableSlot *slot, long shard, char **pk, char **sk)
 {
 	Buf			out;
 	JsonWriter	w;
@@ -420,7 +382,7 @@ static char *
 put_checked_body(ModifyState *ms, const char *item, TupleTableSlot *slot, size_t *len)
 {
 	ShardTable *t = ms->t;
-	const char **texts = row_key_texts(ms, slot);
+	const char **texts = modify_row_key_texts(ms, slot);
 	char		err[SFDW_ERRLEN];
 	const DdbJson *parsed = ddbjson_parse(item, strlen(item), err, sizeof(err));
 	const char *pk = codec_av_text(ddbjson_get(parsed, t->pk.attribute));
@@ -600,8 +562,8 @@ judge_put(ModifyState *ms, DdbRequest *req, DdbRequest **refused)
  * refused one.  Each request's owner, when set, is a bool set to whether
  * its row was skipped.
  */
-static void
-judge_all(ModifyState *ms)
+void
+modify_judge_all(ModifyState *ms)
 {
 	DdbRequest *req;
 	DdbRequest *refused = NULL;
@@ -637,8 +599,8 @@ key_throttled(DdbRequest *req)
 }
 
 /* Push the error context of a modify; pop it with pop_context. */
-static void
-push_context(ModifyState *ms, ErrorContextCallback *cb)
+void
+modify_push_context(ModifyState *ms, ErrorContextCallback *cb)
 {
 	cb->callback = insert_error_context;
 	cb->arg = ms;
@@ -646,9 +608,9 @@ push_context(ModifyState *ms, ErrorContextCallback *cb)
 	error_context_stack = cb;
 }
 
-/* Pop the error context pushed by push_context. */
-static void
-pop_context(ErrorContextCallback *cb)
+/* Pop the error context pushed by modify_push_context. */
+void
+modify_pop_context(ErrorContextCallback *cb)
 {
 	error_context_stack = cb->previous;
 }
@@ -812,7 +774,7 @@ place_dynamic(ModifyState *ms, DynamicRow *row)
 	char	   *pk;
 	char	   *sk;
 
-	row->item = item_json(ms, row->slot, SHARD_BY_STRATEGY, &pk, &sk);
+	row->item = modify_item_json(ms, row->slot, SHARD_BY_STRATEGY, &pk, &sk);
 	row->identity = item_identity(pk, sk);
 	row->base = ms->dyn.base;
 	row->seen = ms->dyn.meta;
@@ -1103,7 +1065,7 @@ wait_for_twin(ModifyState *ms, const char *identity)
 	for (int i = 0; i < ms->nrecent; i++)
 		if (ms->recent[i] && strcmp(ms->recent[i], identity) == 0)
 		{
-			judge_all(ms);
+			modify_judge_all(ms);
 			ms->in_flight = 0;
 			MemoryContextReset(ms->batchcxt);
 			memset(ms->recent, 0, sizeof(char *) * ms->nrecent);
@@ -1116,8 +1078,8 @@ wait_for_twin(ModifyState *ms, const char *identity)
 }
 
 /* Write the rows COPY gathered (upsert mode) and start a new batch. */
-static void
-write_buffered(ModifyState *ms)
+void
+modify_write_buffered(ModifyState *ms)
 {
 	if (ms->copies)
 	{
@@ -1153,7 +1115,7 @@ shard_exec_insert(EState *estate, ResultRelInfo *rinfo, TupleTableSlot *slot,
 	TupleTableSlot *result = slot;
 	ErrorContextCallback cb;
 
-	push_context(ms, &cb);
+	modify_push_context(ms, &cb);
 	if (ms->buffered)
 	{
 		old = MemoryContextSwitchTo(ms->batchcxt);
@@ -1161,13 +1123,13 @@ shard_exec_insert(EState *estate, ResultRelInfo *rinfo, TupleTableSlot *slot,
 			ExecCopySlot(ms->copies[ms->nitems++], slot);
 		else
 		{
-			ms->items[ms->nitems] = item_json(ms, slot, SHARD_BY_STRATEGY, &pk, &sk);
+			ms->items[ms->nitems] = modify_item_json(ms, slot, SHARD_BY_STRATEGY, &pk, &sk);
 			ms->identities[ms->nitems++] = item_identity(pk, sk);
 		}
 		MemoryContextSwitchTo(old);
 		if (ms->nitems == ms->t->batch_size)
-			write_buffered(ms);
-		pop_context(&cb);
+			modify_write_buffered(ms);
+		modify_pop_context(&cb);
 		return slot;
 	}
 	MemoryContextReset(ms->rowcxt);
@@ -1180,12 +1142,12 @@ shard_exec_insert(EState *estate, ResultRelInfo *rinfo, TupleTableSlot *slot,
 		if (!row.written)
 			result = NULL;
 		MemoryContextSwitchTo(old);
-		pop_context(&cb);
+		modify_pop_context(&cb);
 		return result;
 	}
 	else
 	{
-		char	   *item = item_json(ms, slot, SHARD_BY_STRATEGY, &pk, &sk);
+		char	   *item = modify_item_json(ms, slot, SHARD_BY_STRATEGY, &pk, &sk);
 
 		if (ms->pipelined)
 			wait_for_twin(ms, item_identity(pk, sk));
@@ -1202,7 +1164,7 @@ shard_exec_insert(EState *estate, ResultRelInfo *rinfo, TupleTableSlot *slot,
 			if (put_outcome(ms, done) == PUT_REFUSED)
 			{
 				/* count what else gets written before reporting it */
-				judge_all(ms);
+				modify_judge_all(ms);
 				put_refused(ms, done);
 			}
 			ddb_request_free(done);
@@ -1215,7 +1177,7 @@ shard_exec_insert(EState *estate, ResultRelInfo *rinfo, TupleTableSlot *slot,
 			result = NULL;
 	}
 	MemoryContextSwitchTo(old);
-	pop_context(&cb);
+	modify_pop_context(&cb);
 	return result;
 }
 
@@ -1247,7 +1209,7 @@ shard_exec_batch_insert(EState *estate, ResultRelInfo *rinfo,
 	int			kept = 0;
 	TupleTableSlot **written;
 
-	push_context(ms, &cb);
+	modify_push_context(ms, &cb);
 	MemoryContextReset(ms->rowcxt);
 	old = MemoryContextSwitchTo(ms->rowcxt);
 	written = palloc(sizeof(TupleTableSlot *) * n);
@@ -1260,7 +1222,7 @@ shard_exec_batch_insert(EState *estate, ResultRelInfo *rinfo,
 			if (rows[i].written)
 				written[kept++] = slots[i];
 		MemoryContextSwitchTo(old);
-		pop_context(&cb);
+		modify_pop_context(&cb);
 		*numSlots = kept;
 		return written;
 	}
@@ -1269,7 +1231,7 @@ shard_exec_batch_insert(EState *estate, ResultRelInfo *rinfo,
 		char	   *pk;
 		char	   *sk;
 
-		items[i] = item_json(ms, slots[i], SHARD_BY_STRATEGY, &pk, &sk);
+		items[i] = modify_item_json(ms, slots[i], SHARD_BY_STRATEGY, &pk, &sk);
 		identities[i] = item_identity(pk, sk);
 	}
 	if (!puts_conditional(ms))
@@ -1289,7 +1251,7 @@ shard_exec_batch_insert(EState *estate, ResultRelInfo *rinfo,
 			if (!repeated[i])
 				send_put(ms, items[i], slots[i], &skipped[i]);
 		}
-		judge_all(ms);
+		modify_judge_all(ms);
 		for (int i = 0; i < n; i++)
 		{
 			if (repeated[i] && !ms->do_nothing)
@@ -1304,305 +1266,7 @@ shard_exec_batch_insert(EState *estate, ResultRelInfo *rinfo,
 		}
 	}
 	MemoryContextSwitchTo(old);
-	pop_context(&cb);
+	modify_pop_context(&cb);
 	*numSlots = kept;
 	return written;
-}
-
-/* ---------------------------------------------------------------------
- * UPDATE and DELETE
- * ---------------------------------------------------------------------
- */
-
-/*
- * The stored key of the row an UPDATE or DELETE is at: rendered from the
- * old values of the key columns and the shard and layout the scan read it
- * from; the shard is returned, and *earlier, when not NULL, tells whether
- * the layout is an earlier one than the newest.
- */
-static BlockNumber
-old_key(ModifyState *ms, TupleTableSlot *planSlot, char **pk, char **sk, bool *earlier)
-{
-	ShardTable *t = ms->t;
-	ShardTable *layout;
-	const char **texts = palloc0(sizeof(char *) * Max(t->ncolumns, 1));
-	bool		isnull;
-	Datum		ctid = ExecGetJunkAttribute(planSlot, ms->ctid_attno, &isnull);
-	BlockNumber block;
-	char		err[SFDW_ERRLEN];
-
-	if (isnull)
-		elog(ERROR, "shard_fdw: ctid is NULL");
-	block = ItemPointerGetBlockNumberNoCheck((ItemPointer) DatumGetPointer(ctid));
-	/* the offset is the item's layout plus one (scan.c's store_row) */
-	layout = t->layouts[ItemPointerGetOffsetNumberNoCheck((ItemPointer) DatumGetPointer(ctid)) - 1];
-	for (int i = 0; i < t->ncolumns; i++)
-	{
-		Datum		v;
-
-		if (ms->old_attnos[i] == 0 || !route_key_uses(t, i))
-			continue;
-		v = ExecGetJunkAttribute(planSlot, ms->old_attnos[i], &isnull);
-		if (!isnull)
-			texts[i] = codec_key_text(&t->columns[i], v);
-	}
-	*pk = route_partition_key(layout, texts, block, block == LEGACY_SHARD_BLOCK, err, sizeof(err));
-	*sk = NULL;
-	if (earlier)
-		*earlier = layout != t;
-	if (*pk == NULL)
-		elog(ERROR, "shard_fdw: cannot rebuild the key of a row read: %s", err);
-	if (t->sk.attribute == NULL)
-		return block;
-	*sk = route_sort_key(t, texts, err, sizeof(err));
-	if (*sk == NULL)
-		elog(ERROR, "shard_fdw: cannot rebuild the sort key of a row read: %s", err);
-	return block;
-}
-
-/*
- * ExecForeignUpdate: an UpdateItem when the key stays, a TransactWriteItems
- * that moves the item when a key column changes (e.g. a new score in seed
- * 002's sort key).  A row whose item vanished meanwhile is not updated.
- */
-TupleTableSlot *
-shard_exec_update(EState *estate, ResultRelInfo *rinfo, TupleTableSlot *slot,
-				  TupleTableSlot *planSlot)
-{
-	ModifyState *ms = rinfo->ri_FdwState;
-	MemoryContext old = MemoryContextSwitchTo(ms->rowcxt);
-	ErrorContextCallback cb;
-	char	   *old_pk;
-	char	   *old_sk;
-	char	   *item;
-	char	   *new_pk;
-	char	   *new_sk;
-	long		shard;
-	bool		earlier;
-	char	   *body;
-	size_t		len;
-	DdbRequest *req;
-	TupleTableSlot *result = slot;
-
-	push_context(ms, &cb);
-	MemoryContextReset(ms->rowcxt);
-	shard = old_key(ms, planSlot, &old_pk, &old_sk, &earlier);
-
-	/*
-	 * a random or dynamic shard stays; a legacy item, or one of an earlier
-	 * layout, moves into the shard the newest layout gives
-	 */
-	if ((ms->t->strategy != SHARD_RANDOM && ms->t->strategy != SHARD_DYNAMIC) ||
-		shard == LEGACY_SHARD_BLOCK || earlier)
-		shard = SHARD_BY_STRATEGY;
-	item = item_json(ms, slot, shard, &new_pk, &new_sk);
-	if (strcmp(new_pk, old_pk) == 0 && (old_sk == NULL || strcmp(new_sk, old_sk) == 0))
-	{
-		const char **texts = row_key_texts(ms, slot);
-		const char *index_keys[2] = {route_index_key(ms->t, &ms->t->index_pk, texts),
-		route_index_key(ms->t, &ms->t->index_sk, texts)};
-
-		body = request_update(ms->t, slot, old_pk, old_sk, index_keys, &len);
-		req = ddb_run(ms->group, "UpdateItem", body, len, false);
-		if (req->status != DDB_OK)
-		{
-			if (strcmp(req->error_type, "ConditionalCheckFailedException") != 0)
-				ddb_report_error(req);
-			result = NULL;
-		}
-	}
-	else
-	{
-		body = request_move(ms->t, old_pk, old_sk, NULL, item, &len);
-		req = ddb_run(ms->group, "TransactWriteItems", body, len, false);
-		if (req->status != DDB_OK)
-		{
-			if (strcmp(req->error_type, "TransactionCanceledException") != 0)
-				ddb_report_error(req);
-			/* DynamoDB lists a reason per item: [Delete's, Put's] */
-			if (strstr(req->error_message, "[ConditionalCheckFailed"))
-				result = NULL;	/* the old item vanished */
-			else if (strstr(req->error_message, "ConditionalCheckFailed]"))
-				ereport(ERROR,
-						(errcode(ERRCODE_UNIQUE_VIOLATION),
-						 errmsg("duplicate key value violates the primary key of DynamoDB table \"%s\"",
-								ms->t->table),
-						 errdetail("Moving the item to key (%s%s%s) would overwrite another item.",
-								   new_pk, new_sk ? ", " : "", new_sk ? new_sk : "")));
-			else
-				ddb_report_error(req);
-		}
-	}
-	if (result)
-		ms->written++;
-	MemoryContextSwitchTo(old);
-	pop_context(&cb);
-	return result;
-}
-
-/*
- * ExecForeignDelete: a DeleteItem of the stored key.  The old item comes
- * back (ReturnValues ALL_OLD) for RETURNING; a row whose item was already
- * gone is not counted.  When an earlier attempt may have deleted the item
- * (its answer lost), the retry finds nothing: the row counts, and RETURNING
- * gives it as the scan read it.
- */
-TupleTableSlot *
-shard_exec_delete(EState *estate, ResultRelInfo *rinfo, TupleTableSlot *slot,
-				  TupleTableSlot *planSlot)
-{
-	ModifyState *ms = rinfo->ri_FdwState;
-	MemoryContext old = MemoryContextSwitchTo(ms->rowcxt);
-	ErrorContextCallback cb;
-	char	   *pk;
-	char	   *sk;
-	char	   *body;
-	size_t		len;
-	DdbRequest *req;
-	const DdbJson *item;
-	TupleTableSlot *result = slot;
-
-	push_context(ms, &cb);
-	MemoryContextReset(ms->rowcxt);
-	(void) old_key(ms, planSlot, &pk, &sk, NULL);
-	body = request_delete(ms->t, pk, sk, &len);
-	req = ddb_run(ms->group, "DeleteItem", body, len, false);
-	if (req->status != DDB_OK)
-		ddb_report_error(req);
-	item = ddbjson_get(req->response, "Attributes");
-	if (item == NULL && req->maybe_applied)
-	{
-		ExecClearTuple(slot);
-		memset(slot->tts_isnull, true, sizeof(bool) * slot->tts_tupleDescriptor->natts);
-		for (int i = 0; i < ms->t->ncolumns; i++)
-		{
-			AttrNumber	attnum = ms->t->columns[i].attnum;
-
-			if (ms->old_attnos[i] != 0)
-				slot->tts_values[attnum - 1] =
-					ExecGetJunkAttribute(planSlot, ms->old_attnos[i],
-										 &slot->tts_isnull[attnum - 1]);
-		}
-		ExecStoreVirtualTuple(slot);
-		ms->written++;
-	}
-	else if (item == NULL)
-		result = NULL;
-	else
-	{
-		ExecClearTuple(slot);
-		memset(slot->tts_isnull, true, sizeof(bool) * slot->tts_tupleDescriptor->natts);
-		MemoryContextSwitchTo(old);
-		for (int i = 0; i < ms->t->ncolumns; i++)
-		{
-			ShardColumn *col = &ms->t->columns[i];
-
-			slot->tts_values[col->attnum - 1] =
-				codec_read_value(ddbjson_get(item, col->attribute), col, item, ms->t,
-								 &slot->tts_isnull[col->attnum - 1]);
-		}
-		ExecStoreVirtualTuple(slot);
-		ms->written++;
-	}
-	MemoryContextSwitchTo(old);
-	pop_context(&cb);
-	return result;
-}
-
-/* EndForeignModify and EndForeignInsert: free the requests' memory. */
-void
-shard_end_modify(EState *estate, ResultRelInfo *rinfo)
-{
-	ModifyState *ms = rinfo->ri_FdwState;
-
-	if (ms && ms->group)
-	{
-		ddb_group_free(ms->group);
-		ms->group = NULL;
-	}
-}
-
-/*
- * EndForeignInsert: write the rows COPY gathered and judge what it left
- * in flight, then free.
- */
-void
-shard_end_insert(EState *estate, ResultRelInfo *rinfo)
-{
-	ModifyState *ms = rinfo->ri_FdwState;
-	ErrorContextCallback cb;
-
-	if (ms && ms->group && (ms->pipelined || ms->buffered))
-	{
-		push_context(ms, &cb);
-		if (ms->buffered)
-			write_buffered(ms);
-		else
-			judge_all(ms);
-		pop_context(&cb);
-	}
-	shard_end_modify(estate, rinfo);
-}
-
-/* IsForeignRelUpdatable: everything, except through an index. */
-int
-shard_is_updatable(Relation rel)
-{
-	ShardTable *t = shard_get_table(RelationGetRelid(rel));
-
-	return t->index ? 0 : (1 << CMD_INSERT) | (1 << CMD_UPDATE) | (1 << CMD_DELETE);
-}
-
-/*
- * EXPLAIN ANALYZE: what the write requests of a statement came to, named
- * like a scan's figures with "Write" added, since a scan may show its own
- * beside them.
- */
-void
-shard_explain_writes(DdbGroup *group, ExplainState *es)
-{
-	const DdbStats *stats = ddb_group_stats(group);
-
-	ExplainPropertyInteger("DynamoDB Write Requests", NULL, stats->requests, es);
-	ExplainPropertyFloat("DynamoDB Write Consumed Capacity", NULL, stats->capacity, 1, es);
-	ExplainPropertyInteger("DynamoDB Write Retries", NULL, stats->retries, es);
-	ExplainPropertyInteger("DynamoDB Write Throttles", NULL, stats->throttles, es);
-	if (ddb_group_budget(group))
-		ExplainPropertyFloat("DynamoDB Write Budget Wait", "ms",
-							 (double) stats->budget_wait_us / 1000.0, 1, es);
-}
-
-/* ExplainForeignModify; with ANALYZE, the rows written and the requests. */
-void
-shard_explain_modify(ModifyTableState *mtstate, ResultRelInfo *rinfo,
-					 List *fdw_private, int subplan_index, ExplainState *es)
-{
-	ShardTable *t = shard_get_table(RelationGetRelid(rinfo->ri_RelationDesc));
-	ModifyState *ms = rinfo->ri_FdwState;
-
-	static const char *const ops[] = {
-		[CMD_UPDATE] = "UpdateItem, or TransactWriteItems (Delete + Put) when the key changes",
-		[CMD_DELETE] = "DeleteItem",
-	};
-
-	if (mtstate->operation == CMD_INSERT)
-	{
-		bool		conditional = t->insert_mode == INSERT_MODE_INSERT ||
-			boolVal(list_nth(fdw_private, MODIFY_PRIVATE_DO_NOTHING));
-
-		ExplainPropertyText("DynamoDB Operation",
-							!conditional ? "BatchWriteItem" :
-							t->nlayouts == 1 ? "PutItem (attribute_not_exists)" :
-							"TransactWriteItems (Put, ConditionCheck of earlier layouts' keys)",
-							es);
-	}
-	else
-		ExplainPropertyText("DynamoDB Operation", ops[mtstate->operation], es);
-	ExplainPropertyText("DynamoDB Table", t->table, es);
-	if (es->analyze && ms && ms->group)
-	{
-		ExplainPropertyInteger(mtstate->operation == CMD_DELETE ?
-							   "Items Deleted" : "Items Written", NULL, ms->written, es);
-		shard_explain_writes(ms->group, es);
-	}
 }

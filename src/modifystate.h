@@ -1,0 +1,73 @@
+/*-------------------------------------------------------------------------
+ *
+ * modifystate.h
+ *		The state of a write through the ModifyTable node, shared by
+ *		modify.c (INSERT, COPY, the callbacks) and update.c (UPDATE and
+ *		DELETE).
+ *
+ *-------------------------------------------------------------------------
+ */
+#ifndef SHARD_FDW_MODIFYSTATE_H
+#define SHARD_FDW_MODIFYSTATE_H
+
+#include "shard_fdw.h"
+
+#include "executor/tuptable.h"
+
+/* DynamoDB's item size limit. */
+#define DDB_MAX_ITEM_BYTES (400 * 1024)
+
+/* item_json's shard for a new row: the table's strategy chooses. */
+#define SHARD_BY_STRATEGY (-1)
+
+/* The members of a ForeignModify's fdw_private list. */
+typedef enum ModifyPrivate
+{
+	MODIFY_PRIVATE_DO_NOTHING	/* Boolean: ON CONFLICT DO NOTHING */
+} ModifyPrivate;
+
+typedef struct ModifyState
+{
+	ShardTable *t;
+	DdbConn    *conn;
+	DdbGroup   *group;
+	bool		do_nothing;
+	bool		pipelined;		/* COPY, insert mode: rows sent without waiting */
+	bool		buffered;		/* COPY, upsert mode: rows gathered in batches */
+	RouteDynamic dyn;			/* dynamic: where the last row was placed */
+	AttrNumber	ctid_attno;		/* UPDATE, DELETE: junk columns */
+	AttrNumber *old_attnos;		/* by column index, 0 when none */
+	int			in_flight;		/* pipelined rows not yet judged */
+	char	  **items;			/* buffered: the items of the batch ... */
+	char	  **identities;		/* ... their keys (item_identity) ... */
+	TupleTableSlot **copies;	/* ... or, dynamic, copies of the rows ... */
+	int			nitems;			/* ... and how many there are */
+	char	  **recent;			/* pipelined: keys of the last rows sent, */
+	int			nrecent;		/* a ring of this many, */
+	int			next_recent;	/* the next slot to fill */
+	MemoryContext batchcxt;		/* holds the batch's items or recent keys */
+	MemoryContext rowcxt;
+	int64		written;		/* rows written so far by this statement */
+} ModifyState;
+
+/* The JSON text of the row's item, and its keys (see write_item). */
+extern char *modify_item_json(ModifyState *ms, TupleTableSlot *slot, long shard,
+							  char **pk, char **sk);
+
+/*
+ * The key texts of the row's columns that its item key or its shard is
+ * made of, indexed by column as route.c takes them.
+ */
+extern const char **modify_row_key_texts(ModifyState *ms, TupleTableSlot *slot);
+
+/* Wait for every PutItem of the modify and judge them all. */
+extern void modify_judge_all(ModifyState *ms);
+
+/* Write the rows COPY gathered (upsert mode) and start a new batch. */
+extern void modify_write_buffered(ModifyState *ms);
+
+/* Push the error context of a modify; pop it with modify_pop_context. */
+extern void modify_push_context(ModifyState *ms, ErrorContextCallback *cb);
+extern void modify_pop_context(ErrorContextCallback *cb);
+
+#endif							/* SHARD_FDW_MODIFYSTATE_H */

@@ -1,0 +1,313 @@
+/*-------------------------------------------------------------------------
+ *
+ * update.c
+ *		UPDATE and DELETE through the ModifyTable node: an UpdateItem when
+ *		the key stays, a TransactWriteItems that moves the item when a key
+ *		column changes, a DeleteItem of the stored key; the end of a
+ *		modify, and what EXPLAIN shows of one.  The rows come from the
+ *		scan with their stored key (see shard_add_update_targets).
+ *
+ *-------------------------------------------------------------------------
+ */
+#include "shard_fdw.h"
+
+#include "commands/explain.h"
+#include "executor/executor.h"
+#include "utils/memutils.h"
+#include "utils/rel.h"
+
+#include "modifystate.h"
+#include "scan.h"
+
+/*
+ * The stored key of the row an UPDATE or DELETE is at: rendered from the
+ * old values of the key columns and the shard and layout the scan read it
+ * from; the shard is returned, and *earlier, when not NULL, tells whether
+ * the layout is an earlier one than the newest.
+ */
+static BlockNumber
+old_key(ModifyState *ms, TupleTableSlot *planSlot, char **pk, char **sk, bool *earlier)
+{
+	ShardTable *t = ms->t;
+	ShardTable *layout;
+	const char **texts = palloc0(sizeof(char *) * Max(t->ncolumns, 1));
+	bool		isnull;
+	Datum		ctid = ExecGetJunkAttribute(planSlot, ms->ctid_attno, &isnull);
+	BlockNumber block;
+	char		err[SFDW_ERRLEN];
+
+	if (isnull)
+		elog(ERROR, "shard_fdw: ctid is NULL");
+	block = ItemPointerGetBlockNumberNoCheck((ItemPointer) DatumGetPointer(ctid));
+	/* the offset is the item's layout plus one (scan.c's store_row) */
+	layout = t->layouts[ItemPointerGetOffsetNumberNoCheck((ItemPointer) DatumGetPointer(ctid)) - 1];
+	for (int i = 0; i < t->ncolumns; i++)
+	{
+		Datum		v;
+
+		if (ms->old_attnos[i] == 0 || !route_key_uses(t, i))
+			continue;
+		v = ExecGetJunkAttribute(planSlot, ms->old_attnos[i], &isnull);
+		if (!isnull)
+			texts[i] = codec_key_text(&t->columns[i], v);
+	}
+	*pk = route_partition_key(layout, texts, block, block == LEGACY_SHARD_BLOCK, err, sizeof(err));
+	*sk = NULL;
+	if (earlier)
+		*earlier = layout != t;
+	if (*pk == NULL)
+		elog(ERROR, "shard_fdw: cannot rebuild the key of a row read: %s", err);
+	if (t->sk.attribute == NULL)
+		return block;
+	*sk = route_sort_key(t, texts, err, sizeof(err));
+	if (*sk == NULL)
+		elog(ERROR, "shard_fdw: cannot rebuild the sort key of a row read: %s", err);
+	return block;
+}
+
+/*
+ * ExecForeignUpdate: an UpdateItem when the key stays, a TransactWriteItems
+ * that moves the item when a key column changes (e.g. a new score in seed
+ * 002's sort key).  A row whose item vanished meanwhile is not updated.
+ */
+TupleTableSlot *
+shard_exec_update(EState *estate, ResultRelInfo *rinfo, TupleTableSlot *slot,
+				  TupleTableSlot *planSlot)
+{
+	ModifyState *ms = rinfo->ri_FdwState;
+	MemoryContext old = MemoryContextSwitchTo(ms->rowcxt);
+	ErrorContextCallback cb;
+	char	   *old_pk;
+	char	   *old_sk;
+	char	   *item;
+	char	   *new_pk;
+	char	   *new_sk;
+	long		shard;
+	bool		earlier;
+	char	   *body;
+	size_t		len;
+	DdbRequest *req;
+	TupleTableSlot *result = slot;
+
+	modify_push_context(ms, &cb);
+	MemoryContextReset(ms->rowcxt);
+	shard = old_key(ms, planSlot, &old_pk, &old_sk, &earlier);
+
+	/*
+	 * a random or dynamic shard stays; a legacy item, or one of an earlier
+	 * layout, moves into the shard the newest layout gives
+	 */
+	if ((ms->t->strategy != SHARD_RANDOM && ms->t->strategy != SHARD_DYNAMIC) ||
+		shard == LEGACY_SHARD_BLOCK || earlier)
+		shard = SHARD_BY_STRATEGY;
+	item = modify_item_json(ms, slot, shard, &new_pk, &new_sk);
+	if (strcmp(new_pk, old_pk) == 0 && (old_sk == NULL || strcmp(new_sk, old_sk) == 0))
+	{
+		const char **texts = modify_row_key_texts(ms, slot);
+		const char *index_keys[2] = {route_index_key(ms->t, &ms->t->index_pk, texts),
+		route_index_key(ms->t, &ms->t->index_sk, texts)};
+
+		body = request_update(ms->t, slot, old_pk, old_sk, index_keys, &len);
+		req = ddb_run(ms->group, "UpdateItem", body, len, false);
+		if (req->status != DDB_OK)
+		{
+			if (strcmp(req->error_type, "ConditionalCheckFailedException") != 0)
+				ddb_report_error(req);
+			result = NULL;
+		}
+	}
+	else
+	{
+		body = request_move(ms->t, old_pk, old_sk, NULL, item, &len);
+		req = ddb_run(ms->group, "TransactWriteItems", body, len, false);
+		if (req->status != DDB_OK)
+		{
+			if (strcmp(req->error_type, "TransactionCanceledException") != 0)
+				ddb_report_error(req);
+			/* DynamoDB lists a reason per item: [Delete's, Put's] */
+			if (strstr(req->error_message, "[ConditionalCheckFailed"))
+				result = NULL;	/* the old item vanished */
+			else if (strstr(req->error_message, "ConditionalCheckFailed]"))
+				ereport(ERROR,
+						(errcode(ERRCODE_UNIQUE_VIOLATION),
+						 errmsg("duplicate key value violates the primary key of DynamoDB table \"%s\"",
+								ms->t->table),
+						 errdetail("Moving the item to key (%s%s%s) would overwrite another item.",
+								   new_pk, new_sk ? ", " : "", new_sk ? new_sk : "")));
+			else
+				ddb_report_error(req);
+		}
+	}
+	if (result)
+		ms->written++;
+	MemoryContextSwitchTo(old);
+	modify_pop_context(&cb);
+	return result;
+}
+
+/*
+ * ExecForeignDelete: a DeleteItem of the stored key.  The old item comes
+ * back (ReturnValues ALL_OLD) for RETURNING; a row whose item was already
+ * gone is not counted.  When an earlier attempt may have deleted the item
+ * (its answer lost), the retry finds nothing: the row counts, and RETURNING
+ * gives it as the scan read it.
+ */
+TupleTableSlot *
+shard_exec_delete(EState *estate, ResultRelInfo *rinfo, TupleTableSlot *slot,
+				  TupleTableSlot *planSlot)
+{
+	ModifyState *ms = rinfo->ri_FdwState;
+	MemoryContext old = MemoryContextSwitchTo(ms->rowcxt);
+	ErrorContextCallback cb;
+	char	   *pk;
+	char	   *sk;
+	char	   *body;
+	size_t		len;
+	DdbRequest *req;
+	const DdbJson *item;
+	TupleTableSlot *result = slot;
+
+	modify_push_context(ms, &cb);
+	MemoryContextReset(ms->rowcxt);
+	(void) old_key(ms, planSlot, &pk, &sk, NULL);
+	body = request_delete(ms->t, pk, sk, &len);
+	req = ddb_run(ms->group, "DeleteItem", body, len, false);
+	if (req->status != DDB_OK)
+		ddb_report_error(req);
+	item = ddbjson_get(req->response, "Attributes");
+	if (item == NULL && req->maybe_applied)
+	{
+		ExecClearTuple(slot);
+		memset(slot->tts_isnull, true, sizeof(bool) * slot->tts_tupleDescriptor->natts);
+		for (int i = 0; i < ms->t->ncolumns; i++)
+		{
+			AttrNumber	attnum = ms->t->columns[i].attnum;
+
+			if (ms->old_attnos[i] != 0)
+				slot->tts_values[attnum - 1] =
+					ExecGetJunkAttribute(planSlot, ms->old_attnos[i],
+										 &slot->tts_isnull[attnum - 1]);
+		}
+		ExecStoreVirtualTuple(slot);
+		ms->written++;
+	}
+	else if (item == NULL)
+		result = NULL;
+	else
+	{
+		ExecClearTuple(slot);
+		memset(slot->tts_isnull, true, sizeof(bool) * slot->tts_tupleDescriptor->natts);
+		MemoryContextSwitchTo(old);
+		for (int i = 0; i < ms->t->ncolumns; i++)
+		{
+			ShardColumn *col = &ms->t->columns[i];
+
+			slot->tts_values[col->attnum - 1] =
+				codec_read_value(ddbjson_get(item, col->attribute), col, item, ms->t,
+								 &slot->tts_isnull[col->attnum - 1]);
+		}
+		ExecStoreVirtualTuple(slot);
+		ms->written++;
+	}
+	MemoryContextSwitchTo(old);
+	modify_pop_context(&cb);
+	return result;
+}
+
+/* EndForeignModify and EndForeignInsert: free the requests' memory. */
+void
+shard_end_modify(EState *estate, ResultRelInfo *rinfo)
+{
+	ModifyState *ms = rinfo->ri_FdwState;
+
+	if (ms && ms->group)
+	{
+		ddb_group_free(ms->group);
+		ms->group = NULL;
+	}
+}
+
+/*
+ * EndForeignInsert: write the rows COPY gathered and judge what it left
+ * in flight, then free.
+ */
+void
+shard_end_insert(EState *estate, ResultRelInfo *rinfo)
+{
+	ModifyState *ms = rinfo->ri_FdwState;
+	ErrorContextCallback cb;
+
+	if (ms && ms->group && (ms->pipelined || ms->buffered))
+	{
+		modify_push_context(ms, &cb);
+		if (ms->buffered)
+			modify_write_buffered(ms);
+		else
+			modify_judge_all(ms);
+		modify_pop_context(&cb);
+	}
+	shard_end_modify(estate, rinfo);
+}
+
+/* IsForeignRelUpdatable: everything, except through an index. */
+int
+shard_is_updatable(Relation rel)
+{
+	ShardTable *t = shard_get_table(RelationGetRelid(rel));
+
+	return t->index ? 0 : (1 << CMD_INSERT) | (1 << CMD_UPDATE) | (1 << CMD_DELETE);
+}
+
+/*
+ * EXPLAIN ANALYZE: what the write requests of a statement came to, named
+ * like a scan's figures with "Write" added, since a scan may show its own
+ * beside them.
+ */
+void
+shard_explain_writes(DdbGroup *group, ExplainState *es)
+{
+	const DdbStats *stats = ddb_group_stats(group);
+
+	ExplainPropertyInteger("DynamoDB Write Requests", NULL, stats->requests, es);
+	ExplainPropertyFloat("DynamoDB Write Consumed Capacity", NULL, stats->capacity, 1, es);
+	ExplainPropertyInteger("DynamoDB Write Retries", NULL, stats->retries, es);
+	ExplainPropertyInteger("DynamoDB Write Throttles", NULL, stats->throttles, es);
+	if (ddb_group_budget(group))
+		ExplainPropertyFloat("DynamoDB Write Budget Wait", "ms",
+							 (double) stats->budget_wait_us / 1000.0, 1, es);
+}
+
+/* ExplainForeignModify; with ANALYZE, the rows written and the requests. */
+void
+shard_explain_modify(ModifyTableState *mtstate, ResultRelInfo *rinfo,
+					 List *fdw_private, int subplan_index, ExplainState *es)
+{
+	ShardTable *t = shard_get_table(RelationGetRelid(rinfo->ri_RelationDesc));
+	ModifyState *ms = rinfo->ri_FdwState;
+
+	static const char *const ops[] = {
+		[CMD_UPDATE] = "UpdateItem, or TransactWriteItems (Delete + Put) when the key changes",
+		[CMD_DELETE] = "DeleteItem",
+	};
+
+	if (mtstate->operation == CMD_INSERT)
+	{
+		bool		conditional = t->insert_mode == INSERT_MODE_INSERT ||
+			boolVal(list_nth(fdw_private, MODIFY_PRIVATE_DO_NOTHING));
+
+		ExplainPropertyText("DynamoDB Operation",
+							!conditional ? "BatchWriteItem" :
+							t->nlayouts == 1 ? "PutItem (attribute_not_exists)" :
+							"TransactWriteItems (Put, ConditionCheck of earlier layouts' keys)",
+							es);
+	}
+	else
+		ExplainPropertyText("DynamoDB Operation", ops[mtstate->operation], es);
+	ExplainPropertyText("DynamoDB Table", t->table, es);
+	if (es->analyze && ms && ms->group)
+	{
+		ExplainPropertyInteger(mtstate->operation == CMD_DELETE ?
+							   "Items Deleted" : "Items Written", NULL, ms->written, es);
+		shard_explain_writes(ms->group, es);
+	}
+}
