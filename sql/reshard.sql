@@ -103,6 +103,10 @@ SELECT * FROM explain_analyze($$SELECT count(*) FROM lb WHERE game_id = 'g'$$) p
  WHERE p ~ 'Shards Read';
 SELECT * FROM same_as_local();
 SELECT count(*) FROM lb WHERE game_id = 'g';
+-- a whole-table read: two passes, earlier layouts' keys first
+EXPLAIN (COSTS OFF) SELECT player_id, score FROM lb WHERE score > 500;
+SELECT * FROM explain_analyze($$SELECT player_id FROM lb$$) p
+ WHERE p ~ 'Scan Passes|Items Scanned|Items Returned';
 
 -- moving one partition, then the rest: idempotent, and the layouts go
 SELECT misplaced();
@@ -121,6 +125,8 @@ SELECT count(*) FROM stored_keys();
 SELECT * FROM same_as_local();
 EXPLAIN (COSTS OFF)
   SELECT player_id, score FROM lb WHERE game_id = 'g' ORDER BY score DESC LIMIT 10;
+-- no layout left: one pass
+EXPLAIN (COSTS OFF) SELECT player_id, score FROM lb WHERE score > 500;
 
 -- another partition key template: read across, then moved
 ALTER FOREIGN TABLE lb OPTIONS (SET partition_key_format 'game_{game_id}#{shard}');

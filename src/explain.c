@@ -237,6 +237,13 @@ shard_scan_explain(ShardScanState *ss, ExplainState *es, Plan *plan)
 		if (key_conds_text(ss, false))
 			ExplainPropertyText("Shard Chosen By", key_conds_text(ss, false), es);
 	}
+	else if (t->nlayouts > 1)
+	{
+		/* see in_its_pass (scan.c) */
+		ExplainPropertyText("Layouts", layouts_text(t), es);
+		ExplainPropertyText("Scan Passes",
+							"2 (items under an earlier layout's key, then under the newest's)", es);
+	}
 	if (ss->nsort_conds > 0)
 		ExplainPropertyText("Sort Key Condition",
 							conds_text(ss, ss->sort_conds, ss->nsort_conds), es);
@@ -280,6 +287,9 @@ shard_scan_explain(ShardScanState *ss, ExplainState *es, Plan *plan)
 			ExplainPropertyInteger("Buckets Read", NULL, ss->buckets_read, es);
 		if (ss->op != SCAN_OP_SCAN)
 			ExplainPropertyInteger("Shards Read", NULL, ss->shards_read, es);
+		else if (ss->total_segments > 0)
+			ExplainPropertyInteger("Scan Passes Read", NULL,
+								   (ss->shards_read + ss->total_segments - 1) / ss->total_segments, es);
 		ExplainPropertyInteger("DynamoDB Requests", NULL, total.requests, es);
 		ExplainPropertyInteger("DynamoDB Pages", NULL, ss->pages, es);
 		ExplainPropertyInteger("DynamoDB Items Scanned", NULL, total.scanned, es);

@@ -21,6 +21,8 @@
 #include "utils/builtins.h"
 #include "utils/lsyscache.h"
 
+#include "scan.h"
+
 /* The options that make a layout: where a row's item key is. */
 static const char *const layout_options[] = {
 	"shards", "shard_strategy", "shard_by", "shard_hash", "shard_base",
@@ -309,6 +311,72 @@ layout_partition_keys(ShardTable *l, const char *const *texts)
 			result = lappend(result, key);
 	}
 	return result;
+}
+
+/*
+ * The key texts of the columns of item that place it (key and shard_by
+ * columns), indexed by column: the attribute, or the field of a key
+ * template of layout l that holds the column.
+ */
+const char **
+layout_item_texts(ShardTable *t, ShardTable *l, const DdbJson *item)
+{
+	const char **texts = palloc0(sizeof(char *) * Max(t->ncolumns, 1));
+
+	for (int i = 0; i < t->ncolumns; i++)
+	{
+		ShardColumn *col = &t->columns[i];
+		const DdbJson *av;
+		Datum		value;
+		bool		isnull;
+		char	   *text;
+
+		if (route_column_option(t, i) == NULL)
+			continue;
+		av = ddbjson_get(item, col->attribute);
+		if (av != NULL)
+		{
+			value = codec_read_value(av, col, item, t, &isnull);
+			if (!isnull)
+				texts[i] = codec_key_text(col, value);
+			continue;
+		}
+		text = scan_key_field(l, &l->pk, item, col->name);
+		if (text == NULL)
+			text = scan_key_field(l, &l->sk, item, col->name);
+		if (text != NULL)
+			texts[i] = codec_key_text(col, codec_text_to_datum(text, col, item, t));
+	}
+	return texts;
+}
+
+/* True when layout l could store the row of texts under partition key pk. */
+bool
+layout_holds(ShardTable *l, const char *const *texts, const char *pk)
+{
+	ListCell   *lc;
+
+	foreach(lc, layout_partition_keys(l, texts))
+		if (strcmp(lfirst(lc), pk) == 0)
+			return true;
+	return false;
+}
+
+/*
+ * True when item is where shard_fdw_reshard leaves it: under a key the
+ * newest layout may give its row, or under a key no layout's template
+ * matches (another table's, or a legacy base key).
+ */
+bool
+layout_item_settled(ShardTable *t, const DdbJson *item)
+{
+	const char *pk = codec_av_text(ddbjson_get(item, t->pk.attribute));
+	long		shard;
+	int			layout = layout_of_item(t, item, &shard);
+
+	if (pk == NULL || layout < 0)
+		return true;
+	return layout_holds(t, layout_item_texts(t, t->layouts[layout], item), pk);
 }
 
 /* A layout in a few words, for EXPLAIN and notices. */

@@ -28,8 +28,6 @@
 #include "utils/lsyscache.h"
 #include "utils/memutils.h"
 
-#include "scan.h"
-
 PG_FUNCTION_INFO_V1(shard_fdw_reshard);
 
 /* What a run did, and the earlier layouts something remains in. */
@@ -43,55 +41,6 @@ typedef struct Reshard
 	bool	   *holds;			/* per index of t->layouts */
 	MemoryContext pagecxt;		/* reset per page read */
 } Reshard;
-
-/*
- * The key texts of the columns of item that place it (key and shard_by
- * columns), indexed by column: the attribute, or the field of a key
- * template of layout l that holds the column.
- */
-static const char **
-item_texts(ShardTable *t, ShardTable *l, const DdbJson *item)
-{
-	const char **texts = palloc0(sizeof(char *) * Max(t->ncolumns, 1));
-
-	for (int i = 0; i < t->ncolumns; i++)
-	{
-		ShardColumn *col = &t->columns[i];
-		const DdbJson *av;
-		Datum		value;
-		bool		isnull;
-		char	   *text;
-
-		if (route_column_option(t, i) == NULL)
-			continue;
-		av = ddbjson_get(item, col->attribute);
-		if (av != NULL)
-		{
-			value = codec_read_value(av, col, item, t, &isnull);
-			if (!isnull)
-				texts[i] = codec_key_text(col, value);
-			continue;
-		}
-		text = scan_key_field(l, &l->pk, item, col->name);
-		if (text == NULL)
-			text = scan_key_field(l, &l->sk, item, col->name);
-		if (text != NULL)
-			texts[i] = codec_key_text(col, codec_text_to_datum(text, col, item, t));
-	}
-	return texts;
-}
-
-/* True when layout l could store the row of texts under partition key pk. */
-static bool
-layout_holds(ShardTable *l, const char *const *texts, const char *pk)
-{
-	ListCell   *lc;
-
-	foreach(lc, layout_partition_keys(l, texts))
-		if (strcmp(lfirst(lc), pk) == 0)
-			return true;
-	return false;
-}
 
 /* Item (as read) with its partition key attribute set to pk, as JSON text. */
 static char *
@@ -148,7 +97,7 @@ send_move(Reshard *r, const DdbJson *item)
 	m = palloc(sizeof(Move));
 	m->item = item;
 	m->pk = pk;
-	m->texts = item_texts(t, t->layouts[layout], item);
+	m->texts = layout_item_texts(t, t->layouts[layout], item);
 	if (layout_holds(t, m->texts, pk))
 		return;
 	target = route_partition_key(t, m->texts, route_write_shard(t, m->texts, r->writes, false, NULL),

@@ -699,13 +699,19 @@ scan_start(ShardScanState *ss, ExprContext *econtext)
 	combos = request_key_combinations(ss);
 	if (ss->op == SCAN_OP_SCAN)
 	{
-		for (int seg = 0; seg < ss->max_inflight; seg++)
-		{
-			Stream	   *s = palloc0(sizeof(Stream));
+		/* two passes while the table has earlier layouts: see in_its_pass */
+		int			passes = ss->t->nlayouts > 1 ? 2 : 1;
 
-			s->segment = seg;
-			streams = lappend(streams, s);
-		}
+		ss->total_segments = passes > 1 ? ss->max_inflight : 0;
+		for (int pass = 0; pass < passes; pass++)
+			for (int seg = 0; seg < ss->max_inflight; seg++)
+			{
+				Stream	   *s = palloc0(sizeof(Stream));
+
+				s->segment = seg;
+				s->earlier = pass < passes - 1;
+				streams = lappend(streams, s);
+			}
 	}
 	else if (ss->op == SCAN_OP_GET)
 	{
@@ -900,6 +906,9 @@ shard_scan_create(ForeignScanState *node, int eflags)
 	ss->limit = intVal(list_nth(fs->fdw_private, SCAN_PRIVATE_LIMIT));
 	ss->need_ctid = boolVal(list_nth(fs->fdw_private, SCAN_PRIVATE_NEED_CTID));
 	ss->read_all = boolVal(list_nth(fs->fdw_private, SCAN_PRIVATE_READ_ALL));
+	/* a Scan's pass is judged from the whole item, as the move judges it */
+	if (ss->op == SCAN_OP_SCAN && ss->t->nlayouts > 1)
+		ss->attrs = NIL;
 	buckets = list_nth(fs->fdw_private, SCAN_PRIVATE_BUCKETS);
 	ss->bucket_col = list_nth_int(buckets, BUCKET_COLUMN);
 	ss->nbuckets = list_nth_int(buckets, BUCKET_COUNT);
@@ -988,6 +997,30 @@ seen_before(ShardScanState *ss, const DdbJson *item)
 	return false;
 }
 
+/*
+ * True when a Scan of the whole table returns item in the pass that read
+ * it (the stream last read, ss->cur).  While the table has earlier
+ * layouts, a Scan makes two passes over the table, each segment by
+ * segment: the first returns only the items not settled (stored under an
+ * earlier layout's key that the newest layout does not give their row),
+ * the second, sent once the first has read every segment to its end, only
+ * the settled ones.  shard_fdw_reshard only moves items out of an earlier
+ * layout into the newest, so a row is met: either its item is unsettled
+ * when the first pass reads its key (returned then), or it had moved
+ * before, and lies at its newest key before the second pass starts, where
+ * nothing moves it again (returned then; a row returned in both passes is
+ * returned once, see seen_before).  A single Scan could pass the row's new
+ * key before the move and its old key after.  ANALYZE's sampling Scan
+ * (shard_scan_segments) makes one pass, whose streams are all newest.
+ */
+static bool
+in_its_pass(ShardScanState *ss, const DdbJson *item)
+{
+	if (ss->op != SCAN_OP_SCAN || !ss->streams[0].earlier)
+		return true;
+	return ss->streams[ss->cur].earlier != layout_item_settled(ss->t, item);
+}
+
 /* The scan's next item, in its order, or NULL at the end. */
 static const DdbJson *
 next_item(ShardScanState *ss)
@@ -1004,7 +1037,8 @@ next_item(ShardScanState *ss)
 		}
 		else
 			item = merge_next_unordered(ss);
-	} while (item && ss->t->nlayouts > 1 && seen_before(ss, item));
+	} while (item && ss->t->nlayouts > 1 &&
+			 (!in_its_pass(ss, item) || seen_before(ss, item)));
 	MemoryContextSwitchTo(old);
 	if (item)
 		ss->stats.items++;

@@ -466,6 +466,9 @@ extern char *layout_describe(ShardTable *layout);
 extern char *layout_history_without(ShardTable *t, const bool *keep);
 extern char *layout_item_identity(ShardTable *t, const DdbJson *item);
 extern List *layout_partition_keys(ShardTable *l, const char *const *texts);
+extern const char **layout_item_texts(ShardTable *t, ShardTable *l, const DdbJson *item);
+extern bool layout_holds(ShardTable *l, const char *const *texts, const char *pk);
+extern bool layout_item_settled(ShardTable *t, const DdbJson *item);
 
 /* ---------------------------------------------------------------------
  * in describe.c

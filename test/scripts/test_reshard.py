@@ -22,6 +22,10 @@ of big items, whose shards take several pages, are held by a cursor
 after their first rows while boto3 moves items their earlier layout's
 pages have not reached yet: each must still return every row once, in
 order; and a LIMIT read asks for pages of its page Limit, not whole shards.
+Last, a whole-table read (a Scan in one segment, whose order of partition
+keys is learnt first from a scratch table) is held by a cursor once it has
+passed the partition rows will move into, while boto3 moves rows from a
+partition it has not reached: it must return every row once, in two passes.
 
 The random generator's seed is printed first; SHARD_FDW_TEST_SEED sets it.
 Ends with "N passed, N failed".
@@ -352,6 +356,26 @@ def mv_key(player, shards):
     return f"g#{bed.fnv1a_32(player.encode()) % shards}"
 
 
+def big_table(name, count):
+    """Foreign table name over a new DynamoDB table (state["mv_table"]) of
+    count rows of big items in game 'g', written with 4 shards, then
+    declared with 8, and the same rows as a dict of player to score."""
+    table = bed.new_table(client, tables, f"reshard_{name}", "pk", "sk")
+    state["mv_table"] = table
+    run(f"""CREATE FOREIGN TABLE {name} (game_id text NOT NULL, player_id text NOT NULL,
+                                       score bigint NOT NULL, pad text)
+              SERVER ddb OPTIONS (table '{table}',
+                partition_key 'pk', partition_key_format '{{game_id}}#{{shard}}',
+                sort_key 'sk', sort_key_format '{{score:020}}#{{player_id}}',
+                shards '4', shard_strategy 'calculated', shard_by 'player_id',
+                shard_hash 'fnv1a_32');
+            INSERT INTO {name} SELECT 'g', '{name[0]}' || lpad(i::text, 4, '0'),
+                                      (i * 7919) % 100000, repeat('x', {MV_PAD})
+              FROM generate_series(0, {count - 1}) i;
+            ALTER FOREIGN TABLE {name} OPTIONS (SET shards '8');""")
+    return {f"{name[0]}{i:04d}": (i * 7919) % 100000 for i in range(count)}
+
+
 def move_with_boto3(rows_to_move):
     """Move the items of rows (player, score) from mv's 4-shard layout to
     its 8-shard one as shard_fdw_reshard does: one TransactWriteItems that
@@ -372,20 +396,7 @@ def move_with_boto3(rows_to_move):
 @runner.test
 def test_ordered_reads_see_rows_moved_while_they_run():
     # big items, so that a shard takes several 1 MB pages
-    table = bed.new_table(client, tables, "reshard_mv", "pk", "sk")
-    state["mv_table"] = table
-    run(f"""CREATE FOREIGN TABLE mv (game_id text NOT NULL, player_id text NOT NULL,
-                                     score bigint NOT NULL, pad text)
-              SERVER ddb OPTIONS (table '{table}',
-                partition_key 'pk', partition_key_format '{{game_id}}#{{shard}}',
-                sort_key 'sk', sort_key_format '{{score:020}}#{{player_id}}',
-                shards '4', shard_strategy 'calculated', shard_by 'player_id',
-                shard_hash 'fnv1a_32');
-            INSERT INTO mv SELECT 'g', 'm' || lpad(i::text, 4, '0'), (i * 7919) % 100000,
-                                  repeat('x', {MV_PAD})
-              FROM generate_series(0, {MV_ROWS - 1}) i;
-            ALTER FOREIGN TABLE mv OPTIONS (SET shards '8');""")
-    local = {f"m{i:04d}": (i * 7919) % 100000 for i in range(MV_ROWS)}
+    local = big_table("mv", MV_ROWS)
     # the rows still in the 4-shard layout (those whose shard number stays
     # the same are where the 8-shard layout puts them)
     waiting = sorted((score, player) for player, score in local.items()
@@ -433,6 +444,68 @@ def test_ordered_reads_see_rows_moved_while_they_run():
         session.close()
     print(f"   reads (order, limit, rows moved during the read): {rounds}")
     assert not failures, "\n".join(failures)
+
+
+SC_ROWS = 480
+
+
+def scan_order(table):
+    """The partition keys of table in the order a one-segment Scan meets
+    them (DynamoDB Local orders a Scan by a hash of the partition key)."""
+    order = []
+    pages = client.get_paginator("scan").paginate(TableName=table, ConsistentRead=True,
+                                                 ProjectionExpression="pk")
+    for page in pages:
+        for item in page["Items"]:
+            if item["pk"]["S"] not in order:
+                order.append(item["pk"]["S"])
+    return order
+
+
+@runner.test
+def test_whole_table_scan_sees_rows_moved_while_it_runs():
+    # big items: a partition takes several 1 MB pages; one segment, so
+    # that the Scan meets the partitions in an order known beforehand
+    probe = bed.new_table(client, tables, "reshard_probe", "pk", "sk")
+    for k in range(8):
+        client.put_item(TableName=probe, Item={"pk": {"S": f"g#{k}"}, "sk": {"S": "-"}})
+    order = scan_order(probe)
+    local = big_table("sc", SC_ROWS)
+    assert [k for k in order if int(k[2:]) < 4] == scan_order(state["mv_table"])
+    # an earlier partition g#k whose rows move to g#(k + 4), met before it
+    old = next(f"g#{k}" for k in range(4) if order.index(f"g#{k + 4}") < order.index(f"g#{k}"))
+    new = f"g#{int(old[2:]) + 4}"
+    # the first earlier partition after the new one: once the Scan returns
+    # its first row, it has passed the new partition, not the old one (a
+    # page and the next one fetched ahead hold fewer rows than a partition)
+    after = next(k for k in order[order.index(new):] if int(k[2:]) < 4)
+    assert after != old or len([p for p in local if mv_key(p, 4) == old]) > 90
+    moving = sorted((s, p) for p, s in local.items()
+                    if mv_key(p, 4) == old and mv_key(p, 8) == new)[-10:]
+    sql = "SELECT player_id, score FROM sc"
+    run("ALTER SERVER ddb OPTIONS (ADD max_concurrency '1')")
+    session = bed.Session(DATABASE, field_separator="|")
+    try:
+        plan = "\n".join(session.run(f"EXPLAIN (COSTS OFF) {sql}"))
+        assert "Scan Passes: 2 (" in plan, plan
+        got = session.run(f"BEGIN; DECLARE c CURSOR FOR {sql}")
+        while not any(mv_key(line.split("|")[0], 4) == after for line in got):
+            got += session.run("FETCH 1 FROM c")
+        move_with_boto3([(p, s) for s, p in moving])
+        got += session.run("FETCH ALL FROM c; COMMIT")
+        plan = session.run(f"EXPLAIN (ANALYZE, COSTS OFF, TIMING OFF, SUMMARY OFF) {sql}")
+    finally:
+        session.close()
+        run("ALTER SERVER ddb OPTIONS (DROP max_concurrency)")
+    got = [(line.split("|")[0], int(line.split("|")[1])) for line in got]
+    want = sorted(local.items())
+    print(f"   {len(moving)} rows moved from {old} to {new} during a Scan met {after} "
+          f"first; {len(got)} rows read, {len(want)} stored")
+    assert "Scan Passes Read: 2" in "\n".join(plan), plan
+    missing = sorted(set(want) - set(got))
+    assert not missing and len(got) == len(set(got)), \
+        f"missing {missing[:3]} ({len(missing)}), {len(got) - len(set(got))} twice"
+    assert sorted(got) == want
 
 
 if __name__ == "__main__":
