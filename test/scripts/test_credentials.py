@@ -40,10 +40,11 @@ ROLE_WEB = "arn:aws:iam::123456789012:role/eks-pod"
 ROWS = 5
 # The big table: items of PAD bytes, a 1 MB page holding 4 or 5 of them, so
 # that a sequential Scan of it takes 14 pages or more (LATENCY_MS each, and
-# more): 7 to 12 s.
+# more): 8.4 s at least, past the 2.5 s before a refresh is due plus the
+# 3 s of IMDSv2's three answers held back a second each.
 PAD = 250_000
 BIG_ROWS = 70
-LATENCY_MS = 300
+LATENCY_MS = 600
 state = {}
 
 
@@ -153,17 +154,23 @@ def mapping(user="CURRENT_USER", **options):
         + (f" OPTIONS ({given})" if given else "") + ";")
 
 
-def refreshed(session, first):
+def refreshed(session, first, seconds=15):
     """In session, whose credentials (first: their keys) are due for a
     refresh: the first query begins it and goes on with them; the refresh
-    moves on while the session's requests do, so within a few queries one
-    is signed with the new keys alone.  Returns that query's keys."""
-    for _ in range(5):
+    moves on while the session's requests do (a step at least per query,
+    more in a longer one), so within a few queries one is signed with the
+    new keys alone.  Queries go on, a tenth of a second apart, for at most
+    seconds.  Returns that query's keys."""
+    deadline, queries = time.monotonic() + seconds, 0
+    while True:
         assert session.run("SELECT sum(v) FROM kv") == [str(sum(range(ROWS)))]
+        queries += 1
         seen = keys_seen()
         if not seen.keys() & first.keys():
             return seen
-    raise AssertionError(f"still signed with {first} after 5 queries")
+        if time.monotonic() > deadline:
+            raise AssertionError(f"still signed with {first} after {queries} queries")
+        time.sleep(0.1)
 
 
 def keys_seen():
