@@ -206,17 +206,19 @@ parse_field(KeyTemplate *t, int *cap, bool *seen_shard, const char *text,
 
 /*
  * Add the literal text collected in lit as the next part and empty lit.
- * Fails when it begins with a digit right after a digits-only field
- * ({shard} or 0W): the field's digits and the literal's would run together
- * and the key could not be split back (parse_field checks the text before
- * such a field the same way).
+ * Fails when it begins with a digit right after a field that may end with
+ * digits of a varying count ({shard}, 0W, or a time form, whose fraction
+ * isoformat() writes only when it is not zero): the field's digits and the
+ * literal's would run together and the key could not be split back
+ * (parse_field checks the text before a digits-only field the same way).
  */
 static bool
 add_literal(KeyTemplate *t, int *cap, Buf *lit, char *err, size_t errlen)
 {
 	const KeyPart *prev = t->nparts > 0 ? &t->parts[t->nparts - 1] : NULL;
 
-	if (prev != NULL && (prev->kind == KP_SHARD || prev->width > 0) &&
+	if (prev != NULL &&
+		(prev->kind == KP_SHARD || prev->width > 0 || prev->form != KT_PLAIN) &&
 		is_digit(lit->data[0]))
 	{
 		sfdw_set_error(err, errlen,

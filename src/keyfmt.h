@@ -13,8 +13,9 @@
  * {ts:day}, {ts:hour} and {ts:minute} the time bucket the value falls in
  * (see KeyTimeForm).  {{ and }} stand for literal braces.  Two fields must be
  * separated by literal text, or a stored key could not be split back into
- * its fields, and that text must not begin with a digit after {shard} or a
- * 0W field, nor end with one before them; {shard} may appear once.  A column literally named "shard"
+ * its fields, and that text must not begin with a digit after {shard}, a
+ * 0W field or a time form, nor end with one before {shard} or a 0W field;
+ * {shard} may appear once.  A column literally named "shard"
  * cannot be referenced.
  *
  * Plain C (see pure.h): memory comes from sfdw_alloc, and failures come

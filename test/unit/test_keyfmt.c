@@ -195,6 +195,9 @@ test_parse_errors(void)
 	check_parse_error("{score:020}0{player_id}",
 					  "the text after field \"score\" must not begin with a digit");
 	check_parse_error("g_{shard}7", "the text after field \"shard\" must not begin with a digit");
+	/* nor after a time form: isoformat() drops a zero fraction */
+	check_parse_error("{ts:isoformat}0{id}", "the text after field \"ts\" must not begin with a digit");
+	check_parse_error("{ts:hour}7", "the text after field \"ts\" must not begin with a digit");
 	check_parse_error("{g}6{shard}", "the text before field \"shard\" must not end with a digit");
 	check_parse_error("v2{n:04}", "the text before field \"n\" must not end with a digit");
 }
