@@ -24,6 +24,8 @@
 #include "shard_fdw.h"
 
 #include <curl/curl.h>
+#include <sys/epoll.h>
+#include <unistd.h>
 #include <zlib.h>
 
 #include "access/xact.h"
@@ -38,6 +40,9 @@
 
 /* The longest a wait sleeps before checking for interrupts. */
 #define POLL_MS 20
+
+/* The most ready sockets one wait hands to libcurl (more wait their turn). */
+#define MAX_READY 64
 
 /*
  * A pause this long between two moves of the transport leaves a plain
@@ -55,6 +60,9 @@ struct DdbTransport
 	dlist_head	attempts;		/* attempts in flight */
 	dlist_head	groups;
 	dlist_head	exchanges;		/* plain exchanges in flight */
+	int			epoll_fd;		/* watches the sockets libcurl waits on */
+	bool		timer_set;		/* libcurl wants to act at timer_at */
+	TimestampTz timer_at;
 	RetryBudget budget;
 	bool		proven;			/* the endpoint answered as DynamoDB */
 	char		key_day[9];		/* the YYYYMMDD signing_key is for */
@@ -140,8 +148,50 @@ curl_init_once(void)
 }
 
 /*
- * Make the transport of conn: the multi handle and the endpoint's URL and
- * Host header.  Allocated in conn->cxt.
+ * libcurl socket callback: watch socket s for what libcurl waits on (or
+ * no longer).  A socket libcurl has seen is marked by its socketp, so it
+ * is added to the epoll set once, then changed.  Returns -1, which fails
+ * the transfer, when the epoll set refuses it.
+ */
+static int
+on_socket(CURL *easy, curl_socket_t s, int what, void *arg, void *socketp)
+{
+	DdbTransport *t = arg;
+	struct epoll_event ev = {0};
+
+	if (what == CURL_POLL_REMOVE)
+	{
+		/* libcurl may have closed it already, which took it out of the set */
+		epoll_ctl(t->epoll_fd, EPOLL_CTL_DEL, s, NULL);
+		return 0;
+	}
+	ev.events = ((what & CURL_POLL_IN) ? EPOLLIN : 0) |
+		((what & CURL_POLL_OUT) ? EPOLLOUT : 0);
+	ev.data.fd = s;
+	if (epoll_ctl(t->epoll_fd, socketp ? EPOLL_CTL_MOD : EPOLL_CTL_ADD, s, &ev) != 0 &&
+		epoll_ctl(t->epoll_fd, socketp ? EPOLL_CTL_ADD : EPOLL_CTL_MOD, s, &ev) != 0)
+		return -1;
+	if (socketp == NULL)
+		curl_multi_assign(t->multi, s, t);
+	return 0;
+}
+
+/* libcurl timer callback: when libcurl next wants to act (-1: never). */
+static int
+on_timer(CURLM *multi, long timeout_ms, void *arg)
+{
+	DdbTransport *t = arg;
+
+	t->timer_set = timeout_ms >= 0;
+	if (t->timer_set)
+		t->timer_at = GetCurrentTimestamp() + timeout_ms * 1000;
+	return 0;
+}
+
+/*
+ * Make the transport of conn: the multi handle, the epoll set of its
+ * sockets, and the endpoint's URL and Host header.  Allocated in
+ * conn->cxt.
  */
 DdbTransport *
 transport_create(DdbConn *conn)
@@ -177,6 +227,21 @@ transport_create(DdbConn *conn)
 	/* keep as many connections alive between statements as a read uses */
 	curl_multi_setopt(t->multi, CURLMOPT_MAXCONNECTS,
 					  (long) Max(conn->server->max_concurrency, SHARD_READ_CONCURRENCY_MAX));
+	t->epoll_fd = epoll_create1(EPOLL_CLOEXEC);
+	if (t->epoll_fd < 0)
+	{
+		int			save_errno = errno;
+
+		curl_multi_cleanup(t->multi);
+		errno = save_errno;
+		ereport(ERROR,
+				(errcode(ERRCODE_FDW_OUT_OF_MEMORY),
+				 errmsg("could not create an epoll set: %m")));
+	}
+	curl_multi_setopt(t->multi, CURLMOPT_SOCKETFUNCTION, on_socket);
+	curl_multi_setopt(t->multi, CURLMOPT_SOCKETDATA, t);
+	curl_multi_setopt(t->multi, CURLMOPT_TIMERFUNCTION, on_timer);
+	curl_multi_setopt(t->multi, CURLMOPT_TIMERDATA, t);
 	return t;
 }
 
@@ -252,6 +317,7 @@ transport_destroy(DdbTransport *t)
 	dlist_foreach_modify(it, &t->exchanges)
 		transport_exchange_free(dlist_container(HttpExchange, node, it.cur));
 	curl_multi_cleanup(t->multi);
+	close(t->epoll_fd);
 	explicit_bzero(t->signing_key, sizeof(t->signing_key));
 }
 
@@ -1147,30 +1213,31 @@ exchange_of(DdbTransport *t, CURL *easy)
 	return NULL;
 }
 
-/*
- * Let libcurl work and collect finished transfers; if none finished, sleep
- * on the sockets for at most timeout_ms (0: not at all).  Returns whether
- * a plain exchange ended.
- */
-static bool
-transport_drive(DdbTransport *t, int timeout_ms)
+/* Let libcurl act on its timeouts if they are due at now. */
+static void
+run_timer(DdbTransport *t, TimestampTz now)
 {
 	int			running;
+
+	if (t->timer_set && t->timer_at <= now)
+	{
+		t->timer_set = false;
+		curl_multi_socket_action(t->multi, CURL_SOCKET_TIMEOUT, 0, &running);
+	}
+}
+
+/*
+ * Collect the transfers libcurl has finished: attempts are judged, plain
+ * exchanges marked done.  Returns whether any finished; *exchange_ended
+ * is set when an exchange did.
+ */
+static bool
+collect_finished(DdbTransport *t, bool *exchange_ended)
+{
 	int			left;
 	CURLMsg    *msg;
 	bool		finished = false;
-	bool		exchange_ended = false;
-	TimestampTz now = GetCurrentTimestamp();
-	dlist_iter	it;
 
-	dlist_foreach(it, &t->exchanges)
-	{
-		HttpExchange *x = dlist_container(HttpExchange, node, it.cur);
-
-		x->idled |= now - x->driven_at > UNATTENDED_US;
-		x->driven_at = now;
-	}
-	curl_multi_perform(t->multi, &running);
 	while ((msg = curl_multi_info_read(t->multi, &left)) != NULL)
 	{
 		HttpExchange *x;
@@ -1184,14 +1251,58 @@ transport_drive(DdbTransport *t, int timeout_ms)
 		{
 			x->done = true;
 			x->result = msg->data.result;
-			exchange_ended = true;
+			*exchange_ended = true;
 			continue;
 		}
 		curl_easy_getinfo(msg->easy_handle, CURLINFO_PRIVATE, (char **) &a);
 		attempt_done(t, a, msg->data.result);
 	}
-	if (!finished && timeout_ms > 0)
-		curl_multi_poll(t->multi, NULL, 0, timeout_ms, NULL);
+	return finished;
+}
+
+/*
+ * Let libcurl act on its due timeouts and on the sockets that are ready,
+ * and collect finished transfers; if none had finished, first wait at
+ * most timeout_ms (0: not at all) for a socket to be ready or libcurl's
+ * timer to be due.  libcurl moves only the transfers whose sockets are
+ * ready, so a wake-up costs the same with 1 or 128 in flight.  Returns
+ * whether a plain exchange ended.
+ */
+static bool
+transport_drive(DdbTransport *t, int timeout_ms)
+{
+	struct epoll_event ready[MAX_READY];
+	int			nready;
+	int			running;
+	bool		exchange_ended = false;
+	TimestampTz now = GetCurrentTimestamp();
+	dlist_iter	it;
+
+	dlist_foreach(it, &t->exchanges)
+	{
+		HttpExchange *x = dlist_container(HttpExchange, node, it.cur);
+
+		x->idled |= now - x->driven_at > UNATTENDED_US;
+		x->driven_at = now;
+	}
+	run_timer(t, now);
+	if (collect_finished(t, &exchange_ended))
+		timeout_ms = 0;
+	else if (timeout_ms > 0 && t->timer_set)
+		timeout_ms = (int) Min(timeout_ms, Max(0, (t->timer_at - now + 999) / 1000));
+	nready = epoll_wait(t->epoll_fd, ready, MAX_READY, timeout_ms);
+	for (int i = 0; i < nready; i++)
+	{
+		uint32		ev = ready[i].events;
+
+		curl_multi_socket_action(t->multi, ready[i].data.fd,
+								 ((ev & (EPOLLIN | EPOLLHUP)) ? CURL_CSELECT_IN : 0) |
+								 ((ev & EPOLLOUT) ? CURL_CSELECT_OUT : 0) |
+								 ((ev & EPOLLERR) ? CURL_CSELECT_ERR : 0),
+								 &running);
+	}
+	run_timer(t, GetCurrentTimestamp());
+	collect_finished(t, &exchange_ended);
 	return exchange_ended;
 }
 
