@@ -60,6 +60,9 @@ struct DdbTransport
 	dlist_head	attempts;		/* attempts in flight */
 	dlist_head	groups;
 	dlist_head	exchanges;		/* plain exchanges in flight */
+	dlist_head	spares;			/* ended attempts, their easy handles reset */
+	int			nspares;
+	int			max_spares;
 	int			epoll_fd;		/* watches the sockets libcurl waits on */
 	bool		timer_set;		/* libcurl wants to act at timer_at */
 	TimestampTz timer_at;
@@ -219,14 +222,15 @@ transport_create(DdbConn *conn)
 	dlist_init(&t->attempts);
 	dlist_init(&t->groups);
 	dlist_init(&t->exchanges);
+	dlist_init(&t->spares);
+	t->max_spares = Max(conn->server->max_concurrency, SHARD_READ_CONCURRENCY_MAX);
 	t->multi = curl_multi_init();
 	if (t->multi == NULL)
 		ereport(ERROR,
 				(errcode(ERRCODE_FDW_OUT_OF_MEMORY),
 				 errmsg("could not create a libcurl multi handle")));
 	/* keep as many connections alive between statements as a read uses */
-	curl_multi_setopt(t->multi, CURLMOPT_MAXCONNECTS,
-					  (long) Max(conn->server->max_concurrency, SHARD_READ_CONCURRENCY_MAX));
+	curl_multi_setopt(t->multi, CURLMOPT_MAXCONNECTS, (long) t->max_spares);
 	t->epoll_fd = epoll_create1(EPOLL_CLOEXEC);
 	if (t->epoll_fd < 0)
 	{
@@ -260,14 +264,27 @@ transport_url_host(const char *url)
 	return pnstrdup(start, len);
 }
 
-/* Stop the transfer of one attempt and free it. */
+/*
+ * Stop the transfer of one attempt and free it.  Up to max_spares ended
+ * attempts are kept with their easy handles reset, for the next ones to
+ * reuse: a handle made anew and cleaned up per request was a good part of
+ * a request's CPU.
+ */
 static void
 attempt_free(DdbTransport *t, DdbAttempt *a)
 {
 	curl_multi_remove_handle(t->multi, a->easy);
-	curl_easy_cleanup(a->easy);
 	curl_slist_free_all(a->headers);
+	a->headers = NULL;
 	dlist_delete(&a->node);
+	if (t->nspares < t->max_spares)
+	{
+		curl_easy_reset(a->easy);
+		dlist_push_head(&t->spares, &a->node);
+		t->nspares++;
+		return;
+	}
+	curl_easy_cleanup(a->easy);
 	pfree(a);
 }
 
@@ -316,6 +333,13 @@ transport_destroy(DdbTransport *t)
 	transport_abort(t, 0);
 	dlist_foreach_modify(it, &t->exchanges)
 		transport_exchange_free(dlist_container(HttpExchange, node, it.cur));
+	dlist_foreach_modify(it, &t->spares)
+	{
+		DdbAttempt *a = dlist_container(DdbAttempt, node, it.cur);
+
+		curl_easy_cleanup(a->easy);
+		pfree(a);
+	}
 	curl_multi_cleanup(t->multi);
 	close(t->epoll_fd);
 	explicit_bzero(t->signing_key, sizeof(t->signing_key));
@@ -730,6 +754,38 @@ signed_headers(DdbTransport *t, DdbRequest *req)
 	return list;
 }
 
+/*
+ * An attempt with an easy handle in its default state and nothing else
+ * set: a spare one if there is, else a new one in the current memory
+ * context.
+ */
+static DdbAttempt *
+spare_attempt(DdbTransport *t)
+{
+	DdbAttempt *a;
+	CURL	   *easy;
+
+	if (!dlist_is_empty(&t->spares))
+	{
+		a = dlist_container(DdbAttempt, node, dlist_pop_head_node(&t->spares));
+		t->nspares--;
+		easy = a->easy;
+		memset(a, 0, sizeof(DdbAttempt));
+		a->easy = easy;
+		return a;
+	}
+	a = palloc0(sizeof(DdbAttempt));
+	a->easy = curl_easy_init();
+	if (a->easy == NULL)
+	{
+		pfree(a);
+		ereport(ERROR,
+				(errcode(ERRCODE_FDW_OUT_OF_MEMORY),
+				 errmsg("could not create a libcurl handle")));
+	}
+	return a;
+}
+
 /* Start one attempt of req. */
 static void
 attempt_start(DdbTransport *t, DdbRequest *req)
@@ -740,17 +796,9 @@ attempt_start(DdbTransport *t, DdbRequest *req)
 
 	/* temporary credentials are fetched, or a refresh moved on, before signing */
 	credentials_ensure(t->conn->creds, t);
-	a = palloc0(sizeof(DdbAttempt));
+	a = spare_attempt(t);
 	MemoryContextSwitchTo(old);
 	a->req = req;
-	a->easy = curl_easy_init();
-	if (a->easy == NULL)
-	{
-		pfree(a);
-		ereport(ERROR,
-				(errcode(ERRCODE_FDW_OUT_OF_MEMORY),
-				 errmsg("could not create a libcurl handle")));
-	}
 	dlist_push_tail(&t->attempts, &a->node);
 
 	old = MemoryContextSwitchTo(req->cxt);
