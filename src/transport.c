@@ -274,12 +274,9 @@ static void
 attempt_free(DdbTransport *t, DdbAttempt *a)
 {
 	curl_multi_remove_handle(t->multi, a->easy);
-	curl_slist_free_all(a->headers);
-	a->headers = NULL;
 	dlist_delete(&a->node);
 	if (t->nspares < t->max_spares)
 	{
-		curl_easy_reset(a->easy);
 		dlist_push_head(&t->spares, &a->node);
 		t->nspares++;
 		return;
@@ -688,15 +685,21 @@ add_line(struct curl_slist *list, const char *line)
 	return result;
 }
 
-/* Add "name: value" to a header list; on error the list is freed. */
+/*
+ * A header list of n "name: value" lines, made in the current memory
+ * context rather than with curl_slist_append: libcurl only reads it.
+ */
 static struct curl_slist *
-add_header(struct curl_slist *list, const char *name, const char *value)
+header_list(const SigV4Header *hdrs, int n)
 {
-	char	   *line = psprintf("%s: %s", name, value);
-	struct curl_slist *result = add_line(list, line);
+	struct curl_slist *list = palloc(n * sizeof(struct curl_slist));
 
-	pfree(line);
-	return result;
+	for (int i = 0; i < n; i++)
+	{
+		list[i].data = psprintf("%s: %s", hdrs[i].name, hdrs[i].value);
+		list[i].next = i + 1 < n ? &list[i + 1] : NULL;
+	}
+	return list;
 }
 
 /*
@@ -709,12 +712,12 @@ signed_headers(DdbTransport *t, DdbRequest *req)
 	ShardCredentials *creds = t->conn->creds;
 	char		amz_date[17];
 	char	   *target = psprintf(DDB_TARGET_PREFIX "%s", req->action);
-	SigV4Header hdrs[5];
+	SigV4Header hdrs[7];
 	int			nhdrs = 0;
 	SigV4Input in;
 	SigV4Output out;
 	char		err[SFDW_ERRLEN];
-	struct curl_slist *list = NULL;
+	struct curl_slist *list;
 
 	sigv4_amz_date(time(NULL), amz_date);
 	if (strncmp(t->key_day, amz_date, 8) != 0 || t->key_generation != creds->generation)
@@ -744,24 +747,25 @@ signed_headers(DdbTransport *t, DdbRequest *req)
 		ereport(ERROR,
 				(errcode(ERRCODE_FDW_UNABLE_TO_ESTABLISH_CONNECTION),
 				 errmsg("could not sign a DynamoDB request: %s", err)));
-	for (int i = 0; i < nhdrs; i++)
-		list = add_header(list, hdrs[i].name, hdrs[i].value);
-	list = add_header(list, "authorization", out.authorization.data);
-	sigv4_output_free(&out);
+	hdrs[nhdrs++] = (SigV4Header) {"authorization", out.authorization.data};
 	/* libcurl would otherwise wait for a 100-continue on large bodies */
-	list = add_header(list, "expect", "");
+	hdrs[nhdrs++] = (SigV4Header) {"expect", ""};
+	list = header_list(hdrs, nhdrs);
+	sigv4_output_free(&out);
 	pfree(target);
 	return list;
 }
 
 /*
- * An attempt with an easy handle in its default state and nothing else
- * set: a spare one if there is, else a new one in the current memory
+ * An attempt whose easy handle has every option set but the request's
+ * body and headers: a spare one if there is (the options of a handle
+ * point into its attempt, and stay), else a new one in the current memory
  * context.
  */
 static DdbAttempt *
 spare_attempt(DdbTransport *t)
 {
+	const ShardServer *server = t->conn->server;
 	DdbAttempt *a;
 	CURL	   *easy;
 
@@ -783,6 +787,26 @@ spare_attempt(DdbTransport *t)
 				(errcode(ERRCODE_FDW_OUT_OF_MEMORY),
 				 errmsg("could not create a libcurl handle")));
 	}
+	curl_easy_setopt(a->easy, CURLOPT_URL, t->url);
+	curl_easy_setopt(a->easy, CURLOPT_POST, 1L);
+	curl_easy_setopt(a->easy, CURLOPT_READFUNCTION, on_read);
+	curl_easy_setopt(a->easy, CURLOPT_READDATA, a);
+	curl_easy_setopt(a->easy, CURLOPT_SEEKFUNCTION, on_seek);
+	curl_easy_setopt(a->easy, CURLOPT_SEEKDATA, a);
+	curl_easy_setopt(a->easy, CURLOPT_WRITEFUNCTION, on_body);
+	curl_easy_setopt(a->easy, CURLOPT_WRITEDATA, a);
+	curl_easy_setopt(a->easy, CURLOPT_HEADERFUNCTION, on_header);
+	curl_easy_setopt(a->easy, CURLOPT_HEADERDATA, a);
+	curl_easy_setopt(a->easy, CURLOPT_PRIVATE, a);
+	curl_easy_setopt(a->easy, CURLOPT_ERRORBUFFER, a->errbuf);
+	curl_easy_setopt(a->easy, CURLOPT_NOSIGNAL, 1L);
+	curl_easy_setopt(a->easy, CURLOPT_CONNECTTIMEOUT_MS, server->connect_timeout_ms);
+	curl_easy_setopt(a->easy, CURLOPT_TIMEOUT_MS, server->request_timeout_ms);
+	curl_easy_setopt(a->easy, CURLOPT_TCP_NODELAY, 1L);
+	curl_easy_setopt(a->easy, CURLOPT_SSL_VERIFYPEER, 1L);
+	curl_easy_setopt(a->easy, CURLOPT_SSL_VERIFYHOST, 2L);
+	if (server->ca_file)
+		curl_easy_setopt(a->easy, CURLOPT_CAINFO, server->ca_file);
 	return a;
 }
 
@@ -790,7 +814,6 @@ spare_attempt(DdbTransport *t)
 static void
 attempt_start(DdbTransport *t, DdbRequest *req)
 {
-	const ShardServer *server = t->conn->server;
 	DdbAttempt *a;
 	MemoryContext old = MemoryContextSwitchTo(t->conn->cxt);
 
@@ -806,40 +829,15 @@ attempt_start(DdbTransport *t, DdbRequest *req)
 	initStringInfo(&a->response);
 	MemoryContextSwitchTo(old);
 
-	curl_easy_setopt(a->easy, CURLOPT_URL, t->url);
-	curl_easy_setopt(a->easy, CURLOPT_POST, 1L);
-	if (req->idempotent)
-	{
-		/*
-		 * Handed over whole, a body goes out in the headers' write: one send
-		 * per request.  libcurl may send it again by itself, which only a
-		 * conditional write must know of (on_seek).
-		 */
-		curl_easy_setopt(a->easy, CURLOPT_POSTFIELDS, req->body);
-	}
-	else
-	{
-		curl_easy_setopt(a->easy, CURLOPT_READFUNCTION, on_read);
-		curl_easy_setopt(a->easy, CURLOPT_READDATA, a);
-		curl_easy_setopt(a->easy, CURLOPT_SEEKFUNCTION, on_seek);
-		curl_easy_setopt(a->easy, CURLOPT_SEEKDATA, a);
-	}
+	/*
+	 * Handed over whole, a body goes out in the headers' write: one send per
+	 * request.  libcurl may send it again by itself, which only a
+	 * conditional write must know of: its body is read through on_read, and
+	 * on_seek hears of a second sending.
+	 */
+	curl_easy_setopt(a->easy, CURLOPT_POSTFIELDS, req->idempotent ? req->body : NULL);
 	curl_easy_setopt(a->easy, CURLOPT_POSTFIELDSIZE_LARGE, (curl_off_t) req->body_len);
 	curl_easy_setopt(a->easy, CURLOPT_HTTPHEADER, a->headers);
-	curl_easy_setopt(a->easy, CURLOPT_WRITEFUNCTION, on_body);
-	curl_easy_setopt(a->easy, CURLOPT_WRITEDATA, a);
-	curl_easy_setopt(a->easy, CURLOPT_HEADERFUNCTION, on_header);
-	curl_easy_setopt(a->easy, CURLOPT_HEADERDATA, a);
-	curl_easy_setopt(a->easy, CURLOPT_PRIVATE, a);
-	curl_easy_setopt(a->easy, CURLOPT_ERRORBUFFER, a->errbuf);
-	curl_easy_setopt(a->easy, CURLOPT_NOSIGNAL, 1L);
-	curl_easy_setopt(a->easy, CURLOPT_CONNECTTIMEOUT_MS, server->connect_timeout_ms);
-	curl_easy_setopt(a->easy, CURLOPT_TIMEOUT_MS, server->request_timeout_ms);
-	curl_easy_setopt(a->easy, CURLOPT_TCP_NODELAY, 1L);
-	curl_easy_setopt(a->easy, CURLOPT_SSL_VERIFYPEER, 1L);
-	curl_easy_setopt(a->easy, CURLOPT_SSL_VERIFYHOST, 2L);
-	if (server->ca_file)
-		curl_easy_setopt(a->easy, CURLOPT_CAINFO, server->ca_file);
 	if (curl_multi_add_handle(t->multi, a->easy) != CURLM_OK)
 	{
 		attempt_free(t, a);
