@@ -50,6 +50,20 @@
  */
 #define UNATTENDED_US 1000000
 
+/*
+ * What the transport knows of one socket number.  A connection's socket,
+ * which the transport opens and closes for libcurl, stays in the epoll
+ * set between the requests it carries: a request on a kept-alive
+ * connection then changes nothing in the set.  Other sockets (a name
+ * resolver's) are in the set exactly while libcurl waits on them.
+ */
+typedef struct SocketWatch
+{
+	bool		connection;		/* opened by on_open_socket, not closed yet */
+	bool		wanted;			/* libcurl waits on it */
+	uint32		events;			/* what the set has it for; 0: not in it */
+} SocketWatch;
+
 struct DdbTransport
 {
 	DdbConn    *conn;
@@ -64,6 +78,8 @@ struct DdbTransport
 	int			nspares;
 	int			max_spares;
 	int			epoll_fd;		/* watches the sockets libcurl waits on */
+	SocketWatch *watch;			/* per socket number, below nwatch */
+	int			nwatch;
 	bool		timer_set;		/* libcurl wants to act at timer_at */
 	TimestampTz timer_at;
 	RetryBudget budget;
@@ -151,32 +167,127 @@ curl_init_once(void)
 }
 
 /*
- * libcurl socket callback: watch socket s for what libcurl waits on (or
- * no longer).  A socket libcurl has seen is marked by its socketp, so it
- * is added to the epoll set once, then changed.  Returns -1, which fails
- * the transfer, when the epoll set refuses it.
+ * The transport's record of socket s, the array grown to hold it; NULL
+ * when it cannot grow (called inside libcurl, so nothing may throw).
+ */
+static SocketWatch *
+socket_watch(DdbTransport *t, curl_socket_t s)
+{
+	if (s >= t->nwatch)
+	{
+		int			n = Max(s + 1, t->nwatch * 2);
+		SocketWatch *watch = MemoryContextAllocExtended(GetMemoryChunkContext(t),
+														n * sizeof(SocketWatch),
+														MCXT_ALLOC_NO_OOM | MCXT_ALLOC_ZERO);
+
+		if (watch == NULL)
+			return NULL;
+		if (t->watch)
+		{
+			memcpy(watch, t->watch, t->nwatch * sizeof(SocketWatch));
+			pfree(t->watch);
+		}
+		t->watch = watch;
+		t->nwatch = n;
+	}
+	return &t->watch[s];
+}
+
+/*
+ * Put s in the epoll set for events, or change what it is there for (a
+ * socket closed behind the record's back is added anew).  Returns whether
+ * the set took it.
+ */
+static bool
+epoll_watch(DdbTransport *t, curl_socket_t s, SocketWatch *w, uint32 events)
+{
+	struct epoll_event ev = {.events = events,.data.fd = s};
+
+	if (epoll_ctl(t->epoll_fd, w->events ? EPOLL_CTL_MOD : EPOLL_CTL_ADD, s, &ev) != 0 &&
+		epoll_ctl(t->epoll_fd, w->events ? EPOLL_CTL_ADD : EPOLL_CTL_MOD, s, &ev) != 0)
+		return false;
+	w->events = events;
+	return true;
+}
+
+/* Take s out of the epoll set. */
+static void
+epoll_unwatch(DdbTransport *t, curl_socket_t s, SocketWatch *w)
+{
+	epoll_ctl(t->epoll_fd, EPOLL_CTL_DEL, s, NULL);
+	w->events = 0;
+}
+
+/*
+ * libcurl socket callback: libcurl waits on socket s for what (or no
+ * longer).  A connection's socket no longer waited on stays in the set
+ * until it next says something (see SocketWatch).  Returns -1, which
+ * fails the transfer, when the set refuses it.
  */
 static int
 on_socket(CURL *easy, curl_socket_t s, int what, void *arg, void *socketp)
 {
 	DdbTransport *t = arg;
-	struct epoll_event ev = {0};
+	SocketWatch *w = socket_watch(t, s);
+	uint32		events = ((what & CURL_POLL_IN) ? EPOLLIN : 0) |
+		((what & CURL_POLL_OUT) ? EPOLLOUT : 0);
 
-	if (what == CURL_POLL_REMOVE)
+	if (w == NULL)
+		return -1;
+	w->wanted = what != CURL_POLL_REMOVE;
+	if (!w->wanted)
 	{
-		/* libcurl may have closed it already, which took it out of the set */
-		epoll_ctl(t->epoll_fd, EPOLL_CTL_DEL, s, NULL);
+		if (!w->connection && w->events)
+			epoll_unwatch(t, s, w);
 		return 0;
 	}
-	ev.events = ((what & CURL_POLL_IN) ? EPOLLIN : 0) |
-		((what & CURL_POLL_OUT) ? EPOLLOUT : 0);
-	ev.data.fd = s;
-	if (epoll_ctl(t->epoll_fd, socketp ? EPOLL_CTL_MOD : EPOLL_CTL_ADD, s, &ev) != 0 &&
-		epoll_ctl(t->epoll_fd, socketp ? EPOLL_CTL_ADD : EPOLL_CTL_MOD, s, &ev) != 0)
-		return -1;
-	if (socketp == NULL)
-		curl_multi_assign(t->multi, s, t);
-	return 0;
+	if (w->events == events)
+		return 0;
+	return epoll_watch(t, s, w, events) ? 0 : -1;
+}
+
+/* libcurl open socket callback: a connection's socket, recorded so. */
+static curl_socket_t
+on_open_socket(void *arg, curlsocktype purpose, struct curl_sockaddr *addr)
+{
+	DdbTransport *t = arg;
+	curl_socket_t s = socket(addr->family, addr->socktype | SOCK_CLOEXEC, addr->protocol);
+	SocketWatch *w;
+
+	if (s == CURL_SOCKET_BAD)
+		return s;
+	w = socket_watch(t, s);
+	if (w == NULL)
+	{
+		close(s);
+		return CURL_SOCKET_BAD;
+	}
+	*w = (SocketWatch) {.connection = true};
+	return s;
+}
+
+/*
+ * libcurl close socket callback: a connection's socket is closed, which
+ * also takes it out of the epoll set.
+ */
+static int
+on_close_socket(void *arg, curl_socket_t s)
+{
+	DdbTransport *t = arg;
+
+	if (s < t->nwatch)
+		t->watch[s] = (SocketWatch) {0};
+	return close(s);
+}
+
+/* Have libcurl open and close easy's connections through the transport. */
+static void
+own_sockets(DdbTransport *t, CURL *easy)
+{
+	curl_easy_setopt(easy, CURLOPT_OPENSOCKETFUNCTION, on_open_socket);
+	curl_easy_setopt(easy, CURLOPT_OPENSOCKETDATA, t);
+	curl_easy_setopt(easy, CURLOPT_CLOSESOCKETFUNCTION, on_close_socket);
+	curl_easy_setopt(easy, CURLOPT_CLOSESOCKETDATA, t);
 }
 
 /* libcurl timer callback: when libcurl next wants to act (-1: never). */
@@ -807,6 +918,7 @@ spare_attempt(DdbTransport *t)
 	curl_easy_setopt(a->easy, CURLOPT_SSL_VERIFYHOST, 2L);
 	if (server->ca_file)
 		curl_easy_setopt(a->easy, CURLOPT_CAINFO, server->ca_file);
+	own_sockets(t, a->easy);
 	return a;
 }
 
@@ -1339,9 +1451,16 @@ transport_drive(DdbTransport *t, int timeout_ms)
 	nready = epoll_wait(t->epoll_fd, ready, MAX_READY, timeout_ms);
 	for (int i = 0; i < nready; i++)
 	{
+		curl_socket_t s = ready[i].data.fd;
 		uint32		ev = ready[i].events;
 
-		curl_multi_socket_action(t->multi, ready[i].data.fd,
+		if (!t->watch[s].wanted)
+		{
+			/* a kept-alive connection closed by the server, or sent junk */
+			epoll_unwatch(t, s, &t->watch[s]);
+			continue;
+		}
+		curl_multi_socket_action(t->multi, s,
 								 ((ev & (EPOLLIN | EPOLLHUP)) ? CURL_CSELECT_IN : 0) |
 								 ((ev & EPOLLOUT) ? CURL_CSELECT_OUT : 0) |
 								 ((ev & EPOLLERR) ? CURL_CSELECT_ERR : 0),
@@ -1554,6 +1673,7 @@ transport_exchange_start(DdbTransport *t, const char *method, const char *url,
 	curl_easy_setopt(x->easy, CURLOPT_PROTOCOLS_STR, "http,https");
 	if (ca_file)
 		curl_easy_setopt(x->easy, CURLOPT_CAINFO, ca_file);
+	own_sockets(t, x->easy);
 	if (curl_multi_add_handle(t->multi, x->easy) != CURLM_OK)
 		ereport(ERROR,
 				(errcode(ERRCODE_FDW_OUT_OF_MEMORY),
