@@ -66,7 +66,8 @@ typedef enum CredSource
 /* Private state behind ShardCredentials. */
 struct ShardCredState
 {
-	MemoryContext cxt;			/* holds the current keys; reset on refresh */
+	MemoryContext cxt;			/* holds the current keys */
+	MemoryContext previous_cxt; /* holds the keys they replaced */
 	CredSource	source;
 	char	   *profile;		/* SOURCE_PROFILE: the profile used */
 	int64		fetched_at;		/* epoch seconds */
@@ -740,6 +741,9 @@ credentials_create(ShardServer *server, ShardCredSpec *spec)
 	c->state = palloc0(sizeof(struct ShardCredState));
 	c->state->cxt = AllocSetContextCreate(CurrentMemoryContext, "shard_fdw credentials",
 										  ALLOCSET_SMALL_SIZES);
+	c->state->previous_cxt = AllocSetContextCreate(CurrentMemoryContext,
+												   "shard_fdw previous credentials",
+												   ALLOCSET_SMALL_SIZES);
 	c->state->refresh_cxt = AllocSetContextCreate(CurrentMemoryContext,
 												  "shard_fdw credential refresh",
 												  ALLOCSET_SMALL_SIZES);
@@ -766,24 +770,34 @@ refresh_end(ShardCredentials *c)
 	MemoryContextReset(c->state->refresh_cxt);
 }
 
-/* Wipe the keys c holds and free them. */
+/* Wipe a secret, if there is one. */
 static void
-forget_keys(ShardCredentials *c)
+wipe(char *secret)
 {
-	if (c->secret_access_key)
-		explicit_bzero(c->secret_access_key, strlen(c->secret_access_key));
-	if (c->session_token)
-		explicit_bzero(c->session_token, strlen(c->session_token));
-	c->access_key_id = c->secret_access_key = c->session_token = NULL;
-	MemoryContextReset(c->state->cxt);
+	if (secret)
+		explicit_bzero(secret, strlen(secret));
 }
 
-/* Wipe the keys of c and end its refresh; it is about to be freed. */
+/* Wipe the keys c's current ones replaced and free them. */
+static void
+forget_previous_keys(ShardCredentials *c)
+{
+	wipe(c->previous_secret_access_key);
+	wipe(c->previous_session_token);
+	c->previous_secret_access_key = c->previous_session_token = NULL;
+	MemoryContextReset(c->state->previous_cxt);
+}
+
+/* Wipe every key c holds and end its refresh; it is about to be freed. */
 void
 credentials_destroy(ShardCredentials *c)
 {
 	refresh_end(c);
-	forget_keys(c);
+	forget_previous_keys(c);
+	wipe(c->secret_access_key);
+	wipe(c->session_token);
+	c->access_key_id = c->secret_access_key = c->session_token = NULL;
+	MemoryContextReset(c->state->cxt);
 }
 
 /* Make got c's credentials, fetched at now. */
@@ -791,9 +805,14 @@ static void
 install_credentials(ShardCredentials *c, const AwsCreds *got, int64 now)
 {
 	struct ShardCredState *st = c->state;
-	MemoryContext old;
+	MemoryContext old = st->previous_cxt;
 
-	forget_keys(c);
+	/* the current keys become the previous ones, still blanked in errors */
+	forget_previous_keys(c);
+	c->previous_secret_access_key = c->secret_access_key;
+	c->previous_session_token = c->session_token;
+	st->previous_cxt = st->cxt;
+	st->cxt = old;
 	old = MemoryContextSwitchTo(st->cxt);
 	c->access_key_id = pstrdup(got->access_key_id);
 	c->secret_access_key = pstrdup(got->secret_access_key);

@@ -201,13 +201,16 @@ extern const char *ddb_type_name(DdbType type);
  * The credentials a connection signs with; the keys are NULL until
  * credentials_ensure first fetches them.  generation changes whenever the
  * keys do, so that a signer deriving keys from them knows when to derive
- * again.
+ * again.  The secrets of the keys they replaced are kept until the next
+ * change, for errors to requests signed with them to be blanked of them.
  */
 typedef struct ShardCredentials
 {
 	char	   *access_key_id;
 	char	   *secret_access_key;
 	char	   *session_token;	/* NULL when none */
+	char	   *previous_secret_access_key; /* NULL when none */
+	char	   *previous_session_token; /* NULL when none */
 	uint32		generation;
 	ShardServer *server;
 	ShardCredSpec *spec;

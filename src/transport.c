@@ -1037,14 +1037,16 @@ poll_timeout(DdbTransport *t)
  * Record an error on req, the type without its "namespace#" prefix.  A
  * signature error repeats the canonical request, session token included:
  * the token (and the secret, should an answer echo it) is blanked out,
- * since messages reach logs.
+ * since messages reach logs; so are those of the keys the current ones
+ * replaced, which requests still in flight may have been signed with.
  */
 static void
 set_error(DdbRequest *req, const char *type, const char *message)
 {
 	const char *hash = strrchr(type, '#');
 	const ShardCredentials *creds = req->group->conn->creds;
-	const char *secrets[] = {creds->session_token, creds->secret_access_key};
+	const char *secrets[] = {creds->session_token, creds->secret_access_key,
+	creds->previous_session_token, creds->previous_secret_access_key};
 	char	   *text = MemoryContextStrdup(req->cxt, message ? message : "");
 	char	   *at;
 

@@ -679,6 +679,33 @@ def unwatched_refresh_is_begun_again():
 
 
 @runner.test
+def previous_keys_stay_out_of_errors():
+    """Once a refresh has replaced the keys, an error that quotes the
+    replaced keys' token and secret (as a signature error to a request
+    still signed with them would) shows neither: errors are blanked of
+    the previous keys as well as of the current ones."""
+    container_source()
+    session = bed.Session("postgres")
+    try:
+        fetched, first = first_fetch(session, LIFETIME_S, 0.0)
+        time.sleep(max(0.0, fetched + LIFETIME_S / 2 - time.monotonic()))
+        refreshed(session, first)
+        [(_, secret, token)] = [c for c in awsendpoints.all_pool_credentials()
+                                if c[0] in first]
+        bed.add_fault(kind="status", status=400, error="InvalidSignatureException",
+                      message=f"The Canonical String for this request should have "
+                              f"been 'x-amz-security-token:{token}' (secret {secret})")
+        lines = session.run("SELECT sum(v) FROM kv")
+    finally:
+        session.close()
+        bed.clear_faults()
+    text = "\n".join(lines)
+    assert "InvalidSignatureException" in text, text
+    assert token not in text and secret not in text, text
+    assert "x-amz-security-token:" + "*" * len(token) in text, text
+
+
+@runner.test
 def instance_metadata():
     """IMDSv2: the token PUT, then the role and its credentials with the
     token; refresh; and a role assumed on top of them."""
