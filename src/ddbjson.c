@@ -1107,6 +1107,21 @@ jw_tree(JsonWriter *w, const DdbJson *v)
 }
 
 /* See ddbjson.h. */
+char *
+ddbjson_text(const DdbJson *v, size_t *len)
+{
+	Buf			out;
+	JsonWriter	w;
+
+	buf_init(&out);
+	jw_init(&w, &out);
+	jw_tree(&w, v);
+	if (len)
+		*len = out.len;
+	return out.data;
+}
+
+/* See ddbjson.h. */
 void
 jw_begin_request(JsonWriter *w, Buf *out, const char *table)
 {

@@ -195,6 +195,12 @@ extern void jw_int(JsonWriter *w, long long value);
 extern void jw_tree(JsonWriter *w, const DdbJson *v);
 
 /*
+ * The JSON text of tree v, as jw_tree writes it, NUL-terminated, its
+ * length in *len when len is not NULL (allocated with sfdw_alloc).
+ */
+extern char *ddbjson_text(const DdbJson *v, size_t *len);
+
+/*
  * Begin a DynamoDB request body in out (initialised here): the top-level
  * object and its TableName member.
  */

@@ -75,8 +75,6 @@ shard_fdw_request(PG_FUNCTION_ARGS)
 	DdbConn    *conn;
 	DdbGroup   *group;
 	DdbJson    *response;
-	Buf			out;
-	JsonWriter	w;
 	Datum		result;
 
 	if (server->fdwid != get_foreign_data_wrapper_oid("shard_fdw", false))
@@ -92,10 +90,7 @@ shard_fdw_request(PG_FUNCTION_ARGS)
 	conn = shard_get_connection(server->serverid, GetUserId());
 	group = ddb_group_create(conn, 1);
 	response = ddb_call(group, pstrdup(operation), text, strlen(text));
-	buf_init(&out);
-	jw_init(&w, &out);
-	jw_tree(&w, response);
-	result = DirectFunctionCall1(jsonb_in, CStringGetDatum(out.data));
+	result = DirectFunctionCall1(jsonb_in, CStringGetDatum(ddbjson_text(response, NULL)));
 	ddb_group_free(group);
 	PG_RETURN_DATUM(result);
 }

@@ -144,8 +144,8 @@ merge_note_page(ShardScanState *ss, Stream *s, DdbRequest *page)
 {
 	const DdbJson *lek = ddbjson_get(page->response, "LastEvaluatedKey");
 	const DdbJson *sk;
-	Buf			text;
-	JsonWriter	w;
+	char	   *text;
+	size_t		len;
 	char		err[SFDW_ERRLEN];
 	MemoryContext old;
 
@@ -162,11 +162,9 @@ merge_note_page(ShardScanState *ss, Stream *s, DdbRequest *page)
 				(errcode(ERRCODE_FDW_ERROR),
 				 errmsg("DynamoDB Query of foreign table \"%s\" returned a LastEvaluatedKey without sort key attribute \"%s\"",
 						ss->t->relname, ss->t->sk.attribute)));
-	buf_init(&text);
-	jw_init(&w, &text);
-	jw_tree(&w, sk);
+	text = ddbjson_text(sk, &len);
 	old = MemoryContextSwitchTo(ss->runcxt);
-	s->reached = ddbjson_parse(text.data, text.len, err, sizeof(err));
+	s->reached = ddbjson_parse(text, len, err, sizeof(err));
 	MemoryContextSwitchTo(old);
 	if (s->reached == NULL)
 		elog(ERROR, "shard_fdw: could not parse a sort key written: %s", err);

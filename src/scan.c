@@ -114,29 +114,25 @@ static void
 stream_check_progress(ShardScanState *ss, Stream *s, DdbRequest *req,
 					  const DdbJson *lek)
 {
-	Buf			text;
-	JsonWriter	w;
+	char	   *text = ddbjson_text(lek, NULL);
 
-	buf_init(&text);
-	jw_init(&w, &text);
-	jw_tree(&w, lek);
-	if (s->lek_seen != NULL && strcmp(s->lek_seen, text.data) == 0)
+	if (s->lek_seen != NULL && strcmp(s->lek_seen, text) == 0)
 		ereport(ERROR,
 				(errcode(ERRCODE_FDW_ERROR),
 				 errmsg("DynamoDB %s of foreign table \"%s\" returned the same LastEvaluatedKey again",
 						req->action, ss->t->relname),
 				 errdetail("LastEvaluatedKey %s came back after %d page%s, so the pages would repeat for ever.",
-						   text.data, s->lek_steps + 1, s->lek_steps == 0 ? "" : "s")));
+						   text, s->lek_steps + 1, s->lek_steps == 0 ? "" : "s")));
 	if (++s->lek_steps >= s->lek_period)
 	{
 		if (s->lek_seen != NULL)
 			pfree(s->lek_seen);
-		s->lek_seen = text.data;
+		s->lek_seen = text;
 		s->lek_period = Max(s->lek_period, 1) * 2;
 		s->lek_steps = 0;
 	}
 	else
-		pfree(text.data);
+		pfree(text);
 }
 
 /*

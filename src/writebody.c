@@ -453,16 +453,23 @@ request_delete_item(ShardTable *t, const DdbJson *item, bool unchanged, size_t *
  * ---------------------------------------------------------------------
  */
 
-/* Write {metadata_key: {"S": base}}. */
+/* Write the member metadata_key: {"S": base} of an open object. */
 static void
-write_meta_key(JsonWriter *w, ShardTable *t, const char *base)
+write_meta_key_member(JsonWriter *w, ShardTable *t, const char *base)
 {
-	jw_begin_object(w);
 	jw_key(w, t->metadata_key);
 	jw_begin_object(w);
 	jw_key(w, "S");
 	jw_cstring(w, base);
 	jw_end_object(w);
+}
+
+/* Write {metadata_key: {"S": base}}. */
+static void
+write_meta_key(JsonWriter *w, ShardTable *t, const char *base)
+{
+	jw_begin_object(w);
+	write_meta_key_member(w, t, base);
 	jw_end_object(w);
 }
 
@@ -492,11 +499,7 @@ request_meta_create(ShardTable *t, const char *base, long now, size_t *len)
 	jw_begin_request(&w, &out, t->metadata_table);
 	jw_key(&w, "Item");
 	jw_begin_object(&w);
-	jw_key(&w, t->metadata_key);
-	jw_begin_object(&w);
-	jw_key(&w, "S");
-	jw_cstring(&w, base);
-	jw_end_object(&w);
+	write_meta_key_member(&w, t, base);
 	jw_key(&w, "number_of_shards");
 	jw_raw(&w, "{\"N\":\"1\"}");
 	jw_key(&w, "last_updated");

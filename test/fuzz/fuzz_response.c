@@ -51,20 +51,6 @@ assert_items(const DdbJson *items)
 			assert_av(&items->elems[i].elems[k]);
 }
 
-/* The text jw_tree writes for v (free with sfdw_free). */
-static char *
-write_back(const DdbJson *v, size_t *len)
-{
-	Buf			out;
-	JsonWriter	w;
-
-	buf_init(&out);
-	jw_init(&w, &out);
-	jw_tree(&w, v);
-	*len = out.len;
-	return out.data;
-}
-
 int
 LLVMFuzzerTestOneInput(const unsigned char *data, size_t size)
 {
@@ -89,11 +75,11 @@ LLVMFuzzerTestOneInput(const unsigned char *data, size_t size)
 		abort();
 
 	/* Whatever parses is written back as text that parses to the same. */
-	text = write_back(body, &len);
+	text = ddbjson_text(body, &len);
 	again = ddbjson_parse_ex(text, len, err, sizeof(err), &too_deep);
 	if (again == NULL)
 		abort();
-	text_again = write_back(again, &len_again);
+	text_again = ddbjson_text(again, &len_again);
 	if (len_again != len || memcmp(text, text_again, len) != 0)
 		abort();
 	sfdw_free(text_again);

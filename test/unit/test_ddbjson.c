@@ -81,19 +81,6 @@ parse(const char *text, char *err, size_t errlen)
 	return ddbjson_parse(text, strlen(text), err, errlen);
 }
 
-/* Write a tree with jw_tree and return the text (free with sfdw_free). */
-static char *
-write_tree(const DdbJson *v)
-{
-	Buf			out;
-	JsonWriter	w;
-
-	buf_init(&out);
-	jw_init(&w, &out);
-	jw_tree(&w, v);
-	return out.data;
-}
-
 /*
  * Does parsing len bytes of text fail with exactly the message want?
  */
@@ -141,7 +128,7 @@ writes_back(const char *text, const char *expected)
 		printf("     input: %s\n     err:   %s\n", text, err);
 		return 0;
 	}
-	back = write_tree(v);
+	back = ddbjson_text(v, NULL);
 	ok = strcmp(back, expected) == 0;
 	if (!ok)
 		printf("     got:  %s\n     want: %s\n", back, expected);
