@@ -13,8 +13,10 @@
  * requests live in memory of the connection, so that a transaction abort
  * can stop every transfer before anything it points to is freed.
  *
- * Waits poll libcurl with a short timeout and check for interrupts between
- * polls, so a cancel or statement_timeout stops a scan promptly.
+ * Waits sleep on an epoll set of libcurl's sockets (its socket and timer
+ * callbacks keep it) with a short timeout, hand libcurl only the sockets
+ * that are ready, and check for interrupts between sleeps, so a cancel or
+ * statement_timeout stops a scan promptly.
  *
  * The credential sources' plain HTTP exchanges (credentials.c) run on the
  * same multi handle, moving whenever the requests do.
