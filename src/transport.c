@@ -76,7 +76,7 @@ struct DdbTransport
 	dlist_head	attempts;		/* attempts in flight */
 	dlist_head	groups;
 	dlist_head	exchanges;		/* plain exchanges in flight */
-	dlist_head	spares;			/* ended attempts, their easy handles reset */
+	dlist_head	spares;			/* ended attempts, kept for their easy handles */
 	int			nspares;
 	int			max_spares;
 	int			epoll_fd;		/* watches the sockets libcurl waits on */
@@ -379,9 +379,9 @@ transport_url_host(const char *url)
 
 /*
  * Stop the transfer of one attempt and free it.  Up to max_spares ended
- * attempts are kept with their easy handles reset, for the next ones to
- * reuse: a handle made anew and cleaned up per request was a good part of
- * a request's CPU.
+ * attempts are kept with their easy handles, options set, for the next
+ * ones to reuse: a handle made anew and cleaned up per request was a good
+ * part of a request's CPU.
  */
 static void
 attempt_free(DdbTransport *t, DdbAttempt *a)
