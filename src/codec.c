@@ -210,6 +210,9 @@ number_text(ShardColumn *col, Oid typid, Datum value)
 							 errmsg("cannot store %s in column \"%s\"",
 									isnan(d) ? "NaN" : "infinity", col->name),
 							 errdetail("DynamoDB numbers are finite.")));
+				/* -0 equals 0, so it must be stored and found as 0 */
+				if (d == 0)
+					return pstrdup("0");
 				text = OidOutputFunctionCall(type_output(typid), value);
 				break;
 			}
