@@ -675,35 +675,45 @@ ddb_count_retry(DdbRequest *req)
  * ---------------------------------------------------------------------
  */
 
-/* libcurl write callback: append the body to the attempt's buffer. */
+/*
+ * Append n bytes to buf from inside a libcurl callback, where nothing may
+ * throw; false, which fails the transfer, when buf would hold more than
+ * max bytes (at most MaxAllocSize - 1) or no memory is left.
+ */
+static bool
+append_in_callback(StringInfo buf, const char *data, size_t n, size_t max)
+{
+	size_t		need = (size_t) buf->len + n + 1;
+
+	if (need > max + 1)
+		return false;
+	if (need > (size_t) buf->maxlen)
+	{
+		size_t		newlen = Min(Max((size_t) buf->maxlen * 2, need), max + 1);
+		char	   *grown = MemoryContextAllocExtended(GetMemoryChunkContext(buf->data),
+													   newlen, MCXT_ALLOC_NO_OOM);
+
+		if (grown == NULL)
+			return false;
+		memcpy(grown, buf->data, buf->len);
+		pfree(buf->data);
+		buf->data = grown;
+		buf->maxlen = (int) newlen;
+	}
+	memcpy(buf->data + buf->len, data, n);
+	buf->len += (int) n;
+	buf->data[buf->len] = '\0';
+	return true;
+}
+
+/* libcurl write callback: append to the attempt's response. */
 static size_t
 on_body(char *data, size_t size, size_t nmemb, void *arg)
 {
 	DdbAttempt *a = arg;
 	size_t		n = size * nmemb;
 
-	if ((size_t) a->response.len + n >= MaxAllocSize)
-		return 0;
-	if (a->response.len + n + 1 > (size_t) a->response.maxlen)
-	{
-		int			newlen = a->response.maxlen;
-		char	   *grown;
-
-		while ((size_t) newlen < a->response.len + n + 1)
-			newlen *= 2;
-		grown = MemoryContextAllocExtended(GetMemoryChunkContext(a->response.data),
-										   newlen, MCXT_ALLOC_NO_OOM);
-		if (grown == NULL)
-			return 0;
-		memcpy(grown, a->response.data, a->response.len);
-		pfree(a->response.data);
-		a->response.data = grown;
-		a->response.maxlen = newlen;
-	}
-	memcpy(a->response.data + a->response.len, data, n);
-	a->response.len += n;
-	a->response.data[a->response.len] = '\0';
-	return n;
+	return append_in_callback(&a->response, data, n, MaxAllocSize - 1) ? n : 0;
 }
 
 /* libcurl read callback: hand over the next part of the request body. */
@@ -1595,10 +1605,7 @@ on_plain_body(char *data, size_t size, size_t nmemb, void *arg)
 	StringInfo	answer = arg;
 	size_t		n = size * nmemb;
 
-	if ((size_t) answer->len + n > PLAIN_MAX_ANSWER)
-		return 0;
-	appendBinaryStringInfo(answer, data, (int) n);
-	return n;
+	return append_in_callback(answer, data, n, PLAIN_MAX_ANSWER) ? n : 0;
 }
 
 /* Stop an exchange's transfer and free libcurl's objects; idempotent. */

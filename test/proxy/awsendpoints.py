@@ -73,6 +73,7 @@ class Endpoints:
         self.lock = threading.Lock()
         self.lifetime_s = 3600
         self.delay_s = 0.0          # answers are held back this long
+        self.pad_bytes = 0          # spaces after each answer's text
         self.roles = {}             # role ARN -> {"external_id", "principals"}
         self.web_tokens = {}        # token -> "valid" or "expired"
         self.container_token = None
@@ -161,7 +162,7 @@ class Handler(BaseHTTPRequestHandler):
     def answer(self, status, text, content_type):
         """Send an answer, delay_s after the request came."""
         time.sleep(self.state.delay_s)
-        data = text.encode()
+        data = text.encode() + b" " * self.state.pad_bytes
         self.send_response(status)
         self.send_header("Content-Type", content_type)
         self.send_header("Content-Length", str(len(data)))

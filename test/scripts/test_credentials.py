@@ -489,6 +489,23 @@ def failed_refresh_keeps_current_credentials():
         session.close()
 
 
+@runner.test
+def oversized_answer_is_refused():
+    """A credential source whose answer passes 1 MB (its JSON followed by
+    spaces) is refused with libcurl's reason, and the same source answering
+    as usual is used by the next statement."""
+    container_source()
+    state["endpoints"].pad_bytes = 1024 * 1024
+    try:
+        err = fails("SELECT sum(v) FROM kv", "could not get AWS credentials",
+                    "container")
+        assert "Failure writing output" in err or "Failed writing" in err, err
+    finally:
+        state["endpoints"].pad_bytes = 0
+    total()
+    assert kinds(endpoint_log()) == ["container", "container"]
+
+
 # ---------------------------------------------- refreshes beside a scan
 
 # Credentials of the refresh tests live this long; their refresh is due
