@@ -18,16 +18,15 @@
  * that are ready, and check for interrupts between sleeps, so a cancel or
  * statement_timeout stops a scan promptly.
  *
- * The credential sources' plain HTTP exchanges (credentials.c) run on the
- * same multi handle, moving whenever the requests do.
+ * The credential sources' plain HTTP exchanges (exchange.c) run on the
+ * same multi handle, moving whenever the requests do; sockets.c keeps the
+ * epoll set of its sockets.
  *
  *-------------------------------------------------------------------------
  */
 #include "shard_fdw.h"
 
 #include <curl/curl.h>
-#include <sys/epoll.h>
-#include <unistd.h>
 #include <zlib.h>
 
 #include "access/xact.h"
@@ -36,60 +35,11 @@
 #include "utils/memutils.h"
 
 #include "sigv4.h"
+#include "sockets.h"
+#include "transportstate.h"
 
 #define DDB_TARGET_PREFIX "DynamoDB_20120810."
 #define DDB_CONTENT_TYPE "application/x-amz-json-1.0"
-
-/* The longest a wait sleeps before checking for interrupts. */
-#define POLL_MS 20
-
-/* The most ready sockets one wait hands to libcurl (more wait their turn). */
-#define MAX_READY 64
-
-/*
- * A pause this long between two moves of the transport leaves a plain
- * exchange's timeout running unwatched.
- */
-#define UNATTENDED_US 1000000
-
-/*
- * What the transport knows of one socket number.  A connection's socket,
- * which the transport opens and closes for libcurl, stays in the epoll
- * set between the requests it carries: a request on a kept-alive
- * connection then changes nothing in the set.  Other sockets (a name
- * resolver's) are in the set exactly while libcurl waits on them.
- */
-typedef struct SocketWatch
-{
-	bool		connection;		/* opened by on_open_socket, not closed yet */
-	bool		wanted;			/* libcurl waits on it */
-	uint32		events;			/* what the set has it for; 0: not in it */
-} SocketWatch;
-
-struct DdbTransport
-{
-	DdbConn    *conn;
-	CURLM	   *multi;
-	char	   *url;
-	char	   *host;			/* the Host header, as signed */
-	dlist_head	queue;			/* queued requests of every group */
-	dlist_head	attempts;		/* attempts in flight */
-	dlist_head	groups;
-	dlist_head	exchanges;		/* plain exchanges in flight */
-	dlist_head	spares;			/* ended attempts, kept for their easy handles */
-	int			nspares;
-	int			max_spares;
-	int			epoll_fd;		/* watches the sockets libcurl waits on */
-	SocketWatch *watch;			/* per socket number, below nwatch */
-	int			nwatch;
-	bool		timer_set;		/* libcurl wants to act at timer_at */
-	TimestampTz timer_at;
-	RetryBudget budget;
-	bool		proven;			/* the endpoint answered as DynamoDB */
-	char		key_day[9];		/* the YYYYMMDD signing_key is for */
-	uint32		key_generation; /* of the credentials it is derived from */
-	unsigned char signing_key[SIGV4_KEY_LEN];
-};
 
 struct DdbGroup
 {
@@ -103,21 +53,6 @@ struct DdbGroup
 	Budget	   *budget;			/* the capacity budget it keeps to, or NULL */
 	dlist_head	done;			/* finished, not yet handed out */
 	DdbStats	stats;
-	dlist_node	node;
-};
-
-/* A plain HTTP exchange (a credential source's) on the multi handle. */
-struct HttpExchange
-{
-	DdbTransport *t;			/* NULL once its transfer is freed */
-	CURL	   *easy;
-	struct curl_slist *headers;
-	StringInfoData answer;
-	bool		done;
-	CURLcode	result;			/* once done */
-	TimestampTz driven_at;		/* when the transport last moved it */
-	bool		idled;			/* the transport paused while it ran */
-	char		errbuf[CURL_ERROR_SIZE];
 	dlist_node	node;
 };
 
@@ -169,145 +104,8 @@ curl_init_once(void)
 }
 
 /*
- * The transport's record of socket s, the array grown to hold it; NULL
- * when it cannot grow (called inside libcurl, so nothing may throw).
- */
-static SocketWatch *
-socket_watch(DdbTransport *t, curl_socket_t s)
-{
-	if (s >= t->nwatch)
-	{
-		int			n = Max(s + 1, t->nwatch * 2);
-		SocketWatch *watch = MemoryContextAllocExtended(GetMemoryChunkContext(t),
-														n * sizeof(SocketWatch),
-														MCXT_ALLOC_NO_OOM | MCXT_ALLOC_ZERO);
-
-		if (watch == NULL)
-			return NULL;
-		if (t->watch)
-		{
-			memcpy(watch, t->watch, t->nwatch * sizeof(SocketWatch));
-			pfree(t->watch);
-		}
-		t->watch = watch;
-		t->nwatch = n;
-	}
-	return &t->watch[s];
-}
-
-/*
- * Put s in the epoll set for events, or change what it is there for (a
- * socket closed behind the record's back is added anew).  Returns whether
- * the set took it.
- */
-static bool
-epoll_watch(DdbTransport *t, curl_socket_t s, SocketWatch *w, uint32 events)
-{
-	struct epoll_event ev = {.events = events,.data.fd = s};
-
-	if (epoll_ctl(t->epoll_fd, w->events ? EPOLL_CTL_MOD : EPOLL_CTL_ADD, s, &ev) != 0 &&
-		epoll_ctl(t->epoll_fd, w->events ? EPOLL_CTL_ADD : EPOLL_CTL_MOD, s, &ev) != 0)
-		return false;
-	w->events = events;
-	return true;
-}
-
-/* Take s out of the epoll set. */
-static void
-epoll_unwatch(DdbTransport *t, curl_socket_t s, SocketWatch *w)
-{
-	epoll_ctl(t->epoll_fd, EPOLL_CTL_DEL, s, NULL);
-	w->events = 0;
-}
-
-/*
- * libcurl socket callback: libcurl waits on socket s for what (or no
- * longer).  A connection's socket no longer waited on stays in the set
- * until it next says something (see SocketWatch).  Returns -1, which
- * fails the transfer, when the set refuses it.
- */
-static int
-on_socket(CURL *easy, curl_socket_t s, int what, void *arg, void *socketp)
-{
-	DdbTransport *t = arg;
-	SocketWatch *w = socket_watch(t, s);
-	uint32		events = ((what & CURL_POLL_IN) ? EPOLLIN : 0) |
-		((what & CURL_POLL_OUT) ? EPOLLOUT : 0);
-
-	if (w == NULL)
-		return -1;
-	w->wanted = what != CURL_POLL_REMOVE;
-	if (!w->wanted)
-	{
-		if (!w->connection && w->events)
-			epoll_unwatch(t, s, w);
-		return 0;
-	}
-	if (w->events == events)
-		return 0;
-	return epoll_watch(t, s, w, events) ? 0 : -1;
-}
-
-/* libcurl open socket callback: a connection's socket, recorded so. */
-static curl_socket_t
-on_open_socket(void *arg, curlsocktype purpose, struct curl_sockaddr *addr)
-{
-	DdbTransport *t = arg;
-	curl_socket_t s = socket(addr->family, addr->socktype | SOCK_CLOEXEC, addr->protocol);
-	SocketWatch *w;
-
-	if (s == CURL_SOCKET_BAD)
-		return s;
-	w = socket_watch(t, s);
-	if (w == NULL)
-	{
-		close(s);
-		return CURL_SOCKET_BAD;
-	}
-	*w = (SocketWatch) {.connection = true};
-	return s;
-}
-
-/*
- * libcurl close socket callback: a connection's socket is closed, which
- * also takes it out of the epoll set.
- */
-static int
-on_close_socket(void *arg, curl_socket_t s)
-{
-	DdbTransport *t = arg;
-
-	if (s < t->nwatch)
-		t->watch[s] = (SocketWatch) {0};
-	return close(s);
-}
-
-/* Have libcurl open and close easy's connections through the transport. */
-static void
-own_sockets(DdbTransport *t, CURL *easy)
-{
-	curl_easy_setopt(easy, CURLOPT_OPENSOCKETFUNCTION, on_open_socket);
-	curl_easy_setopt(easy, CURLOPT_OPENSOCKETDATA, t);
-	curl_easy_setopt(easy, CURLOPT_CLOSESOCKETFUNCTION, on_close_socket);
-	curl_easy_setopt(easy, CURLOPT_CLOSESOCKETDATA, t);
-}
-
-/* libcurl timer callback: when libcurl next wants to act (-1: never). */
-static int
-on_timer(CURLM *multi, long timeout_ms, void *arg)
-{
-	DdbTransport *t = arg;
-
-	t->timer_set = timeout_ms >= 0;
-	if (t->timer_set)
-		t->timer_at = GetCurrentTimestamp() + timeout_ms * 1000;
-	return 0;
-}
-
-/*
- * Make the transport of conn: the multi handle, the epoll set of its
- * sockets, and the endpoint's URL and Host header.  Allocated in
- * conn->cxt.
+ * Make the transport of conn: the multi handle, the set of its sockets,
+ * and the endpoint's URL and Host header.  Allocated in conn->cxt.
  */
 DdbTransport *
 transport_create(DdbConn *conn)
@@ -344,21 +142,16 @@ transport_create(DdbConn *conn)
 				 errmsg("could not create a libcurl multi handle")));
 	/* keep as many connections alive between statements as a read uses */
 	curl_multi_setopt(t->multi, CURLMOPT_MAXCONNECTS, (long) t->max_spares);
-	t->epoll_fd = epoll_create1(EPOLL_CLOEXEC);
-	if (t->epoll_fd < 0)
+	PG_TRY();
 	{
-		int			save_errno = errno;
-
-		curl_multi_cleanup(t->multi);
-		errno = save_errno;
-		ereport(ERROR,
-				(errcode(ERRCODE_FDW_OUT_OF_MEMORY),
-				 errmsg("could not create an epoll set: %m")));
+		t->sockets = sockets_create(t->multi);
 	}
-	curl_multi_setopt(t->multi, CURLMOPT_SOCKETFUNCTION, on_socket);
-	curl_multi_setopt(t->multi, CURLMOPT_SOCKETDATA, t);
-	curl_multi_setopt(t->multi, CURLMOPT_TIMERFUNCTION, on_timer);
-	curl_multi_setopt(t->multi, CURLMOPT_TIMERDATA, t);
+	PG_CATCH();
+	{
+		curl_multi_cleanup(t->multi);
+		PG_RE_THROW();
+	}
+	PG_END_TRY();
 	return t;
 }
 
@@ -451,7 +244,7 @@ transport_destroy(DdbTransport *t)
 		pfree(a);
 	}
 	curl_multi_cleanup(t->multi);
-	close(t->epoll_fd);
+	sockets_destroy(t->sockets);
 	explicit_bzero(t->signing_key, sizeof(t->signing_key));
 }
 
@@ -675,12 +468,8 @@ ddb_count_retry(DdbRequest *req)
  * ---------------------------------------------------------------------
  */
 
-/*
- * Append n bytes to buf from inside a libcurl callback, where nothing may
- * throw; false, which fails the transfer, when buf would hold more than
- * max bytes (at most MaxAllocSize - 1) or no memory is left.
- */
-static bool
+/* See transportstate.h. */
+bool
 append_in_callback(StringInfo buf, const char *data, size_t n, size_t max)
 {
 	size_t		need = (size_t) buf->len + n + 1;
@@ -790,22 +579,6 @@ on_header(char *data, size_t size, size_t nmemb, void *arg)
 		a->crc[len] = '\0';
 	}
 	return n;
-}
-
-/* Add a header line to a list; on error the list is freed. */
-static struct curl_slist *
-add_line(struct curl_slist *list, const char *line)
-{
-	struct curl_slist *result = curl_slist_append(list, line);
-
-	if (result == NULL)
-	{
-		curl_slist_free_all(list);
-		ereport(ERROR,
-				(errcode(ERRCODE_FDW_OUT_OF_MEMORY),
-				 errmsg("out of memory")));
-	}
-	return result;
 }
 
 /*
@@ -930,7 +703,7 @@ spare_attempt(DdbTransport *t)
 	curl_easy_setopt(a->easy, CURLOPT_SSL_VERIFYHOST, 2L);
 	if (server->ca_file)
 		curl_easy_setopt(a->easy, CURLOPT_CAINFO, server->ca_file);
-	own_sockets(t, a->easy);
+	sockets_own(t->sockets, a->easy);
 	return a;
 }
 
@@ -1385,19 +1158,6 @@ exchange_of(DdbTransport *t, CURL *easy)
 	return NULL;
 }
 
-/* Let libcurl act on its timeouts if they are due at now. */
-static void
-run_timer(DdbTransport *t, TimestampTz now)
-{
-	int			running;
-
-	if (t->timer_set && t->timer_at <= now)
-	{
-		t->timer_set = false;
-		curl_multi_socket_action(t->multi, CURL_SOCKET_TIMEOUT, 0, &running);
-	}
-}
-
 /*
  * Collect the transfers libcurl has finished: attempts are judged, plain
  * exchanges marked done.  Returns whether any finished; *exchange_ended
@@ -1432,20 +1192,10 @@ collect_finished(DdbTransport *t, bool *exchange_ended)
 	return finished;
 }
 
-/*
- * Let libcurl act on its due timeouts and on the sockets that are ready,
- * and collect finished transfers; if none had finished, first wait at
- * most timeout_ms (0: not at all) for a socket to be ready or libcurl's
- * timer to be due.  libcurl moves only the transfers whose sockets are
- * ready, so a wake-up costs the same with 1 or 128 in flight.  Returns
- * whether a plain exchange ended.
- */
-static bool
+/* See transportstate.h. */
+bool
 transport_drive(DdbTransport *t, int timeout_ms)
 {
-	struct epoll_event ready[MAX_READY];
-	int			nready;
-	int			running;
 	bool		exchange_ended = false;
 	TimestampTz now = GetCurrentTimestamp();
 	dlist_iter	it;
@@ -1457,30 +1207,9 @@ transport_drive(DdbTransport *t, int timeout_ms)
 		x->idled |= now - x->driven_at > UNATTENDED_US;
 		x->driven_at = now;
 	}
-	run_timer(t, now);
-	if (collect_finished(t, &exchange_ended))
-		timeout_ms = 0;
-	else if (timeout_ms > 0 && t->timer_set)
-		timeout_ms = (int) Min(timeout_ms, Max(0, (t->timer_at - now + 999) / 1000));
-	nready = epoll_wait(t->epoll_fd, ready, MAX_READY, timeout_ms);
-	for (int i = 0; i < nready; i++)
-	{
-		curl_socket_t s = ready[i].data.fd;
-		uint32		ev = ready[i].events;
-
-		if (!t->watch[s].wanted)
-		{
-			/* a kept-alive connection closed by the server, or sent junk */
-			epoll_unwatch(t, s, &t->watch[s]);
-			continue;
-		}
-		curl_multi_socket_action(t->multi, s,
-								 ((ev & (EPOLLIN | EPOLLHUP)) ? CURL_CSELECT_IN : 0) |
-								 ((ev & EPOLLOUT) ? CURL_CSELECT_OUT : 0) |
-								 ((ev & EPOLLERR) ? CURL_CSELECT_ERR : 0),
-								 &running);
-	}
-	run_timer(t, GetCurrentTimestamp());
+	sockets_run_timer(t->sockets);
+	sockets_wait(t->sockets, collect_finished(t, &exchange_ended) ? 0 : timeout_ms);
+	sockets_run_timer(t->sockets);
 	collect_finished(t, &exchange_ended);
 	return exchange_ended;
 }
@@ -1588,157 +1317,4 @@ ddb_call(DdbGroup *group, const char *action, const char *body, size_t len)
 	if (req->status != DDB_OK)
 		ddb_report_error(req);
 	return req->response;
-}
-
-/* ---------------------------------------------------------------------
- * Plain HTTP exchanges (the credential sources)
- * ---------------------------------------------------------------------
- */
-
-/* The largest answer a credential source may send. */
-#define PLAIN_MAX_ANSWER (1024 * 1024)
-
-/* libcurl write callback of a plain exchange: append to a StringInfo. */
-static size_t
-on_plain_body(char *data, size_t size, size_t nmemb, void *arg)
-{
-	StringInfo	answer = arg;
-	size_t		n = size * nmemb;
-
-	return append_in_callback(answer, data, n, PLAIN_MAX_ANSWER) ? n : 0;
-}
-
-/* Stop an exchange's transfer and free libcurl's objects; idempotent. */
-void
-transport_exchange_free(HttpExchange *x)
-{
-	if (x->t == NULL)
-		return;
-	curl_multi_remove_handle(x->t->multi, x->easy);
-	curl_easy_cleanup(x->easy);
-	curl_slist_free_all(x->headers);
-	dlist_delete(&x->node);
-	x->t = NULL;
-}
-
-/* Memory context callback: the memory of an exchange goes away. */
-static void
-exchange_gone(void *arg)
-{
-	transport_exchange_free(arg);
-}
-
-/*
- * Start an HTTP exchange outside DynamoDB's protocol on t's multi handle,
- * alongside its DynamoDB requests: method ("GET", "PUT", "POST") on url
- * with headers (a List of "Name: value" strings) and body (NULL: none; ""
- * sends an empty one, copied).  It moves whenever the transport does, and
- * ends with transport_exchange_free or with the current memory context,
- * where it is allocated.
- */
-HttpExchange *
-transport_exchange_start(DdbTransport *t, const char *method, const char *url,
-						 List *headers, const char *body, long connect_timeout_ms,
-						 long timeout_ms)
-{
-	HttpExchange *x = palloc0(sizeof(HttpExchange));
-	MemoryContextCallback *cb = palloc(sizeof(MemoryContextCallback));
-	const char *ca_file = t->conn->server->ca_file;
-	struct curl_slist *list = NULL;
-	ListCell   *lc;
-
-	initStringInfo(&x->answer);
-	x->easy = curl_easy_init();
-	if (x->easy == NULL)
-		ereport(ERROR,
-				(errcode(ERRCODE_FDW_OUT_OF_MEMORY),
-				 errmsg("could not create a libcurl handle")));
-	x->t = t;
-	x->driven_at = GetCurrentTimestamp();
-	dlist_push_tail(&t->exchanges, &x->node);
-	cb->func = exchange_gone;
-	cb->arg = x;
-	MemoryContextRegisterResetCallback(CurrentMemoryContext, cb);
-
-	foreach(lc, headers)
-		list = add_line(list, lfirst(lc));
-	/* libcurl would otherwise wait for a 100-continue */
-	x->headers = add_line(list, "Expect:");
-	curl_easy_setopt(x->easy, CURLOPT_URL, url);
-	curl_easy_setopt(x->easy, CURLOPT_HTTPHEADER, x->headers);
-	if (body)
-	{
-		curl_easy_setopt(x->easy, CURLOPT_POSTFIELDSIZE_LARGE, (curl_off_t) strlen(body));
-		curl_easy_setopt(x->easy, CURLOPT_COPYPOSTFIELDS, body);
-	}
-	if (strcmp(method, "POST") != 0 && strcmp(method, "GET") != 0)
-		curl_easy_setopt(x->easy, CURLOPT_CUSTOMREQUEST, method);
-	curl_easy_setopt(x->easy, CURLOPT_WRITEFUNCTION, on_plain_body);
-	curl_easy_setopt(x->easy, CURLOPT_WRITEDATA, &x->answer);
-	curl_easy_setopt(x->easy, CURLOPT_ERRORBUFFER, x->errbuf);
-	curl_easy_setopt(x->easy, CURLOPT_NOSIGNAL, 1L);
-	curl_easy_setopt(x->easy, CURLOPT_CONNECTTIMEOUT_MS, connect_timeout_ms);
-	curl_easy_setopt(x->easy, CURLOPT_TIMEOUT_MS, timeout_ms);
-	curl_easy_setopt(x->easy, CURLOPT_SSL_VERIFYPEER, 1L);
-	curl_easy_setopt(x->easy, CURLOPT_SSL_VERIFYHOST, 2L);
-	curl_easy_setopt(x->easy, CURLOPT_PROTOCOLS_STR, "http,https");
-	if (ca_file)
-		curl_easy_setopt(x->easy, CURLOPT_CAINFO, ca_file);
-	own_sockets(t, x->easy);
-	if (curl_multi_add_handle(t->multi, x->easy) != CURLM_OK)
-		ereport(ERROR,
-				(errcode(ERRCODE_FDW_OUT_OF_MEMORY),
-				 errmsg("could not start an HTTP request")));
-	return x;
-}
-
-/*
- * Whether the exchange has ended (answered or failed); libcurl first
- * moves the transport on, without waiting, so that an answer that came
- * while nobody watched counts.
- */
-bool
-transport_exchange_done(HttpExchange *x)
-{
-	if (!x->done)
-		transport_drive(x->t, 0);
-	return x->done;
-}
-
-/*
- * The outcome of an ended exchange: the HTTP status, its body in *answer
- * (owned by the exchange), or 0 with libcurl's reason in err when no
- * answer came.  *stale tells a timeout that ran out while nobody moved
- * the transport (between statements, or while the executor worked on
- * rows): the answer may have been there in time, so asking again is
- * worth it.
- */
-long
-transport_exchange_result(HttpExchange *x, StringInfo *answer, bool *stale,
-						  char *err, size_t errlen)
-{
-	long		status = 0;
-
-	Assert(x->done);
-	*answer = &x->answer;
-	*stale = x->result == CURLE_OPERATION_TIMEDOUT && x->idled;
-	if (x->result == CURLE_OK)
-		curl_easy_getinfo(x->easy, CURLINFO_RESPONSE_CODE, &status);
-	else
-		strlcpy(err, x->errbuf[0] ? x->errbuf : curl_easy_strerror(x->result), errlen);
-	return status;
-}
-
-/*
- * Wait until x has ended, moving the transport (DynamoDB requests in
- * flight go on; queued ones are not started).  Interruptible.
- */
-void
-transport_exchange_wait(HttpExchange *x)
-{
-	while (!x->done)
-	{
-		CHECK_FOR_INTERRUPTS();
-		transport_drive(x->t, POLL_MS);
-	}
 }
