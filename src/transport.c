@@ -478,10 +478,14 @@ append_in_callback(StringInfo buf, const char *data, size_t n, size_t max)
 		return false;
 	if (need > (size_t) buf->maxlen)
 	{
-		size_t		newlen = Min(Max((size_t) buf->maxlen * 2, need), max + 1);
-		char	   *grown = MemoryContextAllocExtended(GetMemoryChunkContext(buf->data),
-													   newlen, MCXT_ALLOC_NO_OOM);
+		size_t		newlen = buf->maxlen;
+		char	   *grown;
 
+		while (newlen < need)
+			newlen *= 2;
+		newlen = Min(newlen, max + 1);
+		grown = MemoryContextAllocExtended(GetMemoryChunkContext(buf->data),
+										   newlen, MCXT_ALLOC_NO_OOM);
 		if (grown == NULL)
 			return false;
 		memcpy(grown, buf->data, buf->len);
