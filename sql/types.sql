@@ -81,6 +81,10 @@ INSERT INTO ft_types (pk, sk, tags) VALUES ('bad', 1, '{}');
 INSERT INTO ft_types (pk, sk, tags) VALUES ('bad', 1, '{a,b,a}');
 INSERT INTO ft_types (pk, sk, tags) VALUES ('bad', 1, '{a,NULL}');
 INSERT INTO ft_types (pk, sk, ts) VALUES ('bad', 1, 'infinity');
+-- dates too are stored within years 1 to 9999, where their text sorts as they do
+INSERT INTO ft_types (pk, sk, dt) VALUES ('bad', 1, '10000-01-01');
+INSERT INTO ft_types (pk, sk, dt) VALUES ('bad', 1, '0001-12-31 BC');
+INSERT INTO ft_types (pk, sk, dt) VALUES ('bad', 1, 'infinity');
 INSERT INTO ft_types (pk, sk, jb) VALUES ('bad', 1, '{"n": 1e400}');
 SELECT count(*) AS nothing_written FROM ft_types WHERE pk = 'bad';
 

@@ -283,11 +283,13 @@ scalar_text(ShardColumn *col, Oid typid, Datum value)
 							m,
 							day;
 
-				if (DATE_NOT_FINITE(d))
+				if (!DATE_NOT_FINITE(d))
+					j2date(d + POSTGRES_EPOCH_JDATE, &y, &m, &day);
+				if (DATE_NOT_FINITE(d) || y < 1 || y > 9999)
 					ereport(ERROR,
 							(errcode(ERRCODE_DATETIME_VALUE_OUT_OF_RANGE),
-							 errmsg("date in column \"%s\" cannot be stored", col->name)));
-				j2date(d + POSTGRES_EPOCH_JDATE, &y, &m, &day);
+							 errmsg("date in column \"%s\" cannot be stored", col->name),
+							 errdetail("Stored dates are finite and within years 1 to 9999, so that they sort as text.")));
 				return psprintf("%04d-%02d-%02d", y, m, day);
 			}
 	}
