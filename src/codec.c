@@ -283,9 +283,11 @@ scalar_text(ShardColumn *col, Oid typid, Datum value)
 							m,
 							day;
 
-				if (!DATE_NOT_FINITE(d))
+				if (DATE_NOT_FINITE(d))
+					y = 0;		/* refused below, as out of range */
+				else
 					j2date(d + POSTGRES_EPOCH_JDATE, &y, &m, &day);
-				if (DATE_NOT_FINITE(d) || y < 1 || y > 9999)
+				if (y < 1 || y > 9999)
 					ereport(ERROR,
 							(errcode(ERRCODE_DATETIME_VALUE_OUT_OF_RANGE),
 							 errmsg("date in column \"%s\" cannot be stored", col->name),

@@ -805,14 +805,15 @@ static void
 install_credentials(ShardCredentials *c, const AwsCreds *got, int64 now)
 {
 	struct ShardCredState *st = c->state;
-	MemoryContext old = st->previous_cxt;
+	MemoryContext emptied = st->previous_cxt;
+	MemoryContext old;
 
 	/* the current keys become the previous ones, still blanked in errors */
 	forget_previous_keys(c);
 	c->previous_secret_access_key = c->secret_access_key;
 	c->previous_session_token = c->session_token;
 	st->previous_cxt = st->cxt;
-	st->cxt = old;
+	st->cxt = emptied;
 	old = MemoryContextSwitchTo(st->cxt);
 	c->access_key_id = pstrdup(got->access_key_id);
 	c->secret_access_key = pstrdup(got->secret_access_key);
