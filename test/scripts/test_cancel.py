@@ -14,6 +14,7 @@ statement after statement must not raise its resident floor.  Ends with
 "N passed, N failed".
 """
 
+import statistics
 import threading
 import time
 
@@ -29,7 +30,7 @@ FANOUT_MS = 200
 BIG_ITEMS = 3000
 PAYLOAD = 1000
 RESCANS = 334
-PEAK_SLACK_KIB = 4096
+MEDIAN_SLACK_KIB = 1024
 STATEMENTS = 40
 FLOOR_SLACK_KIB = 2048
 client = None
@@ -263,11 +264,14 @@ def cancel_ends_a_slow_scan_promptly():
 def a_million_row_scan_does_not_grow_the_backend():
     """One statement reads the table's items RESCANS times over (a nested
     loop rescans the foreign scan), a million rows in all, while this test
-    samples the backend's anonymous resident memory: its highest value over
-    the second half of the statement must be within PEAK_SLACK_KIB of its
-    highest over the first half.  Anything kept per row or per page (a
+    samples the backend's anonymous resident memory: its median over the
+    second half of the statement must be within MEDIAN_SLACK_KIB of its
+    median over the first half.  Anything kept per row or per page (a
     palloc in the query's context, a parsed page, a curl handle) would
-    climb steadily.  JIT is off: the LLVM pages it maps are not ours."""
+    climb steadily: two bytes a row is a megabyte over the second half.
+    Peaks are not compared: a sample taken while several pages are parsed
+    at once reads 15 to 25 MB whether or not anything is kept.  JIT is
+    off: the LLVM pages it maps are not ours."""
     session = open_session()
     samples = []
     outcome = {}
@@ -294,11 +298,12 @@ def a_million_row_scan_does_not_grow_the_backend():
     assert outcome["lines"] == [scan_totals(RESCANS)], outcome["lines"]
     assert len(samples) >= 10, f"only {len(samples)} samples in {outcome['seconds']:.2f} s"
     half = len(samples) // 2
-    first, second = max(samples[:half]), max(samples[half:])
+    first, second = statistics.median(samples[:half]), statistics.median(samples[half:])
     print(f"     {rows} rows ({rows * PAYLOAD // 2**20} MiB) in {outcome['seconds']:.2f} s; "
-          f"RssAnon at most {first} KiB in the first half, {second} KiB in the second")
-    assert second - first < PEAK_SLACK_KIB, (
-        f"anonymous memory grew by {second - first} KiB over {rows // 2} rows")
+          f"RssAnon median {first:.0f} KiB in the first half, {second:.0f} KiB in the second "
+          f"(peak {max(samples)} KiB)")
+    assert second - first < MEDIAN_SLACK_KIB, (
+        f"anonymous memory grew by {second - first:.0f} KiB over {rows // 2} rows")
 
 
 @runner.test
