@@ -98,6 +98,22 @@ SELECT * FROM same_as_local();
 DELETE FROM lb WHERE game_id = 'g' AND player_id = 'p00001';
 DELETE FROM local_lb WHERE player_id = 'p00001';
 SELECT * FROM same_as_local();
+-- while layouts remain, reads are strongly consistent: a page must show
+-- every move made before it was asked for.  They cost twice the read
+-- units, unless the table sets consistent_read itself.
+CREATE FUNCTION read_units(query text) RETURNS numeric LANGUAGE plpgsql AS $$
+DECLARE
+  plan json;
+BEGIN
+  EXECUTE 'EXPLAIN (ANALYZE, FORMAT JSON) ' || query INTO plan;
+  RETURN (plan -> 0 -> 'Plan' ->> 'DynamoDB Consumed Capacity')::numeric;
+END
+$$;
+SELECT read_units($$SELECT player_id FROM lb WHERE game_id = 'g'$$) AS consistent \gset
+ALTER FOREIGN TABLE lb OPTIONS (ADD consistent_read 'false');
+SELECT read_units($$SELECT player_id FROM lb WHERE game_id = 'g'$$) AS eventual \gset
+ALTER FOREIGN TABLE lb OPTIONS (DROP consistent_read);
+SELECT :eventual > 0 AS units_counted, :consistent = 2 * :eventual AS twice_the_units;
 
 -- 20 to 5 shards: three layouts are read, a partition key two share once
 ALTER FOREIGN TABLE lb OPTIONS (SET shards '5');

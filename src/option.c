@@ -1068,9 +1068,19 @@ parse_shard_by(ShardTable *t, const char *value)
 ShardTable *
 shard_get_table(Oid relid)
 {
-	ShardTable *t = shard_table_from_options(relid, GetForeignTable(relid)->options);
+	List	   *options = GetForeignTable(relid)->options;
+	ShardTable *t = shard_table_from_options(relid, options);
 
-	layout_load(t, GetForeignTable(relid)->options);
+	layout_load(t, options);
+
+	/*
+	 * While items move between layouts, a read meets each row once only if
+	 * each of its pages shows every move made before it was asked for (see
+	 * merge.c and in_its_pass): an eventually consistent page may not.  So
+	 * reads are strongly consistent then, unless the table says otherwise.
+	 */
+	if (t->nlayouts > 1 && shard_option_value(options, "consistent_read") == NULL)
+		t->consistent_read = true;
 	return t;
 }
 
