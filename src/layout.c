@@ -433,14 +433,44 @@ append_field(StringInfo buf, const char *text)
 	appendStringInfo(buf, "%zu:%s", strlen(text), text);
 }
 
+/* qsort order of an item's attribute names, by index into its keys. */
+static int
+attribute_name_cmp(const void *a, const void *b, void *arg)
+{
+	char	  **keys = arg;
+
+	return strcmp(keys[*(const int *) a], keys[*(const int *) b]);
+}
+
 /*
- * What identifies item's row whichever layout stores it: the column fields
- * of its partition key (decoded by the template of its layout, or of the
- * base key for a legacy item), then its sort key.  Two items with the same
- * identity are one row stored twice (a move in progress).
+ * The whole of item, attributes in name order: what identifies an item read
+ * through an index.  The index's key is no row's identity (rows share it);
+ * the table's key attributes, which every index item holds, are among the
+ * attributes.
  */
-char *
-layout_item_identity(ShardTable *t, const DdbJson *item)
+static char *
+whole_item_identity(const DdbJson *item)
+{
+	StringInfoData buf;
+	int		   *order = palloc(sizeof(int) * Max(item->n, 1));
+
+	for (int i = 0; i < item->n; i++)
+		order[i] = i;
+	qsort_arg(order, item->n, sizeof(int), attribute_name_cmp, item->keys);
+	initStringInfo(&buf);
+	for (int i = 0; i < item->n; i++)
+	{
+		size_t		len;
+
+		append_field(&buf, item->keys[order[i]]);
+		append_field(&buf, ddbjson_text(&item->elems[order[i]], &len));
+	}
+	return buf.data;
+}
+
+/* The identity of an item of the table itself (layout_item_identity). */
+static char *
+key_identity(ShardTable *t, const DdbJson *item)
 {
 	StringInfoData buf;
 	const char *pk = codec_av_text(ddbjson_get(item, t->pk.attribute));
@@ -467,4 +497,18 @@ layout_item_identity(ShardTable *t, const DdbJson *item)
 	}
 	append_field(&buf, sk ? sk : "");
 	return buf.data;
+}
+
+/*
+ * What identifies item's row whichever layout stores it: the column fields
+ * of its partition key (decoded by the template of its layout, or of the
+ * base key for a legacy item), then its sort key; read through an index,
+ * the whole item.  Two items with the same identity are one row stored
+ * twice (a move in progress), or one item met in a partition that two
+ * layouts share.
+ */
+char *
+layout_item_identity(ShardTable *t, const DdbJson *item)
+{
+	return t->index ? whole_item_identity(item) : key_identity(t, item);
 }

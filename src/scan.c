@@ -902,8 +902,11 @@ shard_scan_create(ForeignScanState *node, int eflags)
 	ss->limit = intVal(list_nth(fs->fdw_private, SCAN_PRIVATE_LIMIT));
 	ss->need_ctid = boolVal(list_nth(fs->fdw_private, SCAN_PRIVATE_NEED_CTID));
 	ss->read_all = boolVal(list_nth(fs->fdw_private, SCAN_PRIVATE_READ_ALL));
-	/* a Scan's pass is judged from the whole item, as the move judges it */
-	if (ss->op == SCAN_OP_SCAN && ss->t->nlayouts > 1)
+	/*
+	 * A Scan's pass is judged from the whole item, as the move judges it;
+	 * an item read through an index is told from another by all of it.
+	 */
+	if ((ss->op == SCAN_OP_SCAN || ss->t->index) && ss->t->nlayouts > 1)
 		ss->attrs = NIL;
 	buckets = list_nth(fs->fdw_private, SCAN_PRIVATE_BUCKETS);
 	ss->bucket_col = list_nth_int(buckets, BUCKET_COLUMN);
