@@ -632,6 +632,7 @@ typedef struct Matcher
 	const char *key;
 	size_t		keylen;
 	KeySpan    *spans;
+	bool		padded;			/* 0W fields take W digits at least */
 	unsigned char *failed;		/* [part * (keylen + 1) + pos]: no match */
 } Matcher;
 
@@ -731,6 +732,8 @@ match_from(Matcher *m, int part, size_t pos)
 				break;
 			if (p->form == KT_ISOFORMAT && !iso_text(m->key + pos, len))
 				continue;
+			if (m->padded && len < (size_t) p->width)
+				continue;
 			m->spans[part].len = len;
 			if (match_from(m, part + 1, pos + len))
 				return true;
@@ -758,7 +761,20 @@ keyfmt_decode(const KeyTemplate *t, const char *key, size_t keylen,
 	m.keylen = keylen;
 	m.spans = spans;
 	m.failed = sfdw_alloc((size_t) t->nparts * (keylen + 1));
+
+	/*
+	 * A key the template rendered has every 0W field W digits wide: such a
+	 * reading comes first.  Only a key that has none (a legacy key written
+	 * with fewer digits) is read with narrower ones.
+	 */
+	m.padded = true;
 	ok = match_from(&m, 0, 0);
+	if (!ok)
+	{
+		m.padded = false;
+		memset(m.failed, 0, (size_t) t->nparts * (keylen + 1));
+		ok = match_from(&m, 0, 0);
+	}
 	sfdw_free(m.failed);
 	if (!ok)
 		return false;

@@ -176,6 +176,10 @@ extern bool keyfmt_render_prefix(const KeyTemplate *t, const char *const *values
  * offset), other fields one or more bytes.  When
  * several splits match, the earliest field takes the shortest span that
  * lets the rest match: "a#b#3" on {g}#{shard} gives g = "a#b", shard = 3.
+ * A split whose 0W fields are all W digits wide or wider, as rendering
+ * writes them, comes before any other: "x#3#05#y" on {a}#{b:02}#{c} gives
+ * a = "x#3", b = "05", c = "y"; a legacy key with fewer digits ("x#3#y")
+ * still decodes.
  */
 extern bool keyfmt_decode(const KeyTemplate *t, const char *key, size_t keylen,
 						  KeySpan *spans, long *shard);

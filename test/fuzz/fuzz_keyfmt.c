@@ -12,7 +12,10 @@
  * Time forms write one text of many a key may hold (2023-10-27T14:03:05Z
  * is rendered 2023-10-27T14:03:05+00:00 by isoformat): their texts need
  * not come back, but rendering what the rendered key decodes to must
- * give that key byte for byte.
+ * give that key byte for byte.  A legacy key, read with a 0W field
+ * narrower than W digits, is no key the template renders: rendering its
+ * fields pads them, and the padded key may split otherwise where fields
+ * hold the template's separators, so only its decoding is checked.
  *
  *-------------------------------------------------------------------------
  */
@@ -63,18 +66,21 @@ LLVMFuzzerTestOneInput(const unsigned char *data, size_t size)
 		abort();
 	if (keyfmt_decode(t, key, keylen, spans, &shard))
 	{
+		bool		legacy = false;
+
 		for (int i = 0; i < t->nparts; i++)
 		{
 			if (spans[i].start > keylen || spans[i].len > keylen - spans[i].start)
 				abort();
 			if (t->parts[i].kind != KP_LITERAL)
 				values[i] = keyfmt_field_text(t, i, key, &spans[i]);
+			legacy |= spans[i].len < (size_t) t->parts[i].width;
 		}
 		/* known fields are counted among the fields */
 		if (keyfmt_known_fields(t, values) > keyfmt_field_count(t))
 			abort();
 		buf_reset(&out);
-		if (keyfmt_render(t, values, shard, &out, err, sizeof(err)))
+		if (keyfmt_render(t, values, shard, &out, err, sizeof(err)) && !legacy)
 		{
 			if (!keyfmt_decode(t, out.data, out.len, again, &shard2) || shard2 != shard)
 				abort();

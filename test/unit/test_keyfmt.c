@@ -412,6 +412,12 @@ test_decode(void)
 				 (const char *[]) {"0", "#", "p"}, -1);
 	/* a legacy key with fewer digits than W still decodes */
 	check_decode("{score:020}#{player}", "42#p", (const char *[]) {"42", "#", "p"}, -1);
+	check_decode("{a}#{b:02}#{c}", "x#3#y", (const char *[]) {"x", "#", "3", "#", "y"}, -1);
+	/* but a split with W digits, as rendered, comes first */
+	check_decode("{a}#{b:02}#{c}", "x#3#05#y",
+				 (const char *[]) {"x#3", "#", "5", "#", "y"}, -1);
+	check_decode("{sc0}#{ore:02}#0{rs}", "1\3260###0#03#0##040026shard48#bob",
+				 (const char *[]) {"1\3260###0", "#", "3", "#0", "##040026shard48#bob"}, -1);
 
 	/* seeds 000, 003 and 004 */
 	check_decode("{file_path}_{shard}", "/shared/firetvGen2.txt_6",
@@ -455,6 +461,7 @@ test_decode(void)
 	check_decode("{g}#{shard:025}", "g#0000000999999999999999999",
 				 (const char *[]) {"g", "#", "999999999999999999"}, 999999999999999999L);
 	check_decode("{g}#{shard:025}", "g#0000001000000000000000000", NULL, 0);
+	check_decode("{g}#{shard:025}", "g#0100000000000000000000007", NULL, 0);
 	check_decode("{g}#{shard:025}", "g#00000000000000000000000007", NULL, 0);
 
 	/* a key full of separators that cannot match is refused quickly */
