@@ -206,6 +206,10 @@ CREATE FOREIGN TABLE scores_by_bucket (game_id text, player_id text, score int)
     partition_key 'gpk', partition_key_format '{game_id}#{shard}',
     shards '4', shard_strategy 'random', sort_key 'gsk', sort_key_format '{score:04}');
 SELECT count(*), count(DISTINCT player_id) FROM scores_by_bucket WHERE game_id = 'g';
+-- (index keys repeat: an IN list on the index's whole sort key is no list
+-- of items to get, and each of its values matches rows)
+SELECT score, count(*) FROM scores_by_bucket
+ WHERE game_id = 'g' AND score IN (1, 2) GROUP BY score ORDER BY score;
 ALTER FOREIGN TABLE scores_by_bucket OPTIONS (SET shards '8');
 SELECT count(*), count(DISTINCT player_id) FROM scores_by_bucket WHERE game_id = 'g';
 SELECT score, count(*) FROM (SELECT score FROM scores_by_bucket WHERE game_id = 'g'

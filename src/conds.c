@@ -711,7 +711,9 @@ conds_analyse(ShardTable *t, Index relid, List *clauses, bool outer_ok, int open
 			a.exact = false;
 	}
 	a.keyed = key_fixed(t, &t->pk, a.key_conds);
-	a.full_key = a.keyed && (t->sk.attribute == NULL || key_fixed(t, &t->sk, a.key_conds));
+	/* an index's keys repeat: no condition on them makes one item's key */
+	a.full_key = a.keyed && t->index == NULL &&
+		(t->sk.attribute == NULL || key_fixed(t, &t->sk, a.key_conds));
 
 	/*
 	 * An IN list on a sort key column makes whole keys to get; short of a

@@ -31,7 +31,8 @@ typedef struct Analysis
 	List	   *sort_conds;		/* Cond: the sort key condition, at most two */
 	List	   *filters;		/* Cond: for the FilterExpression */
 	bool		keyed;			/* every partition key column is fixed */
-	bool		full_key;		/* ... and every sort key column too */
+	bool		full_key;		/* ... and every sort key column too, of a
+								 * table (not an index): one item's key */
 	bool		exact;			/* DynamoDB evaluates every condition exactly */
 	int			bucket_col;		/* the column read bucket by bucket, or -1 */
 	Cond	   *bucket_lo;		/* its lower bound ... */

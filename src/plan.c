@@ -159,7 +159,7 @@ read_size(PlannerInfo *root, RelOptInfo *rel, ShardTable *t, const Analysis *a,
 	ReadSize	r;
 	double		conc = shard_get_server(rel->serverid)->max_concurrency;
 
-	if (a->full_key && t->index == NULL)
+	if (a->full_key)
 	{
 		r.items = lookups;
 		r.requests = ceil(lookups / BATCH_GET_MAX);
@@ -602,7 +602,7 @@ shard_get_plan(PlannerInfo *root, RelOptInfo *baserel, Oid foreigntableid,
 	Analysis	a = conds_analyse(ri->table, baserel->relid, scan_clauses,
 							best_path->path.param_info != NULL, order,
 							best_path->fdw_private ? linitial(best_path->fdw_private) : NIL);
-	ScanOp		op = a.full_key && ri->table->index == NULL ? SCAN_OP_GET :
+	ScanOp		op = a.full_key ? SCAN_OP_GET :
 		a.keyed ? SCAN_OP_QUERY : SCAN_OP_SCAN;
 	List	   *fdw_private;
 	List	   *bucket_conds;
@@ -773,7 +773,7 @@ shard_plan_exact_query(RelOptInfo *baserel, bool *filtered)
 	*filtered = a->filters != NIL;
 	/* reads bucket by bucket are left to their own executor */
 	return a->keyed && a->exact && a->bucket_col < 0 &&
-		!(a->full_key && t->index == NULL) &&
+		!a->full_key &&
 		!sort_key_in_list(t, a->key_conds) && key_conds_evaluated(t, a) &&
 		filters_always_sent(a->filters) &&
 		/* a bound on a narrow field misses the keys of wider values */
@@ -864,7 +864,7 @@ shard_lookup_keys(PlannerInfo *root, RelOptInfo *inner, RelOptInfo *outer,
 	if (lookup->cols == NIL)
 		return false;
 	a = conds_analyse(t, inner->relid, inner->baserestrictinfo, false, 0, lookup->cols);
-	lookup->whole_keys = a.full_key && t->index == NULL;
+	lookup->whole_keys = a.full_key;
 	lookup->batch_rows = lookup->whole_keys ?
 		(int) BATCH_GET_MAX * shard_get_server(inner->serverid)->max_concurrency :
 		LOOKUP_BATCH_ROWS;
