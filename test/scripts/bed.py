@@ -260,11 +260,12 @@ def create_table(client, name, partition_key, sort_key=None, sort_type="S", gsi=
     return client.describe_table(TableName=name)["Table"]
 
 
-def new_table(client, tables, prefix, partition_key, sort_key=None, sort_type="S"):
+def new_table(client, tables, prefix, partition_key, sort_key=None, sort_type="S",
+              gsi=None):
     """create_table under a fresh name starting with prefix, noted in the
     list tables for drop_scratch; returns the name."""
     name = unique_name(prefix)
-    create_table(client, name, partition_key, sort_key, sort_type)
+    create_table(client, name, partition_key, sort_key, sort_type, gsi)
     tables.append(name)
     return name
 

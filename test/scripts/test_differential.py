@@ -6,7 +6,13 @@ NULLs, tied scores) is loaded into a local PostgreSQL table and into DynamoDB
 through four foreign tables sharded differently: unsharded with a plain
 sort key, calculated (fnv1a_32) with seed 002's leaderboard templates,
 random over 4 shards, and calculated with legacy_unsharded, where some rows
-are put under the bare key with boto3 instead.  Hundreds of random queries
+are put under the bare key with boto3 instead; and, read-only, through
+a global secondary index whose partition key spreads each game over 3
+keys ('{game_id}#{bucket}', written by a table of the same DynamoDB table
+with index templates) and sorted by score alone, which rows share:
+declared with 2 random shards, then altered to 3, so that its reads
+cover two layouts that share partitions and must return each of their
+items once, rows with one index key included.  Hundreds of random queries
 (key equalities, IN lists or none; comparisons, BETWEEN, IN, = ANY, NOT IN,
 OR, LIKE and IS NULL on key and non-key columns of every type, with NULLs in
 the lists and expression-level collations; ORDER BY score with and without
@@ -68,7 +74,14 @@ FOREIGN_TABLES = {
     "random": LEADERBOARD_KEYS + ", shards '4', shard_strategy 'random'",
     "legacy": LEADERBOARD_KEYS + """, shards '4', shard_strategy 'calculated',
         shard_by 'player_id', shard_hash 'fnv1a_32', legacy_unsharded 'true'""",
+    "indexed": """index 'byScore', partition_key 'gpk', partition_key_format '{game_id}#{shard}',
+        sort_key 'gsk', sort_key_format '{score:020}', shards '2', shard_strategy 'random'""",
 }
+# the writer of the index's items: their index keys, and the bucket in gpk
+INDEX_WRITER = """partition_key 'player_id',
+    index_partition_key 'gpk', index_partition_key_format '{game_id}#{bucket}',
+    index_sort_key 'gsk', index_sort_key_format '{score:020}'"""
+INDEX_BUCKETS = 3
 NESTED_LOOP = ("SET enable_hashjoin = off;\nSET enable_mergejoin = off;\n"
                "SET shard_fdw.enable_lookup_join = off;\n")
 LOOKUP_JOIN = ("SET enable_hashjoin = off;\nSET enable_mergejoin = off;\n"
@@ -219,6 +232,9 @@ def load():
             INSERT INTO watched VALUES {values_list(watched_rows())};
             ANALYZE watched;""")
     for kind, options in FOREIGN_TABLES.items():
+        if kind == "indexed":
+            load_indexed(options)
+            continue
         keys = ("game_id", "player_id") if kind == "unsharded" else ("pk", "sk")
         table = new_table(*keys)
         sql(f"CREATE FOREIGN TABLE {kind} ({COLUMNS}) SERVER ddb "
@@ -232,6 +248,22 @@ def load():
         sql(f"INSERT INTO {kind} VALUES {values_list(rows)}")
         if kind in ANALYZED:
             sql(f"ANALYZE {kind}")
+
+
+def load_indexed(options):
+    """The rows written with their index keys, each game's spread over
+    INDEX_BUCKETS partitions of the index; the foreign table over the index
+    declared with 2 shards, then given INDEX_BUCKETS, so that its reads
+    cover both layouts."""
+    table = bed.new_table(client, dynamodb_tables, "differential", "player_id",
+                          gsi=("byScore", "gpk", "gsk"))
+    sql(f"""CREATE FOREIGN TABLE indexed_writer ({COLUMNS}, bucket integer)
+              SERVER ddb OPTIONS (table '{table}', {INDEX_WRITER});
+            INSERT INTO indexed_writer
+              SELECT *, abs(hashtext(player_id)) % {INDEX_BUCKETS} FROM {LOCAL};
+            CREATE FOREIGN TABLE indexed ({COLUMNS}) SERVER ddb
+              OPTIONS (table '{table}', {options});
+            ALTER FOREIGN TABLE indexed OPTIONS (SET shards '{INDEX_BUCKETS}');""")
 
 
 # ---------------------------------------------------------------- queries
@@ -626,6 +658,11 @@ def random_matches_local():
 @runner.test
 def legacy_unsharded_matches_local():
     check_table("legacy")
+
+
+@runner.test
+def index_with_two_layouts_matches_local():
+    check_table("indexed")
 
 
 # what EXPLAIN shows when a query reaches each kind of pushdown
