@@ -1,8 +1,8 @@
 -- The database test/sqlsmith.sh lets sqlsmith loose on: foreign tables of
 -- every strategy (none, random, calculated, range, dynamic, and
 -- legacy_unsharded) over DynamoDB Local with a few thousand items, tables
--- whose whole key makes GetItem and BatchGetItem reads, and local tables to
--- join them with.  psql variables: endpoint, akid, secret.
+-- whose whole key makes GetItem and BatchGetItem reads, a read through a
+-- global secondary index, and local tables to join them with.  psql variables: endpoint, akid, secret.
 \set ON_ERROR_STOP 1
 SET client_min_messages = warning;
 CREATE EXTENSION shard_fdw;
@@ -160,6 +160,33 @@ SELECT 'k' || (i % 3), i, (i % 100)::smallint, i * 1.25, i / 3.0, i * 1e-3,
        CASE WHEN i % 4 <> 0 THEN ARRAY[i, i + 0.5] END,
        (enum_range(NULL::mood))[1 + i % 3], ARRAY[i, i, 1]
   FROM generate_series(1, 300) i;
+
+-- a global secondary index whose keys repeat (players by level), read
+-- across two layouts of its shards
+SELECT pg_temp.make_table('sqlsmith_ranks', '{
+  "KeySchema": [{"AttributeName": "player_id", "KeyType": "HASH"}],
+  "AttributeDefinitions": [{"AttributeName": "player_id", "AttributeType": "S"},
+                           {"AttributeName": "gpk", "AttributeType": "S"},
+                           {"AttributeName": "gsk", "AttributeType": "S"}],
+  "GlobalSecondaryIndexes": [{"IndexName": "byLevel",
+    "KeySchema": [{"AttributeName": "gpk", "KeyType": "HASH"},
+                  {"AttributeName": "gsk", "KeyType": "RANGE"}],
+    "Projection": {"ProjectionType": "ALL"}}]}');
+CREATE FOREIGN TABLE ranks (
+  region text NOT NULL, player_id text NOT NULL, level int NOT NULL, bucket int NOT NULL,
+  points numeric
+) SERVER ddb OPTIONS (table 'sqlsmith_ranks', partition_key 'player_id',
+  index_partition_key 'gpk', index_partition_key_format '{region}#{bucket}',
+  index_sort_key 'gsk', index_sort_key_format '{level:03}');
+INSERT INTO ranks
+SELECT (ARRAY['eu', 'us'])[1 + i % 2], 'player' || i, i % 40, i % 3, i * 0.5
+  FROM generate_series(1, 600) i;
+CREATE FOREIGN TABLE ranks_by_level (
+  region text NOT NULL, player_id text, level int NOT NULL, points numeric
+) SERVER ddb OPTIONS (table 'sqlsmith_ranks', index 'byLevel',
+  partition_key 'gpk', partition_key_format '{region}#{shard}', shards '2',
+  shard_strategy 'random', sort_key 'gsk', sort_key_format '{level:03}');
+ALTER FOREIGN TABLE ranks_by_level OPTIONS (SET shards '3');
 
 -- local tables to join with
 CREATE TABLE games (game_id text PRIMARY KEY, title text);
