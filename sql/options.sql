@@ -122,4 +122,13 @@ CREATE USER MAPPING FOR PUBLIC SERVER opt_srv OPTIONS (user 'x');
 CREATE SERVER bad FOREIGN DATA WRAPPER shard_fdw OPTIONS (host 'localhost');
 CREATE FOREIGN TABLE t_bad (a text) SERVER opt_srv OPTIONS (table 'T', shard_hash 'crc32');
 
+-- each with a fitting SQLSTATE: an unknown option HV00D, a bad value
+-- 22023, a column that does not exist 42703
+\set VERBOSITY sqlstate
+CREATE FOREIGN TABLE t_bad (a text) SERVER opt_srv OPTIONS (table 'T', tabel 'T');
+CREATE FOREIGN TABLE t_bad (a text) SERVER opt_srv OPTIONS (table 'T', shards 'x');
+CREATE FOREIGN TABLE t_bad (a text) SERVER opt_srv
+  OPTIONS (table 'T', partition_key 'pk', partition_key_format '{b}');
+\set VERBOSITY default
+
 DROP SERVER opt_srv CASCADE;

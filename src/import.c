@@ -123,7 +123,7 @@ import_options(ImportForeignSchemaStmt *stmt)
 
 			if (*end != '\0' || end == defGetString(def) || v < 0 || v > MAX_SAMPLE_SIZE)
 				ereport(ERROR,
-						(errcode(ERRCODE_FDW_INVALID_OPTION_NAME),
+						(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
 						 errmsg("invalid value for import option \"sample_size\": \"%s\"",
 								defGetString(def)),
 						 errhint("A number of items from 0 to %d.", MAX_SAMPLE_SIZE)));

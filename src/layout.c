@@ -79,7 +79,7 @@ static void
 bad_history(const char *relname, const char *reason)
 {
 	ereport(ERROR,
-			(errcode(ERRCODE_FDW_INVALID_OPTION_NAME),
+			(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
 			 errmsg("invalid value for option \"layout_history\" of foreign table \"%s\": %s",
 					relname, reason),
 			 errhint("The value is a JSON array of objects whose members are layout options (%s) with string values.",

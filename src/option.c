@@ -263,12 +263,12 @@ parse_int_option(const char *name, const char *value, long min, long max)
 	v = strtol(value, &end, 10);
 	if (errno != 0 || end == value || *end != '\0')
 		ereport(ERROR,
-				(errcode(ERRCODE_FDW_INVALID_OPTION_NAME),
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
 				 errmsg("invalid value for option \"%s\": \"%s\"", name, value),
 				 errhint("The value must be an integer.")));
 	if (v < min || v > max)
 		ereport(ERROR,
-				(errcode(ERRCODE_FDW_INVALID_OPTION_NAME),
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
 				 errmsg("value %ld for option \"%s\" is out of range", v, name),
 				 errhint("Valid values are from %ld to %ld.", min, max)));
 	return v;
@@ -282,7 +282,7 @@ parse_bool_option(const char *name, const char *value)
 
 	if (!parse_bool(value, &result))
 		ereport(ERROR,
-				(errcode(ERRCODE_FDW_INVALID_OPTION_NAME),
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
 				 errmsg("invalid value for option \"%s\": \"%s\"", name, value),
 				 errhint("The value must be a boolean.")));
 	return result;
@@ -297,7 +297,7 @@ parse_template_option(const char *name, const char *value)
 
 	if (t == NULL)
 		ereport(ERROR,
-				(errcode(ERRCODE_FDW_INVALID_OPTION_NAME),
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
 				 errmsg("invalid value for option \"%s\": %s", name, err)));
 	return t;
 }
@@ -314,11 +314,11 @@ parse_boundaries(const char *value, char ***bounds, size_t **lens)
 
 	if (j == NULL)
 		ereport(ERROR,
-				(errcode(ERRCODE_FDW_INVALID_OPTION_NAME),
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
 				 errmsg("invalid value for option \"range_boundaries\": %s", err)));
 	if (j->kind != DJ_ARRAY || j->n == 0)
 		ereport(ERROR,
-				(errcode(ERRCODE_FDW_INVALID_OPTION_NAME),
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
 				 errmsg("invalid value for option \"range_boundaries\""),
 				 errhint("The value must be a non-empty JSON array of strings, the first one \"\".")));
 	*bounds = palloc(sizeof(char *) * j->n);
@@ -327,20 +327,20 @@ parse_boundaries(const char *value, char ***bounds, size_t **lens)
 	{
 		if (j->elems[i].kind != DJ_STRING)
 			ereport(ERROR,
-					(errcode(ERRCODE_FDW_INVALID_OPTION_NAME),
+					(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
 					 errmsg("invalid value for option \"range_boundaries\": element %d is not a string", i + 1)));
 		(*bounds)[i] = j->elems[i].str;
 		(*lens)[i] = j->elems[i].len;
 	}
 	if ((*lens)[0] != 0)
 		ereport(ERROR,
-				(errcode(ERRCODE_FDW_INVALID_OPTION_NAME),
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
 				 errmsg("invalid value for option \"range_boundaries\": the first boundary is not \"\""),
 				 errdetail("A shard_by value below the first boundary would have no shard."),
 				 errhint("Make \"\" the lower bound of the first shard.")));
 	if (!shardrange_sorted((const char *const *) *bounds, *lens, j->n))
 		ereport(ERROR,
-				(errcode(ERRCODE_FDW_INVALID_OPTION_NAME),
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
 				 errmsg("invalid value for option \"range_boundaries\": the boundaries are not in strictly increasing order")));
 	return j->n;
 }
@@ -411,11 +411,11 @@ check_option_value(const ShardOption *opt, const char *value)
 		case OPT_ENDPOINT:
 			if (value[0] == '\0')
 				ereport(ERROR,
-						(errcode(ERRCODE_FDW_INVALID_OPTION_NAME),
+						(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
 						 errmsg("option \"%s\" must not be empty", opt->name)));
 			if (opt->kind == OPT_ENDPOINT && endpoint_problem(value))
 				ereport(ERROR,
-						(errcode(ERRCODE_FDW_INVALID_OPTION_NAME),
+						(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
 						 errmsg("invalid value for option \"endpoint\": \"%s\"", value),
 						 errdetail("%s", endpoint_problem(value)),
 						 errhint("The endpoint is a URL such as https://dynamodb.us-east-1.amazonaws.com or http://127.0.0.1:8000.")));
@@ -429,7 +429,7 @@ check_option_value(const ShardOption *opt, const char *value)
 		case OPT_CHOICE:
 			if (choice_index(opt->choices, value) < 0)
 				ereport(ERROR,
-						(errcode(ERRCODE_FDW_INVALID_OPTION_NAME),
+						(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
 						 errmsg("invalid value for option \"%s\": \"%s\"", opt->name, value),
 						 errhint("Valid values are: %s.", choice_list(opt->choices))));
 			break;
@@ -453,7 +453,7 @@ check_option_value(const ShardOption *opt, const char *value)
 						found = true;
 				if (!found)
 					ereport(ERROR,
-							(errcode(ERRCODE_FDW_INVALID_OPTION_NAME),
+							(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
 							 errmsg("invalid value for option \"ddb_type\": \"%s\"", value),
 							 errhint("Valid values are: S, N, B, BOOL, M, L, SS, NS, BS.")));
 			}
@@ -514,21 +514,21 @@ check_table_options(List *options)
 		for (int i = 0; i < t->nparts; i++)
 			if (t->parts[i].kind == KP_SHARD)
 				ereport(ERROR,
-						(errcode(ERRCODE_FDW_INVALID_OPTION_NAME),
+						(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
 						 errmsg("invalid value for option \"sort_key_format\": {shard} may appear only in \"partition_key_format\"")));
 	}
 	if (sharded && !has_shard_field)
 		ereport(ERROR,
-				(errcode(ERRCODE_FDW_INVALID_OPTION_NAME),
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
 				 errmsg("shard_strategy \"%s\" needs a {shard} field in option \"partition_key_format\"", strategy)));
 	if (!sharded && has_shard_field)
 		ereport(ERROR,
-				(errcode(ERRCODE_FDW_INVALID_OPTION_NAME),
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
 				 errmsg("option \"partition_key_format\" has a {shard} field but option \"shard_strategy\" is not set"),
 				 errhint("Set shard_strategy to random, calculated, range or dynamic.")));
 	if (!sharded && shards_text && shards != 1)
 		ereport(ERROR,
-				(errcode(ERRCODE_FDW_INVALID_OPTION_NAME),
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
 				 errmsg("option \"shards\" must be 1 without a shard_strategy")));
 
 	if (strategy && strcmp(strategy, "calculated") == 0 &&
@@ -553,13 +553,13 @@ check_table_options(List *options)
 		n = parse_boundaries(bounds, &b, &lens);
 		if (shards_text && n != shards)
 			ereport(ERROR,
-					(errcode(ERRCODE_FDW_INVALID_OPTION_NAME),
+					(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
 					 errmsg("option \"range_boundaries\" has %d boundaries but option \"shards\" is %d", n, shards),
 					 errhint("Give one lower bound per shard, the first one \"\".")));
 	}
 	else if (bounds)
 		ereport(ERROR,
-				(errcode(ERRCODE_FDW_INVALID_OPTION_NAME),
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
 				 errmsg("option \"range_boundaries\" needs shard_strategy \"range\"")));
 	if (strategy && strcmp(strategy, "dynamic") == 0 &&
 		shard_option_value(options, "metadata_table") == NULL)
@@ -580,7 +580,7 @@ check_table_options(List *options)
 					 errhint("An index key written with each item is an attribute name and its template.")));
 		if (format && shard_option_value(options, "index"))
 			ereport(ERROR,
-					(errcode(ERRCODE_FDW_INVALID_OPTION_NAME),
+					(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
 					 errmsg("option \"%s\" cannot be used with option \"index\"", format_name),
 					 errhint("A foreign table that reads through an index is read-only; give the index keys' templates to the table that writes them.")));
 		if (format)
@@ -590,14 +590,14 @@ check_table_options(List *options)
 			for (int p = 0; p < t->nparts; p++)
 				if (t->parts[p].kind == KP_SHARD)
 					ereport(ERROR,
-							(errcode(ERRCODE_FDW_INVALID_OPTION_NAME),
+							(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
 							 errmsg("invalid value for option \"%s\": {shard} may appear only in \"partition_key_format\"",
 									format_name)));
 		}
 	}
 	if (shard_option_value(options, "index") && shard_option_value(options, "insert_mode"))
 		ereport(ERROR,
-				(errcode(ERRCODE_FDW_INVALID_OPTION_NAME),
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
 				 errmsg("option \"insert_mode\" cannot be used with option \"index\""),
 				 errhint("A foreign table that reads through an index is read-only.")));
 }
@@ -620,7 +620,7 @@ check_user_mapping_options(List *options)
 				 errdetail("It lets the user mapping use the credentials of the PostgreSQL server's environment, shared files, container or instance.")));
 	if (shard_option_value(options, "profile") && shard_option_value(options, "access_key_id"))
 		ereport(ERROR,
-				(errcode(ERRCODE_FDW_INVALID_OPTION_NAME),
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
 				 errmsg("options \"profile\" and \"access_key_id\" cannot both be given"),
 				 errhint("A profile names credentials in the server's shared files; static keys are the user mapping's own.")));
 	for (size_t i = 0; i < lengthof(role_options); i++)
@@ -890,7 +890,7 @@ check_template_columns(ShardTable *t, KeyTemplate *tmpl, const char *option)
 		col = shard_find_column(t, part->text);
 		if (col == NULL)
 			ereport(ERROR,
-					(errcode(ERRCODE_FDW_INVALID_OPTION_NAME),
+					(errcode(ERRCODE_UNDEFINED_COLUMN),
 					 errmsg("option \"%s\" of foreign table \"%s\" names column \"%s\", which does not exist",
 							option, t->relname, part->text),
 					 errhint(MISSING_COLUMN_HINT)));
@@ -997,7 +997,7 @@ resolve_key(ShardTable *t, ShardKey *key, const char *name_option,
 			key->column = i;
 	if (key->column < 0)
 		ereport(ERROR,
-				(errcode(ERRCODE_FDW_INVALID_OPTION_NAME),
+				(errcode(ERRCODE_UNDEFINED_COLUMN),
 				 errmsg("foreign table \"%s\" has no column for key attribute \"%s\"",
 						t->relname, key->attribute),
 				 errhint("Add a column for it, or set option \"%s\".  To rename or drop the column that holds it, give the column option \"attribute\" first.",
@@ -1041,7 +1041,7 @@ parse_shard_by(ShardTable *t, const char *value)
 
 	if (!SplitIdentifierString(copy, ',', &names))
 		ereport(ERROR,
-				(errcode(ERRCODE_FDW_INVALID_OPTION_NAME),
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
 				 errmsg("invalid value for option \"shard_by\": \"%s\"", value),
 				 errhint("List column names separated by commas.")));
 	foreach(lc, names)
@@ -1050,7 +1050,7 @@ parse_shard_by(ShardTable *t, const char *value)
 
 		if (col == NULL)
 			ereport(ERROR,
-					(errcode(ERRCODE_FDW_INVALID_OPTION_NAME),
+					(errcode(ERRCODE_UNDEFINED_COLUMN),
 					 errmsg("option \"shard_by\" of foreign table \"%s\" names column \"%s\", which does not exist",
 							t->relname, (char *) lfirst(lc)),
 					 errhint(MISSING_COLUMN_HINT)));

@@ -120,7 +120,7 @@ transport_create(DdbConn *conn)
 	if (hoststart == NULL ||
 		(strncmp(endpoint, "http://", 7) != 0 && strncmp(endpoint, "https://", 8) != 0))
 		ereport(ERROR,
-				(errcode(ERRCODE_FDW_INVALID_OPTION_NAME),
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
 				 errmsg("invalid value for option \"endpoint\": \"%s\"", endpoint),
 				 errhint("The endpoint is a URL such as https://dynamodb.us-east-1.amazonaws.com or http://127.0.0.1:8000.")));
 	t->conn = conn;
