@@ -33,6 +33,7 @@ struct DdbTransport
 	DdbConn    *conn;
 	CURLM	   *multi;
 	char	   *url;
+	CURLU	   *curlu;			/* url, parsed */
 	char	   *host;			/* the Host header, as signed */
 	dlist_head	queue;			/* queued requests of every group */
 	dlist_head	attempts;		/* attempts in flight */
