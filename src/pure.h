@@ -11,8 +11,9 @@
  * objects on every path.
  *
  * The allocator is provided by the host: palloc in the extension (shim.c),
- * malloc in the unit tests.  sfdw_alloc returns zeroed memory and never
- * returns NULL; a host allocator may instead jump out of the call when
+ * malloc in the unit tests.  sfdw_alloc returns zeroed memory,
+ * sfdw_alloc_uninit memory as it comes (for a caller that writes every
+ * byte before reading it), and neither returns NULL; a host allocator may instead jump out of the call when
  * memory runs out (palloc's ERROR), so no module holds memory of another
  * allocator across an allocation of ours.
  *
@@ -32,6 +33,7 @@
 #define SFDW_ERRLEN 256
 
 extern void *sfdw_alloc(size_t size);
+extern void *sfdw_alloc_uninit(size_t size);
 extern void *sfdw_realloc(void *ptr, size_t size);
 extern void sfdw_free(void *ptr);
 

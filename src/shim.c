@@ -19,7 +19,15 @@ sfdw_alloc(size_t size)
 									  MCXT_ALLOC_HUGE | MCXT_ALLOC_ZERO);
 }
 
-/* Resize memory from sfdw_alloc. */
+/* Memory as it comes, in the current memory context. */
+void *
+sfdw_alloc_uninit(size_t size)
+{
+	return MemoryContextAllocExtended(CurrentMemoryContext, Max(size, 1),
+									  MCXT_ALLOC_HUGE);
+}
+
+/* Resize memory from sfdw_alloc or sfdw_alloc_uninit. */
 void *
 sfdw_realloc(void *ptr, size_t size)
 {

@@ -8,6 +8,7 @@
  */
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "pure.h"
 
@@ -18,6 +19,18 @@ sfdw_alloc(size_t size)
 
 	if (p == NULL)
 		abort();
+	return p;
+}
+
+/* Filled with a byte no parse writes, so a read of one never written shows. */
+void *
+sfdw_alloc_uninit(size_t size)
+{
+	void	   *p = malloc(size ? size : 1);
+
+	if (p == NULL)
+		abort();
+	memset(p, 0xA5, size);
 	return p;
 }
 

@@ -9,6 +9,7 @@
  */
 #include <setjmp.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "pure.h"
 #include "unit.h"
@@ -87,6 +88,24 @@ sfdw_alloc(size_t size)
 		fprintf(stderr, "out of memory\n");
 		exit(2);
 	}
+	return record(p);
+}
+
+/*
+ * Not zeroed, and filled with a byte that no test expects: a read of a
+ * byte never written shows, besides being what valgrind reports.
+ */
+void *
+sfdw_alloc_uninit(size_t size)
+{
+	void	   *p = malloc(size ? size : 1);
+
+	if (p == NULL)
+	{
+		fprintf(stderr, "out of memory\n");
+		exit(2);
+	}
+	memset(p, 0xA5, size);
 	return record(p);
 }
 
