@@ -63,7 +63,9 @@ buf_puts(Buf *buf, const char *str)
 void
 buf_putc(Buf *buf, char c)
 {
-	buf_append(buf, &c, 1);
+	buf_reserve(buf, 1);
+	buf->data[buf->len++] = c;
+	buf->data[buf->len] = '\0';
 }
 
 /* Append printf-style formatted text. */

@@ -511,21 +511,20 @@ static void
 append_trimmed_value(Buf *buf, const char *value)
 {
 	const unsigned char *p = (const unsigned char *) value;
-	bool		pending_space = false;
 
 	while (is_blank(*p))
 		p++;
-	for (; *p != '\0'; p++)
+	while (*p != '\0')
 	{
-		if (is_blank(*p))
-			pending_space = true;
-		else
-		{
-			if (pending_space)
-				buf_putc(buf, ' ');
-			pending_space = false;
-			buf_putc(buf, (char) *p);
-		}
+		const unsigned char *word = p;
+
+		while (*p != '\0' && !is_blank(*p))
+			p++;
+		buf_append(buf, (const char *) word, (size_t) (p - word));
+		while (is_blank(*p))
+			p++;
+		if (*p != '\0')
+			buf_putc(buf, ' ');
 	}
 }
 

@@ -623,7 +623,14 @@ header_list(const SigV4Header *hdrs, int n)
 
 	for (int i = 0; i < n; i++)
 	{
-		list[i].data = psprintf("%s: %s", hdrs[i].name, hdrs[i].value);
+		size_t		name_len = strlen(hdrs[i].name);
+		size_t		value_len = strlen(hdrs[i].value);
+		char	   *line = palloc(name_len + 2 + value_len + 1);
+
+		memcpy(line, hdrs[i].name, name_len);
+		memcpy(line + name_len, ": ", 2);
+		memcpy(line + name_len + 2, hdrs[i].value, value_len + 1);
+		list[i].data = line;
 		list[i].next = i + 1 < n ? &list[i + 1] : NULL;
 	}
 	return list;
