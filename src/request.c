@@ -727,14 +727,17 @@ write_expression_maps(ShardScanState *ss, JsonWriter *w, const char *projection)
 	}
 }
 
-/* The projection expression, or NULL for whole items. */
-static char *
-projection_expression(ShardScanState *ss)
+/*
+ * The projection expression, or NULL for whole items or a count; made
+ * once per scan start, as are the key condition and the filter.
+ */
+char *
+request_projection_expression(ShardScanState *ss)
 {
 	StringInfoData buf;
 	ListCell   *lc;
 
-	if (ss->attrs == NIL)
+	if (ss->attrs == NIL || ss->select_count)
 		return NULL;
 	initStringInfo(&buf);
 	foreach(lc, ss->attrs)
@@ -790,7 +793,6 @@ request_read_body(ShardScanState *ss, Stream *s, const DdbJson *start_key, size_
 	ShardTable *t = ss->t;
 	Buf			out;
 	JsonWriter	w;
-	char	   *projection = ss->select_count ? NULL : projection_expression(ss);
 	ListCell   *lc;
 
 	buf_init(&out);
@@ -824,7 +826,7 @@ request_read_body(ShardScanState *ss, Stream *s, const DdbJson *start_key, size_
 			jw_key(&w, "ConsistentRead");
 			jw_bool(&w, true);
 		}
-		write_expression_maps(ss, &w, projection);
+		write_expression_maps(ss, &w, ss->projection);
 		if (batch)
 		{
 			jw_end_object(&w);
@@ -855,7 +857,7 @@ request_read_body(ShardScanState *ss, Stream *s, const DdbJson *start_key, size_
 			jw_key(&w, "Select");
 			jw_cstring(&w, "COUNT");
 		}
-		write_expression_maps(ss, &w, projection);
+		write_expression_maps(ss, &w, ss->projection);
 		write_values(ss, &w, ss->op == SCAN_OP_QUERY ?
 					 av_json(codec_key_type(&t->pk), s->pk_text) : NULL);
 		if (ss->op == SCAN_OP_SCAN && Max(ss->total_segments, ss->nstreams) > 1)
