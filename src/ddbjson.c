@@ -12,9 +12,10 @@
  *	  array live in a few large blocks allocated with sfdw_alloc_uninit (the
  *	  first sized from the text), freed together by ddbjson_free or with
  *	  the memory context they were allocated in.  Nothing in them is read
- *	  before it is written: zeroing them was a measurable part of a parse.  A container's members wait
- *	  on a stack until it closes and are then copied into arrays of their
- *	  final size, so the tree is linear in the size of the text.
+ *	  before it is written: zeroing them was a measurable part of a parse.
+ *	  A container's members wait on a stack until it closes and are then
+ *	  copied into arrays of their final size, so the tree is linear in the
+ *	  size of the text.
  *
  *	- Strings and numbers point into the copy of the text.  A string
  *	  without escapes is ended in place (its closing quote becomes the

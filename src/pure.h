@@ -13,9 +13,10 @@
  * The allocator is provided by the host: palloc in the extension (shim.c),
  * malloc in the unit tests.  sfdw_alloc returns zeroed memory,
  * sfdw_alloc_uninit memory as it comes (for a caller that writes every
- * byte before reading it), and neither returns NULL; a host allocator may instead jump out of the call when
- * memory runs out (palloc's ERROR), so no module holds memory of another
- * allocator across an allocation of ours.
+ * byte before reading it), and neither returns NULL; a host allocator may
+ * instead jump out of the call when memory runs out (palloc's ERROR), so
+ * no module holds memory of another allocator across an allocation of
+ * ours.
  *
  *-------------------------------------------------------------------------
  */
