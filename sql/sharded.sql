@@ -141,6 +141,26 @@ EXPLAIN (COSTS OFF) SELECT body FROM feed WHERE topic = 'news' AND seq = 17;
 SELECT body FROM feed WHERE topic = 'news' AND seq = 17;
 SELECT seq FROM feed WHERE topic = 'news' ORDER BY seq DESC LIMIT 3;
 
+-- Leaderboards now holds the leaderboard's items, feed's, and an item under
+-- a key that no template here writes: a Scan of either table keeps to the
+-- items whose partition key it writes, as its Queries do (so does the
+-- legacy item under the bare key game_1 now that legacy_unsharded is off),
+-- and a DELETE or UPDATE through a Scan touches only those
+SELECT shard_fdw_request('ddb', 'PutItem', '{"TableName": "Leaderboards",
+  "Item": {"pk": {"S": "config"}, "sk": {"S": "main"}, "body": {"S": "not feed"}}}') AS put;
+SELECT count(*) AS items FROM (SELECT jsonb_array_elements(shard_fdw_request('ddb',
+  'Scan', '{"TableName": "Leaderboards"}') -> 'Items')) s;
+SELECT count(*) FROM feed;
+SELECT count(*) FROM feed WHERE topic || '' = 'news';
+SELECT count(*) FROM leaderboard WHERE game_id = 'game_1';
+SELECT count(*) FROM leaderboard WHERE game_id || '' = 'game_1';
+SELECT count(*) FROM leaderboard;
+DELETE FROM feed WHERE seq > 30;
+UPDATE feed SET body = body || '!' WHERE seq <= 2;
+SELECT count(*), count(*) FILTER (WHERE body LIKE '%!') AS updated FROM feed;
+SELECT count(*) AS items FROM (SELECT jsonb_array_elements(shard_fdw_request('ddb',
+  'Scan', '{"TableName": "Leaderboards"}') -> 'Items')) s;
+
 -- range shards (seed 003): shards hold title ranges of the NFKD-lowercased
 -- titles, and a title is found in one shard
 SELECT ddb_create_table('Music', 'gsi1pk', 'title') AS status;

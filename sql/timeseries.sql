@@ -206,6 +206,15 @@ EXPLAIN (COSTS OFF) SELECT count(*) FROM readings
  WHERE event_type = 'SENSOR_READING' AND ts >= '2023-10-26 00:00+00';
 EXPLAIN (COSTS OFF) SELECT item_id FROM readings
  WHERE event_type = 'SENSOR_READING' AND ts >= '2023-10-26 00:00+00' ORDER BY ts DESC LIMIT 3;
+-- the Scan counts what Queries of the buckets would: by_device's two items
+-- under shards 8 and 13 of the same days are not readings' rows
+SELECT count(*) FROM readings
+ WHERE event_type = 'SENSOR_READING' AND ts >= '2023-10-26 00:00+00' AND ts < '2023-10-28 00:00:01+00';
+-- with room for its 12 partitions, the same range is read by Queries of
+-- its buckets: as many rows
+ALTER FOREIGN TABLE readings OPTIONS (SET max_partitions '16');
+EXPLAIN (COSTS OFF) SELECT count(*) FROM readings
+ WHERE event_type = 'SENSOR_READING' AND ts >= '2023-10-26 00:00+00' AND ts < '2023-10-28 00:00:01+00';
 SELECT count(*) FROM readings
  WHERE event_type = 'SENSOR_READING' AND ts >= '2023-10-26 00:00+00' AND ts < '2023-10-28 00:00:01+00';
 ALTER FOREIGN TABLE readings OPTIONS (SET max_partitions '0');

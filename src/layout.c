@@ -286,6 +286,49 @@ layout_of_item(ShardTable *t, const DdbJson *item, long *shard)
 }
 
 /*
+ * True when item is a row of t: its partition key is one that a layout of
+ * t writes (the layout's template matches it, with a shard the layout
+ * has) or, with legacy_unsharded, a base key.  A Query reads only such
+ * keys; a Scan meets every item of the DynamoDB table, which other tables
+ * may share (single-table design) and which may hold legacy base keys a
+ * table without legacy_unsharded does not read, and keeps only these.
+ */
+bool
+layout_item_is_row(ShardTable *t, const DdbJson *item)
+{
+	const char *key;
+	size_t		len;
+	bool		row = false;
+
+	if (t->pk.template == NULL)
+		return true;
+	key = codec_av_text(ddbjson_get(item, t->pk.attribute));
+	if (key == NULL)
+		return true;
+	len = strlen(key);
+	for (int i = 0; i < t->nlayouts && !row; i++)
+	{
+		ShardTable *l = t->layouts[i];
+		KeySpan    *spans = palloc(sizeof(KeySpan) * l->pk.template->nparts);
+		long		shard;
+
+		/* a dynamic key's shard count is in its metadata: any shard is one */
+		row = keyfmt_decode(l->pk.template, key, len, spans, &shard) &&
+			(shard < 0 || l->strategy == SHARD_DYNAMIC ||
+			 (shard >= l->shard_base && shard < l->shard_base + l->shards));
+		pfree(spans);
+	}
+	if (!row && t->legacy_unsharded && t->pk.base != NULL)
+	{
+		KeySpan    *spans = palloc(sizeof(KeySpan) * t->pk.base->nparts);
+
+		row = keyfmt_decode(t->pk.base, key, len, spans, NULL);
+		pfree(spans);
+	}
+	return row;
+}
+
+/*
  * The partition key values layout l may store the row of texts (key texts
  * indexed by column) under: one per shard the row may be in, distinct,
  * leaving out what makes no key.  A palloc'd List of C strings.

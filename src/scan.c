@@ -1021,7 +1021,10 @@ in_its_pass(ShardScanState *ss, const DdbJson *item)
 	return ss->streams[ss->cur].earlier != layout_item_settled(ss->t, item);
 }
 
-/* The scan's next item, in its order, or NULL at the end. */
+/*
+ * The scan's next item, in its order, or NULL at the end.  A Scan passes
+ * over the items that are not the table's rows (layout_item_is_row).
+ */
 static const DdbJson *
 next_item(ShardScanState *ss)
 {
@@ -1037,8 +1040,10 @@ next_item(ShardScanState *ss)
 		}
 		else
 			item = merge_next_unordered(ss);
-	} while (item && ss->t->nlayouts > 1 &&
-			 (!in_its_pass(ss, item) || seen_before(ss, item)));
+	} while (item &&
+			 ((ss->op == SCAN_OP_SCAN && !layout_item_is_row(ss->t, item)) ||
+			  (ss->t->nlayouts > 1 &&
+			   (!in_its_pass(ss, item) || seen_before(ss, item)))));
 	MemoryContextSwitchTo(old);
 	if (item)
 		ss->stats.items++;

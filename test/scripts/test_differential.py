@@ -12,7 +12,11 @@ keys ('{game_id}#{bucket}', written by a table of the same DynamoDB table
 with index templates) and sorted by score alone, which rows share:
 declared with 2 random shards, then altered to 3, so that its reads
 cover two layouts that share partitions and must return each of their
-items once, rows with one index key included.  Hundreds of random queries
+items once, rows with one index key included.  The DynamoDB tables of
+the calculated and random tables also hold items that are not their rows,
+which a Scan must pass over as their Queries do: one under a game's bare
+key, one under a shard past the count, and another application's under a
+key no template writes.  Hundreds of random queries
 (key equalities, IN lists or none; comparisons, BETWEEN, IN, = ANY, NOT IN,
 OR, LIKE and IS NULL on key and non-key columns of every type, with NULLs in
 the lists and expression-level collations; ORDER BY score with and without
@@ -202,6 +206,21 @@ def legacy_item(row):
     return item
 
 
+def stray_items(shards):
+    """Items in a sharded table's DynamoDB table that are not its rows:
+    under a game's bare key (no legacy_unsharded), under a shard past the
+    count, and another application's under a key no template writes."""
+    def player(game, score, name):
+        return {"game_id": {"S": game}, "player_id": {"S": name},
+                "score": {"N": str(score)}, "level": {"N": "3"}}
+    return [
+        {"pk": {"S": "g1"}, "sk": {"S": f"{150:020}#pstray"}, **player("g1", 150, "pstray")},
+        {"pk": {"S": f"g2#{shards + 7}"}, "sk": {"S": f"{200:020}#pout"},
+         **player("g2", 200, "pout")},
+        {"pk": {"S": "settings"}, "sk": {"S": "main"}, "name": {"S": "not a row"}},
+    ]
+
+
 def watched_rows():
     """Rows of the local table watched: players of the right game mostly,
     of another game, unknown ones, NULLs, and duplicates."""
@@ -246,6 +265,10 @@ def load():
                 client.put_item(TableName=table, Item=legacy_item(data[i]))
             rows = [r for i, r in enumerate(data) if i not in legacy]
         sql(f"INSERT INTO {kind} VALUES {values_list(rows)}")
+        if kind in ("calculated", "random"):
+            shards = int(re.search(r"shards '(\d+)'", options)[1])
+            for item in stray_items(shards):
+                client.put_item(TableName=table, Item=item)
         if kind in ANALYZED:
             sql(f"ANALYZE {kind}")
 
