@@ -161,6 +161,33 @@ SELECT count(*), count(*) FILTER (WHERE body LIKE '%!') AS updated FROM feed;
 SELECT count(*) AS items FROM (SELECT jsonb_array_elements(shard_fdw_request('ddb',
   'Scan', '{"TableName": "Leaderboards"}') -> 'Items')) s;
 
+-- single-table design (seed 003): an artist's albums and songs under one
+-- partition key, told apart by their sort keys.  Reads of albums take the
+-- songs as rows too (the partition is the table's); an UPDATE or DELETE
+-- changes only items whose sort key is an album's
+SELECT ddb_create_table('Catalog', 'artist', 'sk') AS status;
+CREATE FOREIGN TABLE cat_albums (artist text, album text, year int)
+  SERVER ddb OPTIONS (table 'Catalog', partition_key 'artist',
+  sort_key 'sk', sort_key_format 'album#{album}');
+CREATE FOREIGN TABLE cat_songs (artist text, album text, song text)
+  SERVER ddb OPTIONS (table 'Catalog', partition_key 'artist',
+  sort_key 'sk', sort_key_format 'song#{album}#{song}');
+INSERT INTO cat_albums VALUES ('Solar Fields', 'Leaving Home', 2001),
+  ('Solar Fields', 'Movements', 2009);
+INSERT INTO cat_songs VALUES ('Solar Fields', 'Leaving Home', 'Air Song'),
+  ('Solar Fields', 'Leaving Home', 'Monogram');
+SELECT album, year FROM cat_albums WHERE artist = 'Solar Fields' ORDER BY year, album;
+UPDATE cat_albums SET year = year + 1 WHERE artist = 'Solar Fields' RETURNING album, year;
+UPDATE cat_albums SET year = 0 WHERE year IS NULL RETURNING album;
+DELETE FROM cat_albums WHERE album = 'Movements' RETURNING album;
+SELECT album, song FROM cat_songs ORDER BY song;
+DELETE FROM cat_albums WHERE artist = 'Solar Fields';
+SELECT album, song FROM cat_songs WHERE artist = 'Solar Fields' ORDER BY song;
+SELECT jsonb_array_length(shard_fdw_request('ddb', 'Scan',
+  '{"TableName": "Catalog"}') -> 'Items') AS items;
+DROP FOREIGN TABLE cat_albums, cat_songs;
+SELECT ddb_delete_table('Catalog') AS deleted;
+
 -- range shards (seed 003): shards hold title ranges of the NFKD-lowercased
 -- titles, and a title is found in one shard
 SELECT ddb_create_table('Music', 'gsi1pk', 'title') AS status;

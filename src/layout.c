@@ -329,6 +329,31 @@ layout_item_is_row(ShardTable *t, const DdbJson *item)
 }
 
 /*
+ * True when item's sort key is one t's sort key template renders (always,
+ * without a template).  Reads take any item of a partition the table
+ * writes as its row; a write through a scan changes or deletes only those
+ * whose sort key is the table's too, so that another entity's items under
+ * the same partition key (single-table design) are never touched.
+ */
+bool
+layout_sort_key_is_row(ShardTable *t, const DdbJson *item)
+{
+	const char *key;
+	KeySpan    *spans;
+	bool		row;
+
+	if (t->sk.template == NULL)
+		return true;
+	key = codec_av_text(ddbjson_get(item, t->sk.attribute));
+	if (key == NULL)
+		return true;
+	spans = palloc(sizeof(KeySpan) * t->sk.template->nparts);
+	row = keyfmt_decode(t->sk.template, key, strlen(key), spans, NULL);
+	pfree(spans);
+	return row;
+}
+
+/*
  * The partition key values layout l may store the row of texts (key texts
  * indexed by column) under: one per shard the row may be in, distinct,
  * leaving out what makes no key.  A palloc'd List of C strings.

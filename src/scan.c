@@ -1023,7 +1023,9 @@ in_its_pass(ShardScanState *ss, const DdbJson *item)
 
 /*
  * The scan's next item, in its order, or NULL at the end.  A Scan passes
- * over the items that are not the table's rows (layout_item_is_row).
+ * over the items that are not the table's rows (layout_item_is_row), and
+ * a scan an UPDATE or DELETE reads over those whose sort key is not the
+ * table's (layout_sort_key_is_row).
  */
 static const DdbJson *
 next_item(ShardScanState *ss)
@@ -1042,6 +1044,7 @@ next_item(ShardScanState *ss)
 			item = merge_next_unordered(ss);
 	} while (item &&
 			 ((ss->op == SCAN_OP_SCAN && !layout_item_is_row(ss->t, item)) ||
+			  (ss->need_ctid && !layout_sort_key_is_row(ss->t, item)) ||
 			  (ss->t->nlayouts > 1 &&
 			   (!in_its_pass(ss, item) || seen_before(ss, item)))));
 	MemoryContextSwitchTo(old);

@@ -466,6 +466,7 @@ extern void layout_load(ShardTable *t, List *options);
 extern void layout_record(Oid relid, AlterTableCmd *cmd);
 extern int	layout_of_item(ShardTable *t, const DdbJson *item, long *shard);
 extern bool layout_item_is_row(ShardTable *t, const DdbJson *item);
+extern bool layout_sort_key_is_row(ShardTable *t, const DdbJson *item);
 extern char *layout_describe(ShardTable *layout);
 extern char *layout_history_without(ShardTable *t, const bool *keep);
 extern char *layout_item_identity(ShardTable *t, const DdbJson *item);
