@@ -157,6 +157,14 @@ SELECT id, t FROM resp WHERE id = 'r1';
 SELECT id, t FROM resp WHERE id = 'r1';
 \! sql/include/answer.py Query '{"Items":[{"g":{"N":"1"},"s":{"N":"1"},"v":{"S":"x"}}],"Count":1,"ScannedCount":1}'
 SELECT s, v FROM resp_sk WHERE g = 'g' AND s < 2;
+-- under a key template too: a Scan's item whose key is of another type is
+-- refused, not passed over as an item of another table's
+CREATE FOREIGN TABLE resp_tpl (g text, s int, v text) SERVER ddb OPTIONS (
+  table 'responses_sk', partition_key 'g', partition_key_format 'grp#{g}',
+  sort_key 's');
+\! sql/include/answer.py Scan '{"Items":[{"g":{"N":"1"},"s":{"N":"1"},"v":{"S":"x"}}],"Count":1,"ScannedCount":1}'
+SELECT count(*) FROM resp_tpl;
+DROP FOREIGN TABLE resp_tpl;
 SELECT new_retries();
 -- any spelling of a DynamoDB number reads: integral into an integer
 -- column, normalized into json

@@ -286,6 +286,22 @@ layout_of_item(ShardTable *t, const DdbJson *item, long *shard)
 }
 
 /*
+ * The text of item's key attribute k when it holds one of the key's type,
+ * else NULL: an item whose key is missing or of another type is a broken
+ * answer, which the reads refuse (check_item_key), never one to pass over.
+ */
+static const char *
+key_text(const ShardKey *k, const DdbJson *item)
+{
+	const DdbJson *av = ddbjson_get(item, k->attribute);
+
+	if (av == NULL || av->kind != DJ_OBJECT || av->n != 1 ||
+		strcmp(av->keys[0], codec_key_type(k)) != 0)
+		return NULL;
+	return codec_av_text(av);
+}
+
+/*
  * True when item is a row of t: its partition key is one that a layout of
  * t writes (the layout's template matches it, with a shard the layout
  * has) or, with legacy_unsharded, a base key.  A Query reads only such
@@ -302,7 +318,7 @@ layout_item_is_row(ShardTable *t, const DdbJson *item)
 
 	if (t->pk.template == NULL)
 		return true;
-	key = codec_av_text(ddbjson_get(item, t->pk.attribute));
+	key = key_text(&t->pk, item);
 	if (key == NULL)
 		return true;
 	len = strlen(key);
@@ -344,7 +360,7 @@ layout_sort_key_is_row(ShardTable *t, const DdbJson *item)
 
 	if (t->sk.template == NULL)
 		return true;
-	key = codec_av_text(ddbjson_get(item, t->sk.attribute));
+	key = key_text(&t->sk, item);
 	if (key == NULL)
 		return true;
 	spans = palloc(sizeof(KeySpan) * t->sk.template->nparts);
