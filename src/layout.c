@@ -301,6 +301,17 @@ key_text(const ShardKey *k, const DdbJson *item)
 	return codec_av_text(av);
 }
 
+/* Whether key (len bytes) matches tmpl; its shard in *shard when not NULL. */
+static bool
+template_matches(const KeyTemplate *tmpl, const char *key, size_t len, long *shard)
+{
+	KeySpan    *spans = palloc(sizeof(KeySpan) * tmpl->nparts);
+	bool		matches = keyfmt_decode(tmpl, key, len, spans, shard);
+
+	pfree(spans);
+	return matches;
+}
+
 /*
  * True when item is a row of t: its partition key is one that a layout of
  * t writes (the layout's template matches it, with a shard the layout
@@ -325,22 +336,15 @@ layout_item_is_row(ShardTable *t, const DdbJson *item)
 	for (int i = 0; i < t->nlayouts && !row; i++)
 	{
 		ShardTable *l = t->layouts[i];
-		KeySpan    *spans = palloc(sizeof(KeySpan) * l->pk.template->nparts);
 		long		shard;
 
 		/* a dynamic key's shard count is in its metadata: any shard is one */
-		row = keyfmt_decode(l->pk.template, key, len, spans, &shard) &&
+		row = template_matches(l->pk.template, key, len, &shard) &&
 			(shard < 0 || l->strategy == SHARD_DYNAMIC ||
 			 (shard >= l->shard_base && shard < l->shard_base + l->shards));
-		pfree(spans);
 	}
 	if (!row && t->legacy_unsharded && t->pk.base != NULL)
-	{
-		KeySpan    *spans = palloc(sizeof(KeySpan) * t->pk.base->nparts);
-
-		row = keyfmt_decode(t->pk.base, key, len, spans, NULL);
-		pfree(spans);
-	}
+		row = template_matches(t->pk.base, key, len, NULL);
 	return row;
 }
 
@@ -355,18 +359,11 @@ bool
 layout_sort_key_is_row(ShardTable *t, const DdbJson *item)
 {
 	const char *key;
-	KeySpan    *spans;
-	bool		row;
 
 	if (t->sk.template == NULL)
 		return true;
 	key = key_text(&t->sk, item);
-	if (key == NULL)
-		return true;
-	spans = palloc(sizeof(KeySpan) * t->sk.template->nparts);
-	row = keyfmt_decode(t->sk.template, key, strlen(key), spans, NULL);
-	pfree(spans);
-	return row;
+	return key == NULL || template_matches(t->sk.template, key, strlen(key), NULL);
 }
 
 /*
