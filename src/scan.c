@@ -665,6 +665,38 @@ bucket_texts(ShardScanState *ss)
 	return texts;
 }
 
+/*
+ * Add text to the set of strings *set, made in cxt when *set is NULL;
+ * false when the set has it already.
+ */
+static bool
+text_set_add(HTAB **set, MemoryContext cxt, char *text)
+{
+	uint32		hash = hash_bytes((const unsigned char *) text, strlen(text));
+	TextSetEntry *entry;
+	bool		found;
+	ListCell   *lc;
+
+	if (*set == NULL)
+	{
+		HASHCTL		ctl;
+
+		ctl.keysize = sizeof(uint32);
+		ctl.entrysize = sizeof(TextSetEntry);
+		ctl.hcxt = cxt;
+		*set = hash_create("shard_fdw text set", 64, &ctl,
+						   HASH_ELEM | HASH_BLOBS | HASH_CONTEXT);
+	}
+	entry = hash_search(*set, &hash, HASH_ENTER, &found);
+	if (!found)
+		entry->texts = NIL;
+	foreach(lc, entry->texts)
+		if (strcmp(lfirst(lc), text) == 0)
+			return false;
+	entry->texts = lappend(entry->texts, text);
+	return true;
+}
+
 /* Evaluate the expressions and build the streams, then send. */
 static void
 scan_start(ShardScanState *ss, ExprContext *econtext)
@@ -759,7 +791,7 @@ scan_start(ShardScanState *ss, ExprContext *econtext)
 		 * key condition in each: its streams come together, the newest
 		 * bucket first under a descending order.
 		 */
-		List	   *seen = NIL;
+		HTAB	   *seen = NULL;
 		List	   *buckets = bucket_texts(ss);
 
 		ss->key_cond_expr = request_key_condition(ss, request_shared_texts(ss, linitial(combos)));
@@ -780,11 +812,9 @@ scan_start(ShardScanState *ss, ExprContext *econtext)
 				{
 					Stream	   *s = lfirst(lc2);
 					/* a key read in both phases, once in each */
-					Node	   *key = (Node *) makeString(psprintf("%d%s", s->earlier, s->pk_text));
-
-					if (list_member(seen, key))
+					if (!text_set_add(&seen, CurrentMemoryContext,
+									  psprintf("%d%s", s->earlier, s->pk_text)))
 						continue;
-					seen = lappend(seen, key);
 					s->bucket = list_nth(buckets, b) ? b : -1;
 					s->run = ss->bucket_runs && ss->order != 0 ? b : 0;
 					streams = lappend(streams, s);
@@ -971,30 +1001,7 @@ shard_scan_conn(ShardScanState *ss)
 static bool
 seen_before(ShardScanState *ss, const DdbJson *item)
 {
-	char	   *id = layout_item_identity(ss->t, item);
-	uint32		hash = hash_bytes((const unsigned char *) id, strlen(id));
-	SeenRows   *entry;
-	bool		found;
-	ListCell   *lc;
-
-	if (ss->seen == NULL)
-	{
-		HASHCTL		ctl;
-
-		ctl.keysize = sizeof(uint32);
-		ctl.entrysize = sizeof(SeenRows);
-		ctl.hcxt = ss->runcxt;
-		ss->seen = hash_create("shard_fdw rows seen", 1024, &ctl,
-							   HASH_ELEM | HASH_BLOBS | HASH_CONTEXT);
-	}
-	entry = hash_search(ss->seen, &hash, HASH_ENTER, &found);
-	if (!found)
-		entry->ids = NIL;
-	foreach(lc, entry->ids)
-		if (strcmp(lfirst(lc), id) == 0)
-			return true;
-	entry->ids = lappend(entry->ids, id);
-	return false;
+	return !text_set_add(&ss->seen, ss->runcxt, layout_item_identity(ss->t, item));
 }
 
 /*

@@ -65,12 +65,12 @@ typedef struct Stream
 	bool		reached_end;	/* ... its last page received was its last */
 } Stream;
 
-/* The identities of rows returned (layout_item_identity) with one hash. */
-typedef struct SeenRows
+/* The strings of a set (see text_set_add in scan.c) that have one hash. */
+typedef struct TextSetEntry
 {
 	uint32		hash;
-	List	   *ids;
-} SeenRows;
+	List	   *texts;
+} TextSetEntry;
 
 struct ShardScanState
 {
@@ -136,8 +136,8 @@ struct ShardScanState
 	char	   *sk_lo;			/* the sort key's bounds sent, or NULL */
 	char	   *sk_hi;
 	bool		started;
-	struct HTAB *seen;			/* with earlier layouts: the rows returned
-								 * (SeenRows by hash of their identity) */
+	struct HTAB *seen;			/* with earlier layouts: the identities of
+								 * the rows returned, a text set */
 	Tuplestorestate *stored;	/* read_all: the rows, each with its shard */
 	TupleTableSlot *store_slot; /* ... read back through this slot */
 	MemoryContext runcxt;		/* lives for one execution (until rescan) */
