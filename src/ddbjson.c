@@ -1043,6 +1043,14 @@ jw_raw(JsonWriter *w, const char *json)
 	buf_puts(w->out, json);
 }
 
+/* See ddbjson.h. */
+void
+jw_members(JsonWriter *w, const char *members)
+{
+	jw_separate(w);
+	buf_puts(w->out, members);
+}
+
 /* Write true or false. */
 void
 jw_bool(JsonWriter *w, bool value)

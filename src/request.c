@@ -699,40 +699,11 @@ request_key_condition(ShardScanState *ss, const char **texts)
  * ---------------------------------------------------------------------
  */
 
-/* Write ProjectionExpression and the name and value maps. */
-static void
-write_expression_maps(ShardScanState *ss, JsonWriter *w, const char *projection)
-{
-	ListCell   *lc;
-	int			i = 0;
-
-	if (projection)
-	{
-		jw_key(w, "ProjectionExpression");
-		jw_cstring(w, projection);
-	}
-	if (ss->names != NIL)
-	{
-		jw_key(w, "ExpressionAttributeNames");
-		jw_begin_object(w);
-		foreach(lc, ss->names)
-		{
-			char		key[16];
-
-			snprintf(key, sizeof(key), "#n%d", i++);
-			jw_key(w, key);
-			jw_cstring(w, strVal(lfirst(lc)));
-		}
-		jw_end_object(w);
-	}
-}
-
 /*
- * The projection expression, or NULL for whole items or a count; made
- * once per scan start, as are the key condition and the filter.
+ * The projection expression, or NULL for whole items or a count.
  */
-char *
-request_projection_expression(ShardScanState *ss)
+static char *
+projection_expression(ShardScanState *ss)
 {
 	StringInfoData buf;
 	ListCell   *lc;
@@ -744,6 +715,45 @@ request_projection_expression(ShardScanState *ss)
 		appendStringInfo(&buf, "%s#n%d", buf.len ? ", " : "",
 						 name_index(ss, strVal(lfirst(lc))));
 	return buf.data;
+}
+
+/*
+ * ProjectionExpression and ExpressionAttributeNames as JSON members (NULL
+ * when a read has neither), which every body of the scan carries: made once
+ * per scan start, after the key condition and the filter have named their
+ * attributes.
+ */
+char *
+request_expression_maps(ShardScanState *ss)
+{
+	char	   *projection = projection_expression(ss);
+	Buf			out;
+	JsonWriter	w;
+	ListCell   *lc;
+	int			i = 0;
+
+	buf_init(&out);
+	jw_init(&w, &out);
+	if (projection)
+	{
+		jw_key(&w, "ProjectionExpression");
+		jw_cstring(&w, projection);
+	}
+	if (ss->names != NIL)
+	{
+		jw_key(&w, "ExpressionAttributeNames");
+		jw_begin_object(&w);
+		foreach(lc, ss->names)
+		{
+			char		key[16];
+
+			snprintf(key, sizeof(key), "#n%d", i++);
+			jw_key(&w, key);
+			jw_cstring(&w, strVal(lfirst(lc)));
+		}
+		jw_end_object(&w);
+	}
+	return out.len > 0 ? out.data : NULL;
 }
 
 /* Write ExpressionAttributeValues, with the partition key's own value. */
@@ -826,7 +836,8 @@ request_read_body(ShardScanState *ss, Stream *s, const DdbJson *start_key, size_
 			jw_key(&w, "ConsistentRead");
 			jw_bool(&w, true);
 		}
-		write_expression_maps(ss, &w, ss->projection);
+		if (ss->expression_maps)
+			jw_members(&w, ss->expression_maps);
 		if (batch)
 		{
 			jw_end_object(&w);
@@ -857,7 +868,8 @@ request_read_body(ShardScanState *ss, Stream *s, const DdbJson *start_key, size_
 			jw_key(&w, "Select");
 			jw_cstring(&w, "COUNT");
 		}
-		write_expression_maps(ss, &w, ss->projection);
+		if (ss->expression_maps)
+			jw_members(&w, ss->expression_maps);
 		write_values(ss, &w, ss->op == SCAN_OP_QUERY ?
 					 av_json(codec_key_type(&t->pk), s->pk_text) : NULL);
 		if (ss->op == SCAN_OP_SCAN && Max(ss->total_segments, ss->nstreams) > 1)

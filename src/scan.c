@@ -825,7 +825,7 @@ scan_start(ShardScanState *ss, ExprContext *econtext)
 			scan_too_many_partitions(ss);
 	}
 	ss->filter_expr = request_filter_expression(ss);
-	ss->projection = request_projection_expression(ss);
+	ss->expression_maps = request_expression_maps(ss);
 	ss->nstreams = list_length(streams);
 	if (ss->op != SCAN_OP_SCAN && !ss->conn->server->max_concurrency_set)
 		ddb_group_set_max_inflight(ss->group,

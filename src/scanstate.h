@@ -117,7 +117,9 @@ struct ShardScanState
 	List	   *explain_context;	/* EXPLAIN's deparse context of the plan */
 	char	   *key_cond_expr;	/* KeyConditionExpression */
 	char	   *filter_expr;	/* FilterExpression */
-	char	   *projection;		/* ProjectionExpression; NULL: whole items */
+	char	   *expression_maps;	/* ProjectionExpression and
+									 * ExpressionAttributeNames as JSON
+									 * members, or NULL: neither */
 	List	   *names;			/* ExpressionAttributeNames, in order */
 	List	   *value_names;	/* ExpressionAttributeValues: names ... */
 	List	   *value_json;		/* ... and their AttributeValue JSON */
@@ -157,7 +159,7 @@ extern const char **request_shared_texts(ShardScanState *ss, const char **texts)
 extern char *request_full_sort_key(ShardScanState *ss, const char **texts);
 extern char *request_key_condition(ShardScanState *ss, const char **texts);
 extern char *request_filter_expression(ShardScanState *ss);
-extern char *request_projection_expression(ShardScanState *ss);
+extern char *request_expression_maps(ShardScanState *ss);
 extern int	request_page_limit(int limit, int nshards);
 extern char *request_read_body(ShardScanState *ss, Stream *s,
 							   const DdbJson *start_key, size_t *len);
