@@ -881,7 +881,8 @@ ddbjson_get(const DdbJson *obj, const char *key)
 		return NULL;
 	for (i = 0; i < obj->n; i++)
 	{
-		if (strcmp(obj->keys[i], key) == 0)
+		/* the first bytes tell most names apart without a call */
+		if (obj->keys[i][0] == key[0] && strcmp(obj->keys[i], key) == 0)
 			return &obj->elems[i];
 	}
 	return NULL;

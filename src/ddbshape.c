@@ -12,6 +12,7 @@
  */
 #include <limits.h>
 #include <stdarg.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -155,7 +156,18 @@ ddb_utf8_valid(const char *s, size_t len)
 	while (i < len)
 	{
 		size_t		n;
+		uint64_t	word;
 
+		/* ASCII, the common case, eight bytes at a time */
+		if (len - i >= sizeof(word))
+		{
+			memcpy(&word, p + i, sizeof(word));
+			if ((word & UINT64_C(0x8080808080808080)) == 0)
+			{
+				i += sizeof(word);
+				continue;
+			}
+		}
 		if (p[i] < 0x80)
 		{
 			i++;

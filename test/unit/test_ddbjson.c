@@ -1362,6 +1362,41 @@ test_utf8(void)
 	CHECK(!ddb_utf8_valid("\xe2\x82", 2));		/* cut short */
 	CHECK(!ddb_utf8_valid("\xe2\x82\x41", 3));
 
+	/*
+	 * A sequence judges the same wherever it sits among ASCII bytes, which
+	 * the validator skips eight at a time: at every offset of a word, cut
+	 * by a word's end, and with every length of ASCII after it.
+	 */
+	{
+		static const struct
+		{
+			const char *seq;
+			bool		valid;
+		}			seqs[] = {
+			{"\xc3\xa9", true},
+			{"\xe2\x82\xac", true},
+			{"\xf0\x9f\x98\x80", true},
+			{"\x80", false},
+			{"\xc0\x80", false},
+			{"\xed\xa0\x80", false},
+			{"\xe2\x82", false},
+			{"\xff", false},
+		};
+
+		for (size_t k = 0; k < sizeof(seqs) / sizeof(seqs[0]); k++)
+			for (size_t before = 0; before <= 17; before++)
+				for (size_t after = 0; after <= 17; after++)
+				{
+					char		text[64];
+					size_t		n = strlen(seqs[k].seq);
+
+					memset(text, 'a', before);
+					memcpy(text + before, seqs[k].seq, n);
+					memset(text + before + n, 'z', after);
+					CHECK(ddb_utf8_valid(text, before + n + after) == seqs[k].valid);
+				}
+	}
+
 	buf_init(&out);
 	ddb_append_printable(&out, "a\xc3\xa9\"\\\x01\xff\x7f" "b", 9);
 	CHECK_STR(out.data, "a\xc3\xa9\\x22\\x5C\\x01\\xFF\\x7F" "b");
