@@ -646,7 +646,7 @@ signed_headers(DdbTransport *t, DdbRequest *req)
 	ShardCredentials *creds = t->conn->creds;
 	char		amz_date[17];
 	char	   *target = psprintf(DDB_TARGET_PREFIX "%s", req->action);
-	SigV4Header hdrs[7];
+	SigV4Header hdrs[8];
 	int			nhdrs = 0;
 	SigV4Input in;
 	SigV4Output out;
@@ -684,6 +684,8 @@ signed_headers(DdbTransport *t, DdbRequest *req)
 	hdrs[nhdrs++] = (SigV4Header) {"authorization", out.authorization.data};
 	/* libcurl would otherwise wait for a 100-continue on large bodies */
 	hdrs[nhdrs++] = (SigV4Header) {"expect", ""};
+	/* ... and add an Accept header that DynamoDB has no use for */
+	hdrs[nhdrs++] = (SigV4Header) {"accept", ""};
 	list = header_list(hdrs, nhdrs);
 	sigv4_output_free(&out);
 	pfree(target);
