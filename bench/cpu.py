@@ -142,10 +142,12 @@ class Backend:
         self.session = bed.Session(os.environ.get("PGDATABASE", "postgres"))
 
     def cpu_s(self):
+        """The backend's user and kernel CPU seconds so far."""
         [stat] = self.session.run(
             "SELECT rtrim(pg_read_file('/proc/self/stat'), E'\\n')")
         fields = stat.rsplit(")", 1)[1].split()
-        return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+        tick = os.sysconf("SC_CLK_TCK")
+        return int(fields[11]) / tick, int(fields[12]) / tick
 
     def run(self, sql, times):
         for _ in range(times):
@@ -153,14 +155,19 @@ class Backend:
 
     def cpu_per_statement(self, sql, runs):
         """Median, lowest and highest of ROUNDS rounds of the backend's CPU
-        ms per statement, each over runs statements."""
+        ms per statement, each over runs statements, and the kernel's share
+        of all rounds' CPU."""
         self.run(sql, 2)
         rounds = []
+        kernel = 0.0
         for _ in range(ROUNDS):
-            before = self.cpu_s()
+            user, system = self.cpu_s()
             self.run(sql, runs)
-            rounds.append((self.cpu_s() - before) * 1000 / runs)
-        return statistics.median(rounds), min(rounds), max(rounds)
+            user_after, system_after = self.cpu_s()
+            rounds.append((user_after - user + system_after - system) * 1000 / runs)
+            kernel += (system_after - system) * 1000 / runs
+        share = kernel / sum(rounds) if sum(rounds) > 0 else 0.0
+        return statistics.median(rounds), min(rounds), max(rounds), share
 
 
 def main():
@@ -185,14 +192,12 @@ def main():
         if len(got) != TOP:
             sys.exit(f"top-{TOP} over {shards} shards returned {len(got)} rows")
         say(f"timing the top-{TOP} over {shards} shards ({ROUNDS} x {RUNS})")
-        median, low, high = backend.cpu_per_statement(sql, RUNS)
-        rows.append((shards, median, low, high))
+        rows.append((shards, *backend.cpu_per_statement(sql, RUNS)))
     scans = []
     [[count]] = bed.query("SELECT count(*) FROM cpu_scan")
     for label, sql in SCAN_QUERIES.items() if "scan" in PARTS else ():
         say(f"timing the Scan, {label} ({ROUNDS} x {SCAN_RUNS})")
-        median, low, high = backend.cpu_per_statement(sql, SCAN_RUNS)
-        scans.append((label, median, low, high))
+        scans.append((label, *backend.cpu_per_statement(sql, SCAN_RUNS)))
     backend.session.close()
 
     print()
@@ -200,15 +205,17 @@ def main():
           f"average {load_before:.1f} before and {os.getloadavg()[0]:.1f} after; "
           f"median (lowest-highest) of {ROUNDS} rounds")
     print(f"{'top-100 over N':>14}{'ms/statement':>22}{'us/request':>12}"
-          f"{'us/item':>9}")
-    for shards, median, low, high in rows:
+          f"{'us/item':>9}{'kernel':>8}")
+    for shards, median, low, high, kernel in rows:
         print(f"{shards:>14}{median:>10.2f} ({low:.2f}-{high:.2f})"
               f"{median * 1000 / shards:>12.0f}"
-              f"{median * 1000 / min(TOP * shards, SCORES):>9.2f}")
-    print(f"{'Scan of ' + count + ' items':>24}{'ms/statement':>14}{'us/item':>22}")
-    for label, median, low, high in scans:
+              f"{median * 1000 / min(TOP * shards, SCORES):>9.2f}{kernel:>8.0%}")
+    print(f"{'Scan of ' + count + ' items':>24}{'ms/statement':>14}{'us/item':>22}"
+          f"{'kernel':>8}")
+    for label, median, low, high, kernel in scans:
         print(f"{label:>24}{median:>14.1f}{median * 1000 / int(count):>9.2f} "
-              f"({low * 1000 / int(count):.2f}-{high * 1000 / int(count):.2f})")
+              f"({low * 1000 / int(count):.2f}-{high * 1000 / int(count):.2f})"
+              f"{kernel:>8.0%}")
 
 
 if __name__ == "__main__":
