@@ -134,8 +134,8 @@ parse_ended(Parser *p)
 	return parse_fail(p, "unexpected end of data");
 }
 
-/* Step over JSON whitespace. */
-static void
+/* Step over JSON whitespace (inline: there is seldom any). */
+static inline void
 skip_ws(Parser *p)
 {
 	while (p->pos < p->len)
@@ -282,11 +282,14 @@ close_container(Parser *p, size_t base, DjKind kind, DdbJson *out)
 						   "duplicate object member name near byte %zu", comma);
 			return false;
 		}
-		out->keys = arena_alloc(p, n * sizeof(char *));
+		/* the values and then their names, in one piece of the arena */
+		out->elems = arena_alloc(p, n * (sizeof(DdbJson) + sizeof(char *)));
+		out->keys = (char **) (out->elems + n);
 		for (size_t i = 0; i < n; i++)
 			out->keys[i] = m[i].name;
 	}
-	out->elems = arena_alloc(p, n * sizeof(DdbJson));
+	else
+		out->elems = arena_alloc(p, n * sizeof(DdbJson));
 	for (size_t i = 0; i < n; i++)
 		out->elems[i] = m[i].value;
 	p->top = base;
