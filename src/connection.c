@@ -17,7 +17,10 @@
 
 #include "access/xact.h"
 #include "catalog/pg_user_mapping.h"
+#include "commands/dbcommands.h"
 #include "funcapi.h"
+#include "mb/pg_wchar.h"
+#include "miscadmin.h"
 #include "utils/builtins.h"
 #include "utils/hsearch.h"
 #include "utils/inval.h"
@@ -80,6 +83,27 @@ conn_build(DdbConn *conn)
 }
 
 /*
+ * Refuse a database whose text is not UTF-8.  DynamoDB's strings are UTF-8
+ * and pass to and from PostgreSQL unconverted, as do the bytes that key
+ * hashes and DynamoDB's order are taken over; SQL_ASCII stores bytes as
+ * they come, so it passes too (what it sends is checked, see
+ * ddb_request_create).
+ */
+void
+shard_require_utf8_database(void)
+{
+	int			encoding = GetDatabaseEncoding();
+
+	if (encoding != PG_UTF8 && encoding != PG_SQL_ASCII)
+		ereport(ERROR,
+				(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
+				 errmsg("shard_fdw needs a UTF8 database, and database \"%s\" is %s",
+						get_database_name(MyDatabaseId), GetDatabaseEncodingName()),
+				 errdetail("DynamoDB keeps text as UTF-8, and shard_fdw passes it to and from the database unconverted."),
+				 errhint("Use a database created with ENCODING 'UTF8'.")));
+}
+
+/*
  * The connection userid uses for serverid, made on first use; in use until
  * the transaction ends.  One whose options changed is rebuilt when no
  * earlier part of the transaction has it.
@@ -91,6 +115,7 @@ shard_get_connection(Oid serverid, Oid userid)
 	ConnEntry  *entry;
 	bool		found;
 
+	shard_require_utf8_database();
 	shard_connection_init();
 	memset(&key, 0, sizeof(key));
 	key.serverid = serverid;

@@ -641,6 +641,7 @@ shard_fdw_validator(PG_FUNCTION_ARGS)
 	Oid			context = PG_GETARG_OID(1);
 	ListCell   *lc;
 
+	shard_require_utf8_database();
 	foreach(lc, options)
 	{
 		DefElem    *def = lfirst_node(DefElem, lc);

@@ -248,6 +248,7 @@ typedef struct DdbConn
 } DdbConn;
 
 extern DdbConn *shard_get_connection(Oid serverid, Oid userid);
+extern void shard_require_utf8_database(void);
 extern void shard_connection_init(void);
 
 

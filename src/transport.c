@@ -30,6 +30,7 @@
 #include <zlib.h>
 
 #include "access/xact.h"
+#include "mb/pg_wchar.h"
 #include "miscadmin.h"
 #include "utils/builtins.h"
 #include "utils/memutils.h"
@@ -438,9 +439,17 @@ DdbRequest *
 ddb_request_create(DdbGroup *group, const char *action,
 				   const char *body, size_t len)
 {
-	MemoryContext cxt = AllocSetContextCreate(group->cxt, "shard_fdw request",
-											  ALLOCSET_SMALL_SIZES);
-	DdbRequest *req = MemoryContextAllocZero(cxt, sizeof(DdbRequest));
+	MemoryContext cxt;
+	DdbRequest *req;
+
+	/* a SQL_ASCII database's text may be any bytes; DynamoDB takes UTF-8 */
+	if (GetDatabaseEncoding() == PG_SQL_ASCII && !ddb_utf8_valid(body, len))
+		ereport(ERROR,
+				(errcode(ERRCODE_CHARACTER_NOT_IN_REPERTOIRE),
+				 errmsg("DynamoDB %s request would carry text that is not UTF-8", action),
+				 errdetail("The database is SQL_ASCII, which stores text unchecked, and DynamoDB takes UTF-8 only.")));
+	cxt = AllocSetContextCreate(group->cxt, "shard_fdw request", ALLOCSET_SMALL_SIZES);
+	req = MemoryContextAllocZero(cxt, sizeof(DdbRequest));
 
 	req->group = group;
 	req->cxt = cxt;
