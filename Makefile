@@ -27,7 +27,7 @@ REGRESS_OPTS = --inputdir=. --load-extension=shard_fdw
 WARNINGS = -Wall -Wextra -Werror
 PG_CPPFLAGS = -Isrc -isystem $(shell $(PG_CONFIG) --includedir-server)
 PG_CFLAGS = $(WARNINGS) -Wno-unused-parameter
-SHLIB_LINK = -lcurl -lssl -lcrypto -lz
+SHLIB_LINK = -lcurl -lssl -lcrypto -lz -lm
 
 ifdef SANITIZE
 PG_CFLAGS += -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=undefined

@@ -665,17 +665,40 @@ request_filter_expression(ShardScanState *ss)
 
 /*
  * The Limit of each shard's pages when the query needs limit rows from
- * nshards merged shards.  A hash spreads rows evenly, so the first rows of
- * the merge come about evenly from every shard: each page asks for twice
- * its share (at least 10, at most limit), and a shard that runs out before
- * the merge has enough is read on, page by page, so no row is ever missed.
+ * nshards merged shards.  A hash spreads rows evenly, so how many of the
+ * merge's first limit rows a shard holds is about Poisson with mean
+ * limit / nshards (binomial, whose tail is lighter).  Each page asks for
+ * the least count past which the expected number of shards still short,
+ * PAGE_SHORT_SHARDS, is small: one statement in a hundred waits for a
+ * second page.  A shard that runs out before the merge has enough is read
+ * on, page by page, so no row is ever missed; it costs a round trip.
+ * Means too large for the recurrence (exp underflows) take the normal
+ * tail six deviations out.
  */
+#define PAGE_SHORT_SHARDS 0.01
+
 int
 request_page_limit(int limit, int nshards)
 {
+	double		mean;
+	double		term;
+	double		below = 0;
+
 	if (nshards <= 1)
 		return limit;
-	return Min(limit, Max(10, (2 * limit + nshards - 1) / nshards + 1));
+	mean = (double) limit / nshards;
+	if (mean > 500)
+		return Min(limit, (int) ceil(mean + 6 * sqrt(mean)));
+	term = exp(-mean);
+	for (int k = 0; k < limit; k++)
+	{
+		/* below is P(X <= k), term P(X = k + 1) after this */
+		below += term;
+		term *= mean / (k + 1);
+		if (k > 0 && nshards * (1 - below) <= PAGE_SHORT_SHARDS)
+			return k;
+	}
+	return limit;
 }
 
 /*
