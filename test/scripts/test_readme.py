@@ -81,7 +81,7 @@ def top_5_is_exact_and_merged_from_ten_queries():
     expected = sorted(((i * 7919) % 100000, f"player{i}") for i in range(1, 501))[::-1][:5]
     assert following("player_id|score", 5) == [f"{p}|{s}" for s, p in expected], output
     plan = "\n".join(output)
-    assert "Shards: 10" in plan and "Merge: sk DESC" in plan and "Limit per Shard: 5" in plan, plan
+    assert "Shards: 10" in plan and "Merge: sk DESC" in plan and "Limit per Shard: 4" in plan, plan
     assert "Shards: 1 of 10 (calculated on fnv1a_32)" in plan, plan
     assert "Shard Chosen By: player_id = 'player42'" in plan, plan
 
