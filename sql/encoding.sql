@@ -10,7 +10,10 @@ CREATE DATABASE sfdw_ascii ENCODING 'SQL_ASCII' LC_COLLATE 'C' LC_CTYPE 'C'
   TEMPLATE template0;
 
 \c sfdw_latin1
+-- (PostgreSQL 18 names the extension script's line as the error's context)
+\set SHOW_CONTEXT never
 CREATE EXTENSION shard_fdw;
+\set SHOW_CONTEXT errors
 
 \c sfdw_ascii
 CREATE EXTENSION shard_fdw;
