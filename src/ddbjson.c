@@ -1037,22 +1037,15 @@ jw_cstring(JsonWriter *w, const char *str)
 }
 
 /*
- * Write json, which must be one complete JSON value (such as a number's
- * text), unchanged.
+ * Write json unchanged: one complete JSON value (such as a number's text),
+ * or, in place of a member of an object, one or more complete members
+ * ("a":1,"b":2).
  */
 void
 jw_raw(JsonWriter *w, const char *json)
 {
 	jw_separate(w);
 	buf_puts(w->out, json);
-}
-
-/* See ddbjson.h. */
-void
-jw_members(JsonWriter *w, const char *members)
-{
-	jw_separate(w);
-	buf_puts(w->out, members);
 }
 
 /* Write true or false. */

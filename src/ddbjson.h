@@ -187,12 +187,6 @@ extern void jw_key(JsonWriter *w, const char *key);
 extern void jw_string(JsonWriter *w, const char *str, size_t len);
 extern void jw_cstring(JsonWriter *w, const char *str);
 extern void jw_raw(JsonWriter *w, const char *json);
-
-/*
- * Write members, the text of one or more complete object members
- * ("a":1,"b":2), unchanged into the object being written.
- */
-extern void jw_members(JsonWriter *w, const char *members);
 extern void jw_bool(JsonWriter *w, bool value);
 extern void jw_null(JsonWriter *w);
 extern void jw_int(JsonWriter *w, long long value);

@@ -860,7 +860,7 @@ request_read_body(ShardScanState *ss, Stream *s, const DdbJson *start_key, size_
 			jw_bool(&w, true);
 		}
 		if (ss->expression_maps)
-			jw_members(&w, ss->expression_maps);
+			jw_raw(&w, ss->expression_maps);
 		if (batch)
 		{
 			jw_end_object(&w);
@@ -892,7 +892,7 @@ request_read_body(ShardScanState *ss, Stream *s, const DdbJson *start_key, size_
 			jw_cstring(&w, "COUNT");
 		}
 		if (ss->expression_maps)
-			jw_members(&w, ss->expression_maps);
+			jw_raw(&w, ss->expression_maps);
 		write_values(ss, &w, ss->op == SCAN_OP_QUERY ?
 					 av_json(codec_key_type(&t->pk), s->pk_text) : NULL);
 		if (ss->op == SCAN_OP_SCAN && Max(ss->total_segments, ss->nstreams) > 1)
