@@ -15,7 +15,7 @@ DATA = shard_fdw--0.1.sql
 PGFILEDESC = "shard_fdw - foreign data wrapper for sharded DynamoDB tables"
 
 PURE_SRCS = src/pure.c src/sigv4.c src/ddbjson.c src/ddbshape.c src/keyfmt.c \
-	src/shardhash.c src/avorder.c src/awscreds.c src/infer.c
+	src/shardhash.c src/avorder.c src/awscreds.c src/infer.c src/http1.c
 PG_SRCS = $(filter-out $(PURE_SRCS),$(wildcard src/*.c))
 OBJS = $(PURE_SRCS:.c=.o) $(PG_SRCS:.c=.o)
 
@@ -61,14 +61,15 @@ unit: test/unit/unit_tests
 
 # libFuzzer targets over the plain-C code that reads what DynamoDB sends:
 # response bodies (parser and shape checks), stored keys (templates),
-# what the credential sources send or hold (profiles, STS XML, JSON), and
-# the sampled keys IMPORT FOREIGN SCHEMA infers templates from.
+# what the credential sources send or hold (profiles, STS XML, JSON), the
+# sampled keys IMPORT FOREIGN SCHEMA infers templates from, and the HTTP/1.1
+# framing of the answers (and the request headers it writes).
 # Inputs found go to test/fuzz/found/<target>, crashes to test/fuzz/found/,
 # libFuzzer's output to test/fuzz/found/<target>.log (its tail is printed
 # on a finding);
 # the committed seeds in test/fuzz/corpus/<target> are only read.
 FUZZ_TARGETS = test/fuzz/fuzz_response test/fuzz/fuzz_keyfmt test/fuzz/fuzz_awscreds \
-	test/fuzz/fuzz_infer
+	test/fuzz/fuzz_infer test/fuzz/fuzz_http1
 FUZZ_SECONDS ?= 30
 FUZZ_CC = clang
 FUZZ_CFLAGS = -g -O1 -fsanitize=fuzzer,address,undefined \
@@ -85,6 +86,9 @@ test/fuzz/fuzz_awscreds: test/fuzz/fuzz_awscreds.c test/fuzz/alloc.c src/pure.c 
 
 test/fuzz/fuzz_infer: test/fuzz/fuzz_infer.c test/fuzz/alloc.c src/pure.c src/infer.c src/keyfmt.c src/shardhash.c src/pure.h src/infer.h src/keyfmt.h src/shardhash.h
 	$(FUZZ_CC) $(FUZZ_CFLAGS) -o $@ $(filter %.c,$^) -lssl -lcrypto
+
+test/fuzz/fuzz_http1: test/fuzz/fuzz_http1.c test/fuzz/alloc.c src/pure.c src/http1.c src/ddbshape.c src/ddbjson.c src/avorder.c src/pure.h src/http1.h src/sigv4.h src/ddbjson.h src/avorder.h
+	$(FUZZ_CC) $(FUZZ_CFLAGS) -o $@ $(filter %.c,$^)
 
 .PHONY: fuzz
 fuzz: $(FUZZ_TARGETS)

@@ -29,8 +29,11 @@ buf_reset(Buf *buf)
 	buf->data[0] = '\0';
 }
 
-/* Make room for "more" further bytes plus the terminating NUL. */
-static void
+/*
+ * Make room for "more" further bytes plus the terminating NUL, so that
+ * appending them copies nothing already held.
+ */
+void
 buf_reserve(Buf *buf, size_t more)
 {
 	size_t		need = buf->len + more + 1;

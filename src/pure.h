@@ -48,6 +48,7 @@ typedef struct Buf
 
 extern void buf_init(Buf *buf);
 extern void buf_reset(Buf *buf);
+extern void buf_reserve(Buf *buf, size_t more);
 extern void buf_append(Buf *buf, const char *data, size_t len);
 extern void buf_puts(Buf *buf, const char *str);
 extern void buf_putc(Buf *buf, char c);
