@@ -279,7 +279,6 @@ typedef enum DdbStatus
 } DdbStatus;
 
 typedef struct DdbGroup DdbGroup;
-typedef struct DdbAttempt DdbAttempt;
 typedef struct Budget Budget;	/* in budget.c */
 
 /*
@@ -317,7 +316,6 @@ typedef struct DdbRequest
 	/* private to transport.c */
 	int			throttled;		/* attempts throttled */
 	double		budget_reserved;	/* units reserved in its group's budget */
-	DdbAttempt *attempt;
 	TimestampTz first_attempt_at;
 	TimestampTz retry_at;
 	dlist_node	node;

@@ -12,6 +12,10 @@
  * then stays in the epoll set between the requests it carries, and a
  * request changes nothing in the set.
  *
+ * A connection libcurl opened and left to its user (a CONNECT_ONLY
+ * transfer's) gets an owner: from then on its readiness goes to the
+ * owner's callback, not to libcurl.
+ *
  * Everything here but sockets_create runs inside libcurl or around it,
  * and nothing may throw there: a failure fails the transfer instead.
  *
@@ -42,11 +46,13 @@ typedef struct SocketWatch
 	bool		connection;		/* opened by on_open_socket, not closed yet */
 	bool		wanted;			/* libcurl waits on it */
 	uint32		events;			/* what the set has it for; 0: not in it */
+	void	   *owner;			/* whose I/O it carries once connected, or NULL */
 } SocketWatch;
 
 struct SocketSet
 {
 	CURLM	   *multi;
+	SocketReady on_ready;		/* called for sockets with an owner */
 	int			epoll_fd;		/* watches the sockets libcurl waits on */
 	SocketWatch *watch;			/* per socket number, below nwatch */
 	int			nwatch;
@@ -123,6 +129,8 @@ on_socket(CURL *easy, curl_socket_t s, int what, void *arg, void *socketp)
 	if (w == NULL)
 		return -1;
 	w->wanted = what != CURL_POLL_REMOVE;
+	if (w->owner)
+		return 0;
 	if (!w->wanted)
 	{
 		if (!w->connection && w->events)
@@ -178,6 +186,18 @@ sockets_own(SocketSet *set, CURL *easy)
 	curl_easy_setopt(easy, CURLOPT_CLOSESOCKETDATA, set);
 }
 
+/* See sockets.h. */
+bool
+sockets_watch_own(SocketSet *set, curl_socket_t s, uint32 events, void *owner)
+{
+	SocketWatch *w = socket_watch(set, s);
+
+	if (w == NULL || !w->connection)
+		return false;
+	w->owner = owner;
+	return w->events == events || epoll_watch(set, s, w, events);
+}
+
 /* libcurl timer callback: when libcurl next wants to act (-1: never). */
 static int
 on_timer(CURLM *multi, long timeout_ms, void *arg)
@@ -192,11 +212,12 @@ on_timer(CURLM *multi, long timeout_ms, void *arg)
 
 /* See sockets.h. */
 SocketSet *
-sockets_create(CURLM *multi)
+sockets_create(CURLM *multi, SocketReady on_ready)
 {
 	SocketSet  *set = palloc0(sizeof(SocketSet));
 
 	set->multi = multi;
+	set->on_ready = on_ready;
 	set->epoll_fd = epoll_create1(EPOLL_CLOEXEC);
 	if (set->epoll_fd < 0)
 		ereport(ERROR,
@@ -246,6 +267,14 @@ sockets_wait(SocketSet *set, int timeout_ms)
 		curl_socket_t s = ready[i].data.fd;
 		uint32		ev = ready[i].events;
 
+		/* an earlier socket's owner may have closed this one meanwhile */
+		if (s >= set->nwatch)
+			continue;
+		if (set->watch[s].owner)
+		{
+			set->on_ready(set->watch[s].owner, ev);
+			continue;
+		}
 		if (!set->watch[s].wanted)
 		{
 			/* a kept-alive connection closed by the server, or sent junk */

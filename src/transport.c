@@ -1,9 +1,9 @@
 /*-------------------------------------------------------------------------
  *
  * transport.c
- *		DynamoDB requests over HTTP: libcurl's multi interface keeps many
- *		requests in flight inside one backend, each attempt signed afresh
- *		with SigV4, answers checked (x-amz-crc32, JSON) and errors
+ *		DynamoDB requests over HTTP: many requests in flight inside one
+ *		backend on connections of their own (links.c), each attempt signed
+ *		afresh with SigV4, answers checked (x-amz-crc32, JSON) and errors
  *		classified; a failed attempt that another may mend is queued again
  *		when retry.c's policy allows it, and one that fails for good is
  *		reported by report.c.
@@ -13,14 +13,12 @@
  * requests live in memory of the connection, so that a transaction abort
  * can stop every transfer before anything it points to is freed.
  *
- * Waits sleep on an epoll set of libcurl's sockets (its socket and timer
- * callbacks keep it) with a short timeout, hand libcurl only the sockets
- * that are ready, and check for interrupts between sleeps, so a cancel or
- * statement_timeout stops a scan promptly.
- *
- * The credential sources' plain HTTP exchanges (exchange.c) run on the
- * same multi handle, moving whenever the requests do; sockets.c keeps the
- * epoll set of its sockets.
+ * libcurl's multi interface opens the connections and runs the credential
+ * sources' plain HTTP exchanges (exchange.c).  Waits sleep on an epoll set
+ * of every socket (sockets.c) with a short timeout, hand libcurl the ready
+ * sockets it waits on and links.c those of open connections, and check
+ * for interrupts between sleeps, so a cancel or statement_timeout stops a
+ * scan promptly.
  *
  *-------------------------------------------------------------------------
  */
@@ -54,21 +52,6 @@ struct DdbGroup
 	Budget	   *budget;			/* the capacity budget it keeps to, or NULL */
 	dlist_head	done;			/* finished, not yet handed out */
 	DdbStats	stats;
-	dlist_node	node;
-};
-
-struct DdbAttempt
-{
-	CURL	   *easy;
-	struct curl_slist *headers;
-	DdbRequest *req;
-	size_t		sent;			/* bytes of the body handed to libcurl */
-	StringInfoData response;
-	char		crc[16];		/* x-amz-crc32 as received, "" if none */
-	bool		from_dynamodb;	/* the answer came with x-amzn-RequestId or
-								 * x-amz-crc32, or as a DynamoDB error */
-	char		content_type[64];	/* Content-Type as received, "" if none */
-	char		errbuf[CURL_ERROR_SIZE];
 	dlist_node	node;
 };
 
@@ -156,8 +139,9 @@ transport_create(DdbConn *conn)
 	dlist_init(&t->attempts);
 	dlist_init(&t->groups);
 	dlist_init(&t->exchanges);
-	dlist_init(&t->spares);
-	t->max_spares = Max(conn->server->max_concurrency, SHARD_READ_CONCURRENCY_MAX);
+	dlist_init(&t->links);
+	dlist_init(&t->idle);
+	t->max_idle = Max(conn->server->max_concurrency, SHARD_READ_CONCURRENCY_MAX);
 	t->multi = curl_multi_init();
 	if (t->multi == NULL)
 	{
@@ -166,11 +150,11 @@ transport_create(DdbConn *conn)
 				(errcode(ERRCODE_FDW_OUT_OF_MEMORY),
 				 errmsg("could not create a libcurl multi handle")));
 	}
-	/* keep as many connections alive between statements as a read uses */
-	curl_multi_setopt(t->multi, CURLMOPT_MAXCONNECTS, (long) t->max_spares);
+	/* the credential sources' exchanges keep a few connections alive */
+	curl_multi_setopt(t->multi, CURLMOPT_MAXCONNECTS, (long) t->max_idle);
 	PG_TRY();
 	{
-		t->sockets = sockets_create(t->multi);
+		t->sockets = sockets_create(t->multi, link_ready);
 	}
 	PG_CATCH();
 	{
@@ -198,23 +182,16 @@ transport_url_host(const char *url)
 }
 
 /*
- * Stop the transfer of one attempt and free it.  Up to max_spares ended
- * attempts are kept with their easy handles, options set, for the next
- * ones to reuse: a handle made anew and cleaned up per request was a good
- * part of a request's CPU.
+ * Take one attempt off its connection and out of the attempts in flight,
+ * and free its bytes: an answer judged was parsed into a tree of its own.
  */
 static void
 attempt_free(DdbTransport *t, DdbAttempt *a)
 {
-	curl_multi_remove_handle(t->multi, a->easy);
+	link_detach(t, a);
 	dlist_delete(&a->node);
-	if (t->nspares < t->max_spares)
-	{
-		dlist_push_head(&t->spares, &a->node);
-		t->nspares++;
-		return;
-	}
-	curl_easy_cleanup(a->easy);
+	sfdw_free(a->out.data);
+	http1_response_free(&a->answer);
 	pfree(a);
 }
 
@@ -263,13 +240,7 @@ transport_destroy(DdbTransport *t)
 	transport_abort(t, 0);
 	dlist_foreach_modify(it, &t->exchanges)
 		transport_exchange_free(dlist_container(HttpExchange, node, it.cur));
-	dlist_foreach_modify(it, &t->spares)
-	{
-		DdbAttempt *a = dlist_container(DdbAttempt, node, it.cur);
-
-		curl_easy_cleanup(a->easy);
-		pfree(a);
-	}
+	links_close_all(t);
 	curl_multi_cleanup(t->multi);
 	curl_url_cleanup(t->curlu);
 	sockets_destroy(t->sockets);
@@ -535,132 +506,21 @@ append_in_callback(StringInfo buf, const char *data, size_t n, size_t max)
 	return true;
 }
 
-/* libcurl write callback: append to the attempt's response. */
-static size_t
-on_body(char *data, size_t size, size_t nmemb, void *arg)
-{
-	DdbAttempt *a = arg;
-	size_t		n = size * nmemb;
-
-	return append_in_callback(&a->response, data, n, MaxAllocSize - 1) ? n : 0;
-}
-
-/* libcurl read callback: hand over the next part of the request body. */
-static size_t
-on_read(char *buffer, size_t size, size_t nitems, void *arg)
-{
-	DdbAttempt *a = arg;
-	size_t		n = Min(size * nitems, a->req->body_len - a->sent);
-
-	memcpy(buffer, a->req->body + a->sent, n);
-	a->sent += n;
-	return n;
-}
-
 /*
- * libcurl seek callback.  libcurl rewinds the body when it sends the
- * request again by itself, on a fresh connection after a reused one died:
- * the first sending may have been applied, which a conditional write must
- * know.
+ * Write one attempt of req, signed with the time it is sent, as HTTP into
+ * out.
  */
-static int
-on_seek(void *arg, curl_off_t offset, int origin)
-{
-	DdbAttempt *a = arg;
-
-	if (origin != SEEK_SET || offset < 0 || (size_t) offset > a->req->body_len)
-		return CURL_SEEKFUNC_CANTSEEK;
-	if (a->sent > 0)
-		a->req->maybe_applied |= !a->req->idempotent;
-	a->sent = (size_t) offset;
-	return CURL_SEEKFUNC_OK;
-}
-
-/* libcurl header callback: keep x-amz-crc32. */
-static size_t
-on_header(char *data, size_t size, size_t nmemb, void *arg)
-{
-	DdbAttempt *a = arg;
-	size_t		n = size * nmemb;
-	static const char name[] = "x-amz-crc32:";
-	static const char request_id[] = "x-amzn-requestid:";
-	static const char content_type[] = "content-type:";
-
-	if (n > sizeof(request_id) - 1 &&
-		pg_strncasecmp(data, request_id, sizeof(request_id) - 1) == 0)
-		a->from_dynamodb = true;
-	if (n > sizeof(content_type) - 1 &&
-		pg_strncasecmp(data, content_type, sizeof(content_type) - 1) == 0)
-	{
-		size_t		start = sizeof(content_type) - 1;
-		size_t		len = 0;
-
-		while (start < n && data[start] == ' ')
-			start++;
-		while (start + len < n && len < sizeof(a->content_type) - 1 &&
-			   data[start + len] != '\r' && data[start + len] != '\n' &&
-			   data[start + len] != ';')
-			len++;
-		memcpy(a->content_type, data + start, len);
-		a->content_type[len] = '\0';
-	}
-	if (n > sizeof(name) - 1 && pg_strncasecmp(data, name, sizeof(name) - 1) == 0)
-	{
-		size_t		start = sizeof(name) - 1;
-		size_t		len = 0;
-
-		a->from_dynamodb = true;
-		while (start < n && data[start] == ' ')
-			start++;
-		while (start + len < n && len < sizeof(a->crc) - 1 &&
-			   data[start + len] >= '0' && data[start + len] <= '9')
-			len++;
-		memcpy(a->crc, data + start, len);
-		a->crc[len] = '\0';
-	}
-	return n;
-}
-
-/*
- * A header list of n "name: value" lines, made in the current memory
- * context rather than with curl_slist_append: libcurl only reads it.
- */
-static struct curl_slist *
-header_list(const SigV4Header *hdrs, int n)
-{
-	struct curl_slist *list = palloc(n * sizeof(struct curl_slist));
-
-	for (int i = 0; i < n; i++)
-	{
-		size_t		name_len = strlen(hdrs[i].name);
-		size_t		value_len = strlen(hdrs[i].value);
-		char	   *line = palloc(name_len + 2 + value_len + 1);
-
-		memcpy(line, hdrs[i].name, name_len);
-		memcpy(line + name_len, ": ", 2);
-		memcpy(line + name_len + 2, hdrs[i].value, value_len + 1);
-		list[i].data = line;
-		list[i].next = i + 1 < n ? &list[i + 1] : NULL;
-	}
-	return list;
-}
-
-/*
- * Build the signed headers of one attempt.  Every attempt is signed with
- * the time it is sent.
- */
-static struct curl_slist *
-signed_headers(DdbTransport *t, DdbRequest *req)
+static void
+request_bytes(DdbTransport *t, DdbRequest *req, Buf *out)
 {
 	ShardCredentials *creds = t->conn->creds;
 	char		amz_date[17];
 	char	   *target = psprintf(DDB_TARGET_PREFIX "%s", req->action);
-	SigV4Header hdrs[8];
+	SigV4Header hdrs[6];
 	int			nhdrs = 0;
 	SigV4Input in;
-	SigV4Output out;
+	SigV4Output sig;
 	char		err[SFDW_ERRLEN];
-	struct curl_slist *list;
 
 	sigv4_amz_date(time(NULL), amz_date);
 	if (strncmp(t->key_day, amz_date, 8) != 0 || t->key_generation != creds->generation)
@@ -686,74 +546,18 @@ signed_headers(DdbTransport *t, DdbRequest *req)
 					 creds->access_key_id, creds->secret_access_key,
 					 t->conn->server->region, "dynamodb", amz_date);
 	in.signing_key = t->signing_key;
-	if (!sigv4_sign(&in, &out, err, sizeof(err)))
+	if (!sigv4_sign(&in, &sig, err, sizeof(err)))
 		ereport(ERROR,
 				(errcode(ERRCODE_FDW_UNABLE_TO_ESTABLISH_CONNECTION),
 				 errmsg("could not sign a DynamoDB request: %s", err)));
-	hdrs[nhdrs++] = (SigV4Header) {"authorization", out.authorization.data};
-	/* libcurl would otherwise wait for a 100-continue on large bodies */
-	hdrs[nhdrs++] = (SigV4Header) {"expect", ""};
-	/* ... and add an Accept header that DynamoDB has no use for */
-	hdrs[nhdrs++] = (SigV4Header) {"accept", ""};
-	list = header_list(hdrs, nhdrs);
-	sigv4_output_free(&out);
-	pfree(target);
-	return list;
-}
-
-/*
- * An attempt whose easy handle has every option set but the request's
- * body and headers: a spare one if there is (the options of a handle
- * point into its attempt, and stay), else a new one in the current memory
- * context.
- */
-static DdbAttempt *
-spare_attempt(DdbTransport *t)
-{
-	const ShardServer *server = t->conn->server;
-	DdbAttempt *a;
-	CURL	   *easy;
-
-	if (!dlist_is_empty(&t->spares))
-	{
-		a = dlist_container(DdbAttempt, node, dlist_pop_head_node(&t->spares));
-		t->nspares--;
-		easy = a->easy;
-		memset(a, 0, sizeof(DdbAttempt));
-		a->easy = easy;
-		return a;
-	}
-	a = palloc0(sizeof(DdbAttempt));
-	a->easy = curl_easy_init();
-	if (a->easy == NULL)
-	{
-		pfree(a);
+	hdrs[nhdrs++] = (SigV4Header) {"authorization", sig.authorization.data};
+	if (!http1_write_request(out, "/", hdrs, nhdrs, req->body, req->body_len,
+							 err, sizeof(err)))
 		ereport(ERROR,
-				(errcode(ERRCODE_FDW_OUT_OF_MEMORY),
-				 errmsg("could not create a libcurl handle")));
-	}
-	curl_easy_setopt(a->easy, CURLOPT_CURLU, t->curlu);
-	curl_easy_setopt(a->easy, CURLOPT_POST, 1L);
-	curl_easy_setopt(a->easy, CURLOPT_READFUNCTION, on_read);
-	curl_easy_setopt(a->easy, CURLOPT_READDATA, a);
-	curl_easy_setopt(a->easy, CURLOPT_SEEKFUNCTION, on_seek);
-	curl_easy_setopt(a->easy, CURLOPT_SEEKDATA, a);
-	curl_easy_setopt(a->easy, CURLOPT_WRITEFUNCTION, on_body);
-	curl_easy_setopt(a->easy, CURLOPT_WRITEDATA, a);
-	curl_easy_setopt(a->easy, CURLOPT_HEADERFUNCTION, on_header);
-	curl_easy_setopt(a->easy, CURLOPT_HEADERDATA, a);
-	curl_easy_setopt(a->easy, CURLOPT_PRIVATE, a);
-	curl_easy_setopt(a->easy, CURLOPT_ERRORBUFFER, a->errbuf);
-	curl_easy_setopt(a->easy, CURLOPT_NOSIGNAL, 1L);
-	curl_easy_setopt(a->easy, CURLOPT_CONNECTTIMEOUT_MS, server->connect_timeout_ms);
-	curl_easy_setopt(a->easy, CURLOPT_TIMEOUT_MS, server->request_timeout_ms);
-	curl_easy_setopt(a->easy, CURLOPT_TCP_NODELAY, 1L);
-	curl_easy_setopt(a->easy, CURLOPT_SSL_VERIFYPEER, 1L);
-	curl_easy_setopt(a->easy, CURLOPT_SSL_VERIFYHOST, 2L);
-	if (server->ca_file)
-		curl_easy_setopt(a->easy, CURLOPT_CAINFO, server->ca_file);
-	sockets_own(t->sockets, a->easy);
-	return a;
+				(errcode(ERRCODE_FDW_UNABLE_TO_ESTABLISH_CONNECTION),
+				 errmsg("could not write a DynamoDB request: %s", err)));
+	sigv4_output_free(&sig);
+	pfree(target);
 }
 
 /* Start one attempt of req. */
@@ -761,44 +565,29 @@ static void
 attempt_start(DdbTransport *t, DdbRequest *req)
 {
 	DdbAttempt *a;
-	MemoryContext old = MemoryContextSwitchTo(t->conn->cxt);
+	MemoryContext old;
 
 	/* temporary credentials are fetched, or a refresh moved on, before signing */
 	credentials_ensure(t->conn->creds, t);
-	a = spare_attempt(t);
-	MemoryContextSwitchTo(old);
+	old = MemoryContextSwitchTo(req->cxt);
+	a = palloc0(sizeof(DdbAttempt));
 	a->req = req;
+	buf_init(&a->out);
+	request_bytes(t, req, &a->out);
+	http1_response_init(&a->answer, MaxAllocSize - 1);
+	MemoryContextSwitchTo(old);
+	a->deadline = GetCurrentTimestamp() + (TimestampTz) req->timeout_ms * 1000;
 	dlist_push_tail(&t->attempts, &a->node);
 
-	old = MemoryContextSwitchTo(req->cxt);
-	a->headers = signed_headers(t, req);
-	initStringInfo(&a->response);
-	MemoryContextSwitchTo(old);
-
-	/*
-	 * Handed over whole, a body goes out in the headers' write: one send per
-	 * request.  libcurl may send it again by itself, which only a
-	 * conditional write must know of: its body is read through on_read, and
-	 * on_seek hears of a second sending.
-	 */
-	curl_easy_setopt(a->easy, CURLOPT_POSTFIELDS, req->idempotent ? req->body : NULL);
-	curl_easy_setopt(a->easy, CURLOPT_POSTFIELDSIZE_LARGE, (curl_off_t) req->body_len);
-	curl_easy_setopt(a->easy, CURLOPT_HTTPHEADER, a->headers);
-	if (curl_multi_add_handle(t->multi, a->easy) != CURLM_OK)
-	{
-		attempt_free(t, a);
-		ereport(ERROR,
-				(errcode(ERRCODE_FDW_OUT_OF_MEMORY),
-				 errmsg("could not start a DynamoDB request")));
-	}
 	req->status = DDB_RUNNING;
 	if (req->attempts == 0)
 		req->first_attempt_at = GetCurrentTimestamp();
 	req->attempts++;
-	req->attempt = a;
 	req->group->running++;
 	req->group->stats.attempts++;
 	backend_stats.attempts++;
+	/* last: a connection that fails at once ends the attempt here */
+	link_attach(t, a);
 }
 
 /* Start every queued request that is due and whose group has room. */
@@ -951,12 +740,12 @@ judge_answer(DdbRequest *req, DdbAttempt *a, long status)
 	MemoryContext old;
 
 	req->http_status = status;
-	if (a->crc[0] != '\0')
+	if (a->answer.crc[0] != '\0')
 	{
-		unsigned long crc = crc32(0L, (const Bytef *) a->response.data,
-								  (uInt) a->response.len);
+		unsigned long crc = crc32(0L, (const Bytef *) a->answer.body.data,
+								  (uInt) a->answer.body.len);
 
-		if (strtoul(a->crc, NULL, 10) != crc)
+		if (strtoul(a->answer.crc, NULL, 10) != crc)
 		{
 			set_error(req, "CRC32CheckFailed",
 					  "the response body does not match its x-amz-crc32 header");
@@ -964,7 +753,7 @@ judge_answer(DdbRequest *req, DdbAttempt *a, long status)
 			return true;
 		}
 	}
-	surrogate = ddbjson_lone_surrogate(a->response.data, a->response.len);
+	surrogate = ddbjson_lone_surrogate(a->answer.body.data, a->answer.body.len);
 	if (surrogate >= 0)
 	{
 		/* it came whole (the CRC matched): a second try reads the same */
@@ -975,7 +764,7 @@ judge_answer(DdbRequest *req, DdbAttempt *a, long status)
 		return false;
 	}
 	old = MemoryContextSwitchTo(req->cxt);
-	body = ddbjson_parse_ex(a->response.data, a->response.len, err, sizeof(err),
+	body = ddbjson_parse_ex(a->answer.body.data, a->answer.body.len, err, sizeof(err),
 							&too_deep);
 	MemoryContextSwitchTo(old);
 	if (body == NULL || body->kind != DJ_OBJECT)
@@ -1089,6 +878,7 @@ endpoint_proven(DdbTransport *t)
 static bool
 endpoint_may_retry(DdbRequest *req, DdbAttempt *a, CURLcode code)
 {
+	Buf			type;
 	Buf			start;
 
 	if (code == CURLE_OPERATION_TIMEDOUT)
@@ -1104,13 +894,16 @@ endpoint_may_retry(DdbRequest *req, DdbAttempt *a, CURLcode code)
 		req->error_message = psprintf("no HTTP answer: %s", req->error_message);
 		return false;
 	}
+	/* the server's bytes, which need not be UTF-8, shown escaped */
+	buf_init(&type);
+	ddb_append_printable(&type, a->answer.content_type, strlen(a->answer.content_type));
 	buf_init(&start);
-	ddb_append_printable(&start, a->response.data, Min(a->response.len, 80));
+	ddb_append_printable(&start, a->answer.body.data, Min(a->answer.body.len, 80));
 	req->error_type = pstrdup("NotDynamoDB");
 	req->error_message = psprintf("%s%s%sbody \"%s%s\"",
-								  a->content_type[0] ? "Content-Type " : "",
-								  a->content_type, a->content_type[0] ? ", " : "",
-								  start.data, a->response.len > 80 ? "..." : "");
+								  type.len ? "Content-Type " : "",
+								  type.data, type.len ? ", " : "",
+								  start.data, a->answer.body.len > 80 ? "..." : "");
 	return false;
 }
 
@@ -1124,7 +917,6 @@ finish(DdbRequest *req, DdbStatus status)
 	DdbGroup   *g = req->group;
 
 	req->status = status;
-	req->attempt = NULL;
 	g->unfinished--;
 	dlist_push_tail(&g->done, &req->node);
 	g->stats.requests++;
@@ -1143,11 +935,8 @@ finish(DdbRequest *req, DdbStatus status)
 	req->budget_reserved = 0;
 }
 
-/*
- * Deal with a transfer libcurl reports done: judge it, then either finish
- * the request or queue its retry.
- */
-static void
+/* See transportstate.h: judge it, then finish the request or queue its retry. */
+void
 attempt_done(DdbTransport *t, DdbAttempt *a, CURLcode code)
 {
 	DdbRequest *req = a->req;
@@ -1156,9 +945,10 @@ attempt_done(DdbTransport *t, DdbAttempt *a, CURLcode code)
 	long		status = 0;
 
 	req->group->running--;
+	a->from_dynamodb = a->answer.request_id || a->answer.crc[0] != '\0';
 	if (code == CURLE_OK)
 	{
-		curl_easy_getinfo(a->easy, CURLINFO_RESPONSE_CODE, &status);
+		status = a->answer.status;
 		retry = judge_answer(req, a, status);
 	}
 	else
@@ -1222,7 +1012,6 @@ collect_finished(DdbTransport *t, bool *exchange_ended)
 	while ((msg = curl_multi_info_read(t->multi, &left)) != NULL)
 	{
 		HttpExchange *x;
-		DdbAttempt *a;
 
 		if (msg->msg != CURLMSG_DONE)
 			continue;
@@ -1235,8 +1024,7 @@ collect_finished(DdbTransport *t, bool *exchange_ended)
 			*exchange_ended = true;
 			continue;
 		}
-		curl_easy_getinfo(msg->easy_handle, CURLINFO_PRIVATE, (char **) &a);
-		attempt_done(t, a, msg->data.result);
+		link_opened(t, msg->easy_handle, msg->data.result);
 	}
 	return finished;
 }
@@ -1260,6 +1048,7 @@ transport_drive(DdbTransport *t, int timeout_ms)
 	sockets_wait(t->sockets, collect_finished(t, &exchange_ended) ? 0 : timeout_ms);
 	sockets_run_timer(t->sockets);
 	collect_finished(t, &exchange_ended);
+	links_expire(t);
 	return exchange_ended;
 }
 

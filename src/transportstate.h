@@ -16,6 +16,7 @@
 
 #include "lib/stringinfo.h"
 
+#include "http1.h"
 #include "sigv4.h"
 #include "sockets.h"
 
@@ -39,9 +40,10 @@ struct DdbTransport
 	dlist_head	attempts;		/* attempts in flight */
 	dlist_head	groups;
 	dlist_head	exchanges;		/* plain exchanges in flight */
-	dlist_head	spares;			/* ended attempts, kept for their easy handles */
-	int			nspares;
-	int			max_spares;
+	dlist_head	links;			/* connections carrying an attempt or connecting */
+	dlist_head	idle;			/* connections kept alive for the next attempts */
+	int			nidle;
+	int			max_idle;
 	SocketSet  *sockets;		/* what waits sleep on */
 	RetryBudget budget;
 	bool		proven;			/* the endpoint answered as DynamoDB */
@@ -50,6 +52,70 @@ struct DdbTransport
 	unsigned char signing_key[SIGV4_KEY_LEN];
 };
 
+
+/*
+ * A connection carrying DynamoDB requests: libcurl opens it (name
+ * resolution, TCP, TLS: a CONNECT_ONLY transfer on the multi handle), and
+ * links.c frames the requests and answers on it (HTTP/1.1, http1.c).
+ */
+typedef struct DdbLink DdbLink;
+
+/*
+ * One attempt of a request: its bytes as sent, and the answer as it
+ * arrives.  Allocated in its request's memory.
+ */
+typedef struct DdbAttempt
+{
+	DdbRequest *req;
+	DdbLink    *link;			/* the connection carrying it, or NULL */
+	Buf			out;			/* the HTTP request, head and body */
+	size_t		sent;			/* bytes of out sent on link */
+	bool		moved;			/* it went to a new connection after a kept-alive
+								 * one turned out closed */
+	TimestampTz deadline;		/* when it times out */
+	Http1Response answer;
+	bool		from_dynamodb;	/* the answer came with x-amzn-RequestId or
+								 * x-amz-crc32, or as a DynamoDB error */
+	char		errbuf[CURL_ERROR_SIZE];
+	dlist_node	node;
+} DdbAttempt;
+
+/* in links.c */
+
+/*
+ * Put attempt a on a connection, a kept-alive one if there is one, and
+ * send it (or send it once connected).
+ */
+extern void link_attach(DdbTransport *t, DdbAttempt *a);
+
+/*
+ * Take attempt a off its connection, which is closed when it was halfway
+ * through a's exchange.
+ */
+extern void link_detach(DdbTransport *t, DdbAttempt *a);
+
+/*
+ * A transfer libcurl reports done that is a connection's opening: true
+ * when it was one (and it was dealt with).
+ */
+extern bool link_opened(DdbTransport *t, CURL *easy, CURLcode result);
+
+/* Fail every attempt past its deadline. */
+extern void links_expire(DdbTransport *t);
+
+/* Close every connection (the transport ends). */
+extern void links_close_all(DdbTransport *t);
+
+/* What a wait calls for a ready connection socket (see sockets.h). */
+extern void link_ready(void *owner, uint32 events);
+
+/* in transport.c */
+
+/*
+ * Deal with an attempt that ended: code is CURLE_OK when an answer came
+ * whole (a->answer), else why none did (a->errbuf says more).
+ */
+extern void attempt_done(DdbTransport *t, DdbAttempt *a, CURLcode code);
 
 /* A plain HTTP exchange (a credential source's) on the multi handle. */
 struct HttpExchange

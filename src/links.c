@@ -1,0 +1,410 @@
+/*-------------------------------------------------------------------------
+ *
+ * links.c
+ *		The connections that carry DynamoDB requests.  libcurl opens each
+ *		one (name resolution, TCP, TLS, timeouts: a CONNECT_ONLY transfer
+ *		on the transport's multi handle) and leaves it open; the requests
+ *		and answers on it are framed here (HTTP/1.1, http1.c) and moved
+ *		with curl_easy_send and curl_easy_recv, which encrypt when the
+ *		endpoint is https.
+ *
+ * A request through libcurl's HTTP layer cost more than everything else a
+ * shard request does together: a connection object looked up and set up,
+ * header lines formatted a byte at a time, two liveness polls.  Here a
+ * request is one send of bytes written once, and its answer is parsed as
+ * it arrives.
+ *
+ * A connection kept alive between requests waits in the transport's idle
+ * list, its socket watched for input: a server that closes it, or sends
+ * anything unasked, has it closed at the next wait.  One that the server
+ * closed unnoticed fails the next request before any answer; that request
+ * moves to a new connection once, as libcurl would have resent it.
+ *
+ * Once a connection has carried a request, its transfer is attached to it
+ * for good, which keeps libcurl's connection cache from ever judging it
+ * idle and closing it; a connection opened for an attempt that is gone by
+ * then is closed rather than kept.
+ *
+ *-------------------------------------------------------------------------
+ */
+#include "shard_fdw.h"
+
+#include <sys/epoll.h>
+
+#include "utils/memutils.h"
+#include "utils/timestamp.h"
+
+#include "transportstate.h"
+
+/* What one receive reads at most. */
+#define RECV_CHUNK 16384
+
+struct DdbLink
+{
+	DdbTransport *t;
+	CURL	   *easy;			/* its CONNECT_ONLY transfer */
+	curl_socket_t sock;			/* CURL_SOCKET_BAD while it opens */
+	DdbAttempt *attempt;		/* the attempt it carries, or NULL */
+	bool		used;			/* it has carried a whole exchange */
+	bool		sending;		/* watched for output: a send was cut short */
+	bool		idle;			/* in t->idle, not t->links */
+	char		errbuf[CURL_ERROR_SIZE];
+	dlist_node	node;			/* in t->links or t->idle */
+};
+
+static void link_send(DdbLink *l);
+
+/* Close a connection and free it; it is in t->links or t->idle. */
+static void
+link_close(DdbLink *l)
+{
+	DdbTransport *t = l->t;
+
+	if (l->attempt)
+		l->attempt->link = NULL;
+	if (l->idle)
+		t->nidle--;
+	dlist_delete(&l->node);
+	curl_multi_remove_handle(t->multi, l->easy);
+	curl_easy_cleanup(l->easy);
+	pfree(l);
+}
+
+/*
+ * A new connection to the transport's endpoint, opening; the attempt it is
+ * for is sent once it is open.
+ */
+static DdbLink *
+link_open(DdbTransport *t)
+{
+	const ShardServer *server = t->conn->server;
+	DdbLink    *l = MemoryContextAllocZero(t->conn->cxt, sizeof(DdbLink));
+
+	l->t = t;
+	l->sock = CURL_SOCKET_BAD;
+	l->easy = curl_easy_init();
+	if (l->easy == NULL)
+	{
+		pfree(l);
+		ereport(ERROR,
+				(errcode(ERRCODE_FDW_OUT_OF_MEMORY),
+				 errmsg("could not create a libcurl handle")));
+	}
+	curl_easy_setopt(l->easy, CURLOPT_CURLU, t->curlu);
+	curl_easy_setopt(l->easy, CURLOPT_CONNECT_ONLY, 1L);
+	curl_easy_setopt(l->easy, CURLOPT_PRIVATE, l);
+	curl_easy_setopt(l->easy, CURLOPT_ERRORBUFFER, l->errbuf);
+	curl_easy_setopt(l->easy, CURLOPT_NOSIGNAL, 1L);
+	curl_easy_setopt(l->easy, CURLOPT_CONNECTTIMEOUT_MS, server->connect_timeout_ms);
+	curl_easy_setopt(l->easy, CURLOPT_TCP_NODELAY, 1L);
+	curl_easy_setopt(l->easy, CURLOPT_SSL_VERIFYPEER, 1L);
+	curl_easy_setopt(l->easy, CURLOPT_SSL_VERIFYHOST, 2L);
+	if (server->ca_file)
+		curl_easy_setopt(l->easy, CURLOPT_CAINFO, server->ca_file);
+	sockets_own(t->sockets, l->easy);
+	if (curl_multi_add_handle(t->multi, l->easy) != CURLM_OK)
+	{
+		curl_easy_cleanup(l->easy);
+		pfree(l);
+		ereport(ERROR,
+				(errcode(ERRCODE_FDW_OUT_OF_MEMORY),
+				 errmsg("could not open a connection to DynamoDB")));
+	}
+	dlist_push_tail(&t->links, &l->node);
+	return l;
+}
+
+/* End l's attempt with code, closing l; message says why. */
+static void
+link_fail(DdbLink *l, CURLcode code, const char *message)
+{
+	DdbAttempt *a = l->attempt;
+	DdbTransport *t = l->t;
+
+	strlcpy(a->errbuf, message, sizeof(a->errbuf));
+	link_close(l);
+	attempt_done(t, a, code);
+}
+
+/* Put a on l and send it, or wait for l to open. */
+static void
+link_carry(DdbLink *l, DdbAttempt *a)
+{
+	l->attempt = a;
+	a->link = l;
+	a->sent = 0;
+	if (l->sock != CURL_SOCKET_BAD)
+		link_send(l);
+}
+
+/* See transportstate.h. */
+void
+link_attach(DdbTransport *t, DdbAttempt *a)
+{
+	DdbLink    *l;
+
+	if (dlist_is_empty(&t->idle))
+		l = link_open(t);
+	else
+	{
+		/* the most recently used: the least likely to have been closed */
+		l = dlist_container(DdbLink, node, dlist_pop_head_node(&t->idle));
+		t->nidle--;
+		l->idle = false;
+		dlist_push_tail(&t->links, &l->node);
+	}
+	link_carry(l, a);
+}
+
+/* See transportstate.h. */
+void
+link_detach(DdbTransport *t, DdbAttempt *a)
+{
+	DdbLink    *l = a->link;
+
+	if (l == NULL)
+		return;
+	a->link = NULL;
+	l->attempt = NULL;
+	/* halfway through an exchange, the connection is of no further use */
+	if (l->sock != CURL_SOCKET_BAD)
+		link_close(l);
+}
+
+/*
+ * Hand l back to the idle list after a whole exchange, or close it when
+ * the server said it would or the list is full.
+ */
+static void
+link_release(DdbLink *l, bool reusable)
+{
+	DdbTransport *t = l->t;
+
+	l->attempt->link = NULL;
+	l->attempt = NULL;
+	if (!reusable || t->nidle >= t->max_idle)
+	{
+		link_close(l);
+		return;
+	}
+	dlist_delete(&l->node);
+	dlist_push_head(&t->idle, &l->node);
+	l->used = true;
+	l->idle = true;
+	t->nidle++;
+}
+
+/*
+ * The server closed a kept-alive connection before answering: send the
+ * attempt again on a new one, once.  The request may have reached it,
+ * which a conditional write must know.  Returns false when it had moved
+ * already or the connection was new.
+ */
+static bool
+link_move(DdbLink *l)
+{
+	DdbAttempt *a = l->attempt;
+	DdbTransport *t = l->t;
+
+	if (!l->used || a->moved || a->answer.received > 0)
+		return false;
+	a->moved = true;
+	if (a->sent > 0)
+		a->req->maybe_applied |= !a->req->idempotent;
+	link_close(l);
+	http1_response_free(&a->answer);
+	http1_response_init(&a->answer, MaxAllocSize - 1);
+	link_carry(link_open(t), a);
+	return true;
+}
+
+/* Send what is left of l's attempt; wait for output room when cut short. */
+static void
+link_send(DdbLink *l)
+{
+	DdbAttempt *a = l->attempt;
+
+	while (a->sent < a->out.len)
+	{
+		size_t		n = 0;
+		CURLcode	rc = curl_easy_send(l->easy, a->out.data + a->sent,
+										a->out.len - a->sent, &n);
+
+		if (rc == CURLE_AGAIN)
+		{
+			if (!l->sending &&
+				!sockets_watch_own(l->t->sockets, l->sock, EPOLLOUT, l))
+				link_fail(l, CURLE_SEND_ERROR, "could not wait on the connection's socket");
+			else
+				l->sending = true;
+			return;
+		}
+		if (rc != CURLE_OK)
+		{
+			if (!link_move(l))
+				link_fail(l, rc, l->errbuf[0] ? l->errbuf : curl_easy_strerror(rc));
+			return;
+		}
+		a->sent += n;
+	}
+	if (l->sending)
+	{
+		l->sending = false;
+		if (!sockets_watch_own(l->t->sockets, l->sock, EPOLLIN, l))
+			link_fail(l, CURLE_RECV_ERROR, "could not wait on the connection's socket");
+	}
+}
+
+/* The connection closed: the answer ends here, whole or not. */
+static void
+link_eof(DdbLink *l)
+{
+	DdbAttempt *a = l->attempt;
+	DdbTransport *t = l->t;
+	char		err[SFDW_ERRLEN];
+
+	if (http1_response_eof(&a->answer, err, sizeof(err)) == HTTP1_DONE)
+	{
+		link_release(l, false);
+		attempt_done(t, a, CURLE_OK);
+		return;
+	}
+	if (!link_move(l))
+		link_fail(l, a->answer.received == 0 ? CURLE_GOT_NOTHING : CURLE_PARTIAL_FILE, err);
+}
+
+/* Read what has arrived of l's answer; finish its attempt once whole. */
+static void
+link_receive(DdbLink *l)
+{
+	DdbAttempt *a = l->attempt;
+	DdbTransport *t = l->t;
+	char		buf[RECV_CHUNK];
+	char		err[SFDW_ERRLEN];
+
+	for (;;)
+	{
+		size_t		n = 0;
+		size_t		used;
+		CURLcode	rc = curl_easy_recv(l->easy, buf, sizeof(buf), &n);
+		Http1Result r;
+
+		if (rc == CURLE_AGAIN)
+			return;
+		if (rc != CURLE_OK)
+		{
+			if (!link_move(l))
+				link_fail(l, rc, l->errbuf[0] ? l->errbuf : curl_easy_strerror(rc));
+			return;
+		}
+		if (n == 0)
+		{
+			link_eof(l);
+			return;
+		}
+		r = http1_response_feed(&a->answer, buf, n, &used, err, sizeof(err));
+		if (r == HTTP1_ERROR)
+		{
+			link_fail(l, CURLE_WEIRD_SERVER_REPLY, err);
+			return;
+		}
+		if (r == HTTP1_DONE)
+		{
+			/* bytes past the answer were never asked for: not reusable */
+			link_release(l, a->answer.keep_alive && used == n);
+			attempt_done(t, a, CURLE_OK);
+			return;
+		}
+	}
+}
+
+/* See transportstate.h. */
+void
+link_ready(void *owner, uint32 events)
+{
+	DdbLink    *l = owner;
+
+	if (l->attempt == NULL)
+	{
+		char		buf[RECV_CHUNK];
+		size_t		n = 0;
+
+		/*
+		 * An idle connection: a TLS record the server sends unasked (a
+		 * session ticket) reads as nothing; a close or anything else ends it.
+		 */
+		if (curl_easy_recv(l->easy, buf, sizeof(buf), &n) != CURLE_AGAIN)
+			link_close(l);
+		return;
+	}
+	if (l->sending)
+		link_send(l);
+	else
+		link_receive(l);
+}
+
+/* See transportstate.h. */
+bool
+link_opened(DdbTransport *t, CURL *easy, CURLcode result)
+{
+	DdbLink    *l = NULL;
+	curl_socket_t sock = CURL_SOCKET_BAD;
+
+	curl_easy_getinfo(easy, CURLINFO_PRIVATE, (char **) &l);
+	if (l == NULL || l->easy != easy)
+		return false;
+	if (l->attempt == NULL)
+	{
+		/* its attempt is gone: see the file's comment */
+		link_close(l);
+		return true;
+	}
+	if (result != CURLE_OK)
+	{
+		link_fail(l, result, l->errbuf[0] ? l->errbuf : curl_easy_strerror(result));
+		return true;
+	}
+	if (curl_easy_getinfo(easy, CURLINFO_ACTIVESOCKET, &sock) != CURLE_OK ||
+		sock == CURL_SOCKET_BAD ||
+		!sockets_watch_own(t->sockets, sock, EPOLLIN, l))
+	{
+		link_fail(l, CURLE_COULDNT_CONNECT, "the new connection has no socket to wait on");
+		return true;
+	}
+	l->sock = sock;
+	l->errbuf[0] = '\0';
+	link_send(l);
+	return true;
+}
+
+/* See transportstate.h. */
+void
+links_expire(DdbTransport *t)
+{
+	dlist_mutable_iter it;
+	TimestampTz now = GetCurrentTimestamp();
+
+	dlist_foreach_modify(it, &t->attempts)
+	{
+		DdbAttempt *a = dlist_container(DdbAttempt, node, it.cur);
+
+		if (a->deadline > now)
+			continue;
+		snprintf(a->errbuf, sizeof(a->errbuf),
+				 "no answer within %d ms", a->req->timeout_ms);
+		link_detach(t, a);
+		attempt_done(t, a, CURLE_OPERATION_TIMEDOUT);
+	}
+}
+
+/* See transportstate.h. */
+void
+links_close_all(DdbTransport *t)
+{
+	dlist_mutable_iter it;
+
+	dlist_foreach_modify(it, &t->links)
+		link_close(dlist_container(DdbLink, node, it.cur));
+	dlist_foreach_modify(it, &t->idle)
+		link_close(dlist_container(DdbLink, node, it.cur));
+}

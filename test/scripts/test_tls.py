@@ -1,0 +1,257 @@
+#!/usr/bin/python3
+"""Requests over TLS, and kept-alive connections the server closes.
+
+A front of ours relays every connection it accepts to the test bed's
+DynamoDB proxy, byte for byte: once speaking TLS with a certificate made
+for this run (openssl, for 127.0.0.1), once plain TCP.  Through each:
+
+* reads and writes give the rows computed here: a leaderboard of 600
+  players sharded 20 ways written by INSERT (BatchWriteItem), its top-100
+  merged from the shards, count(*), and a Scan of 2 kB rows whose pages
+  span many TLS records;
+* the connections stay open across statements (the front counts what it
+  accepts);
+* when the front closes every connection between two statements (what a
+  server does to idle connections), the next statement gives the same rows
+  in the same backend: a request that finds its kept-alive connection
+  closed goes out again on a new one.
+
+Over TLS, a server whose certificate is not trusted (no ca_file) fails the
+first read at once, without retries, with libcurl's reason.  Ends
+with "N passed, N failed".
+"""
+
+import os
+import random
+import shutil
+import socket
+import ssl
+import subprocess
+import tempfile
+import threading
+
+import bed
+
+runner = bed.Runner()
+DATABASE = bed.unique_name("tls")
+sql = bed.in_database(DATABASE)
+client = bed.ddb(direct=True)
+tables = []
+fronts = []
+PLAYERS = 600
+SHARDS = 20
+PAYLOAD = 2000
+rng = random.Random(int(os.environ.get("SHARD_FDW_TEST_SEED", "20261126")))
+SCORES = rng.sample(range(1, 10_000_000), PLAYERS)
+CERT_DIR = tempfile.mkdtemp(prefix="shard_fdw_tls_")
+
+
+def make_certificate():
+    """A self-signed certificate for 127.0.0.1, readable by the server's
+    OS user (the backend reads it as ca_file)."""
+    os.chmod(CERT_DIR, 0o755)
+    subprocess.run(["openssl", "req", "-x509", "-newkey", "rsa:2048", "-nodes",
+                    "-keyout", f"{CERT_DIR}/key.pem", "-out", f"{CERT_DIR}/cert.pem",
+                    "-days", "2", "-subj", "/CN=127.0.0.1",
+                    "-addext", "subjectAltName=IP:127.0.0.1"],
+                   check=True, capture_output=True)
+    for name in ("key.pem", "cert.pem"):
+        os.chmod(f"{CERT_DIR}/{name}", 0o644)
+
+
+class Front:
+    """Accepts connections (TLS when context is given) and relays each to
+    the DynamoDB proxy on a pair of threads."""
+
+    def __init__(self, context=None):
+        self.context = context
+        upstream = bed.env("SHARD_FDW_ENDPOINT").split("//")[1].rstrip("/")
+        host, port = upstream.rsplit(":", 1)
+        self.upstream = (host, int(port))
+        self.listener = socket.create_server(("127.0.0.1", 0))
+        self.lock = threading.Lock()
+        self.accepted = 0
+        self.open = set()
+        threading.Thread(target=self._accept, daemon=True).start()
+
+    @property
+    def url(self):
+        scheme = "https" if self.context else "http"
+        return f"{scheme}://127.0.0.1:{self.listener.getsockname()[1]}"
+
+    def _accept(self):
+        while True:
+            try:
+                conn, _ = self.listener.accept()
+            except OSError:
+                return
+            with self.lock:
+                self.accepted += 1
+            threading.Thread(target=self._serve, args=(conn,), daemon=True).start()
+
+    def _serve(self, conn):
+        try:
+            if self.context:
+                conn = self.context.wrap_socket(conn, server_side=True)
+            up = socket.create_connection(self.upstream)
+        except (OSError, ssl.SSLError):
+            conn.close()
+            return
+        with self.lock:
+            self.open.add(conn)
+        back = threading.Thread(target=self._pump, args=(up, conn), daemon=True)
+        back.start()
+        self._pump(conn, up)
+        back.join()
+        with self.lock:
+            self.open.discard(conn)
+        conn.close()
+        up.close()
+
+    @staticmethod
+    def _pump(source, sink):
+        """Copy source to sink until either ends; then end both."""
+        try:
+            while True:
+                data = source.recv(65536)
+                if not data:
+                    break
+                sink.sendall(data)
+        except (OSError, ssl.SSLError):
+            pass
+        for sock in (source, sink):
+            try:
+                sock.shutdown(socket.SHUT_RDWR)
+            except OSError:
+                pass
+
+    def close_all(self):
+        """Close every connection, as a server closes idle ones."""
+        with self.lock:
+            conns = list(self.open)
+        for conn in conns:
+            try:
+                conn.shutdown(socket.SHUT_RDWR)
+            except OSError:
+                pass
+
+    def stop(self):
+        self.listener.close()
+        self.close_all()
+
+
+def tls_context():
+    context = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
+    context.load_cert_chain(f"{CERT_DIR}/cert.pem", f"{CERT_DIR}/key.pem")
+    return context
+
+
+def declare(server, front, ca_file=True):
+    """Server, user mapping and a leaderboard table over front."""
+    table = bed.new_table(client, tables, "tls", "pk", "sk")
+    options = f"endpoint '{front.url}'"
+    if ca_file and front.context:
+        options += f", ca_file '{CERT_DIR}/cert.pem'"
+    sql(f"""
+        CREATE SERVER {server} FOREIGN DATA WRAPPER shard_fdw OPTIONS ({options});
+        CREATE USER MAPPING FOR CURRENT_USER SERVER {server}
+          OPTIONS (access_key_id '{bed.env("SHARD_FDW_ACCESS_KEY")}',
+                   secret_access_key '{bed.env("SHARD_FDW_SECRET_KEY")}');
+        CREATE FOREIGN TABLE {server}_lb (game_id text, player_id text, score bigint,
+                                          payload text)
+          SERVER {server} OPTIONS (table '{table}',
+            partition_key 'pk', partition_key_format '{{game_id}}#{{shard}}',
+            sort_key 'sk', sort_key_format '{{score:020}}#{{player_id}}',
+            shards '{SHARDS}', shard_strategy 'calculated', shard_by 'player_id',
+            shard_hash 'fnv1a_32', insert_mode 'upsert');""")
+    return f"{server}_lb"
+
+
+def expected_top():
+    ranked = sorted(((s, f"p{i:04d}") for i, s in enumerate(SCORES)), reverse=True)
+    return [[p, str(s)] for s, p in ranked[:100]]
+
+
+def statements(session, name):
+    """Run the reads of the test in session; return their results."""
+    top = session.run(f"SELECT player_id, score FROM {name} WHERE game_id = 'g' "
+                      "ORDER BY score DESC LIMIT 100")
+    count = session.run(f"SELECT count(*) FROM {name} WHERE game_id = 'g'")
+    scan = session.run(f"SELECT count(*), sum(length(payload)) FROM {name}")
+    return top, count, scan
+
+
+def check_front(front, server):
+    name = declare(server, front)
+    sql(f"""INSERT INTO {name}
+              SELECT 'g', 'p' || lpad(i::text, 4, '0'), (ARRAY{SCORES})[i + 1],
+                     repeat(chr(97 + i % 26), {PAYLOAD})
+              FROM generate_series(0, {PLAYERS - 1}) i""")
+    want_top = ["|".join(row) for row in expected_top()]
+    want = (want_top, [str(PLAYERS)], [f"{PLAYERS}|{PLAYERS * PAYLOAD}"])
+    session = bed.Session(DATABASE)
+    try:
+        first = statements(session, name)
+        assert first == want, f"first reads: {first[1:]} / top {first[0][:3]}"
+        accepted = front.accepted
+        assert statements(session, name) == want
+        assert front.accepted == accepted, \
+            f"{front.accepted - accepted} new connections for the same reads"
+        for round_ in range(3):
+            front.close_all()
+            got = statements(session, name)
+            assert got == want, f"after the close {round_}: {got[1:]}"
+        assert front.accepted > accepted, "no new connection after the closes"
+        print(f"     {front.url.split(':')[0]}: {front.accepted} connections accepted")
+    finally:
+        session.close()
+
+
+@runner.test
+def tls_reads_writes_and_closed_connections():
+    front = Front(tls_context())
+    fronts.append(front)
+    check_front(front, "tls")
+
+
+@runner.test
+def plain_reads_writes_and_closed_connections():
+    front = Front()
+    fronts.append(front)
+    check_front(front, "plain")
+
+
+@runner.test
+def untrusted_certificate_fails_at_once():
+    front = Front(tls_context())
+    fronts.append(front)
+    name = declare("untrusted", front, ca_file=False)
+    result = bed.psql(f"SELECT count(*) FROM {name} WHERE game_id = 'g'",
+                      check=False, database=DATABASE)
+    assert result.returncode != 0, "an untrusted certificate was accepted"
+    assert "certificate" in result.stderr, result.stderr
+    assert "(1 attempt)" in result.stderr, result.stderr
+    print("     " + "\n     ".join(result.stderr.splitlines()[:3]))
+    rows = bed.query(f"""
+        DO $$ BEGIN PERFORM count(*) FROM {name} WHERE game_id = 'g';
+        EXCEPTION WHEN OTHERS THEN NULL; END $$;
+        SELECT attempts FROM shard_fdw_stats();""", database=DATABASE)
+    assert int(rows[0][0]) <= SHARDS, f"{rows[0][0]} attempts for {SHARDS} shards"
+
+
+def set_up():
+    make_certificate()
+    bed.psql(f"CREATE DATABASE {DATABASE}")
+    sql("CREATE EXTENSION shard_fdw")
+
+
+def tear_down():
+    for front in fronts:
+        front.stop()
+    bed.drop_scratch(client, tables, DATABASE)
+    bed.psql(f"DROP DATABASE IF EXISTS {DATABASE} WITH (FORCE)")
+    shutil.rmtree(CERT_DIR, ignore_errors=True)
+
+
+if __name__ == "__main__":
+    runner.main(set_up, tear_down)
