@@ -5,8 +5,9 @@
  *		one (name resolution, TCP, TLS, timeouts: a CONNECT_ONLY transfer
  *		on the transport's multi handle) and leaves it open; the requests
  *		and answers on it are framed here (HTTP/1.1, http1.c) and moved
- *		with curl_easy_send and curl_easy_recv, which encrypt when the
- *		endpoint is https.
+ *		with curl_easy_send and curl_easy_recv, which encrypt, when the
+ *		endpoint is https, or with send and recv on the socket when it is
+ *		plain http.
  *
  * A request through libcurl's HTTP layer cost more than everything else a
  * shard request does together: a connection object looked up and set up,
@@ -20,16 +21,20 @@
  * closed unnoticed fails the next request before any answer; that request
  * moves to a new connection once, as libcurl would have resent it.
  *
- * Once a connection has carried a request, its transfer is attached to it
- * for good, which keeps libcurl's connection cache from ever judging it
- * idle and closing it; a connection opened for an attempt that is gone by
- * then is closed rather than kept.
+ * A connection's transfer is attached to it for good by its first
+ * curl_easy_send (an empty one as soon as it is open, on plain http),
+ * which keeps libcurl's connection cache from ever judging it idle and
+ * closing it; a connection opened for an attempt that is gone by then is
+ * closed rather than kept.  On plain http the bytes then bypass libcurl,
+ * whose curl_easy_send and curl_easy_recv find their connection by a walk
+ * of every connection of the multi handle.
  *
  *-------------------------------------------------------------------------
  */
 #include "shard_fdw.h"
 
 #include <sys/epoll.h>
+#include <sys/socket.h>
 
 #include "utils/memutils.h"
 #include "utils/timestamp.h"
@@ -53,6 +58,36 @@ struct DdbLink
 };
 
 static void link_send(DdbLink *l);
+
+/*
+ * Send (out) or receive up to len bytes of buf on l; *n is how many went
+ * or came, 0 on receiving when the server closed the connection.
+ * CURLE_AGAIN when the socket can do nothing now; another failure leaves
+ * its reason in l->errbuf.
+ */
+static CURLcode
+link_io(DdbLink *l, bool out, char *buf, size_t len, size_t *n)
+{
+	ssize_t		moved;
+
+	*n = 0;
+	if (l->t->tls)
+		return out ? curl_easy_send(l->easy, buf, len, n) :
+			curl_easy_recv(l->easy, buf, len, n);
+	do
+		moved = out ? send(l->sock, buf, len, MSG_NOSIGNAL) : recv(l->sock, buf, len, 0);
+	while (moved < 0 && errno == EINTR);
+	if (moved < 0)
+	{
+		if (errno == EAGAIN || errno == EWOULDBLOCK)
+			return CURLE_AGAIN;
+		snprintf(l->errbuf, sizeof(l->errbuf), "%s failure: %s",
+				 out ? "Send" : "Recv", strerror(errno));
+		return out ? CURLE_SEND_ERROR : CURLE_RECV_ERROR;
+	}
+	*n = (size_t) moved;
+	return CURLE_OK;
+}
 
 /* Close a connection and free it; it is in t->links or t->idle. */
 static void
@@ -227,8 +262,8 @@ link_send(DdbLink *l)
 	while (a->sent < a->out.len)
 	{
 		size_t		n = 0;
-		CURLcode	rc = curl_easy_send(l->easy, a->out.data + a->sent,
-										a->out.len - a->sent, &n);
+		CURLcode	rc = link_io(l, true, a->out.data + a->sent,
+								 a->out.len - a->sent, &n);
 
 		if (rc == CURLE_AGAIN)
 		{
@@ -286,7 +321,7 @@ link_receive(DdbLink *l)
 	{
 		size_t		n = 0;
 		size_t		used;
-		CURLcode	rc = curl_easy_recv(l->easy, buf, sizeof(buf), &n);
+		CURLcode	rc = link_io(l, false, buf, sizeof(buf), &n);
 		Http1Result r;
 
 		if (rc == CURLE_AGAIN)
@@ -333,7 +368,7 @@ link_ready(void *owner, uint32 events)
 		 * An idle connection: a TLS record the server sends unasked (a
 		 * session ticket) reads as nothing; a close or anything else ends it.
 		 */
-		if (curl_easy_recv(l->easy, buf, sizeof(buf), &n) != CURLE_AGAIN)
+		if (link_io(l, false, buf, sizeof(buf), &n) != CURLE_AGAIN)
 			link_close(l);
 		return;
 	}
@@ -373,23 +408,39 @@ link_opened(DdbTransport *t, CURL *easy, CURLcode result)
 	}
 	l->sock = sock;
 	l->errbuf[0] = '\0';
+	if (!t->tls)
+	{
+		size_t		n;
+
+		/* attach the transfer to its connection: see the file's comment */
+		curl_easy_send(easy, "", 0, &n);
+	}
 	link_send(l);
 	return true;
 }
 
-/* See transportstate.h. */
+/*
+ * See transportstate.h.  The attempts are walked only once the earliest
+ * deadline has passed, which few waits see.
+ */
 void
 links_expire(DdbTransport *t)
 {
 	dlist_mutable_iter it;
 	TimestampTz now = GetCurrentTimestamp();
 
+	if (now < t->next_deadline)
+		return;
+	t->next_deadline = DT_NOEND;
 	dlist_foreach_modify(it, &t->attempts)
 	{
 		DdbAttempt *a = dlist_container(DdbAttempt, node, it.cur);
 
 		if (a->deadline > now)
+		{
+			t->next_deadline = Min(t->next_deadline, a->deadline);
 			continue;
+		}
 		snprintf(a->errbuf, sizeof(a->errbuf),
 				 "no answer within %d ms", a->req->timeout_ms);
 		link_detach(t, a);

@@ -116,6 +116,7 @@ transport_create(DdbConn *conn)
 		refuse_endpoint(endpoint);
 	t->conn = conn;
 	t->host = transport_url_host(endpoint);
+	t->tls = strncmp(endpoint, "https://", 8) == 0;
 	t->url = psprintf("%.*s/", (int) (hoststart + 3 + strlen(t->host) - endpoint), endpoint);
 
 	/*
@@ -137,6 +138,7 @@ transport_create(DdbConn *conn)
 	retry_budget_init(&t->budget);
 	dlist_init(&t->queue);
 	dlist_init(&t->attempts);
+	t->next_deadline = DT_NOEND;
 	dlist_init(&t->groups);
 	dlist_init(&t->exchanges);
 	dlist_init(&t->links);
@@ -577,6 +579,7 @@ attempt_start(DdbTransport *t, DdbRequest *req)
 	http1_response_init(&a->answer, MaxAllocSize - 1);
 	MemoryContextSwitchTo(old);
 	a->deadline = GetCurrentTimestamp() + (TimestampTz) req->timeout_ms * 1000;
+	t->next_deadline = Min(t->next_deadline, a->deadline);
 	dlist_push_tail(&t->attempts, &a->node);
 
 	req->status = DDB_RUNNING;

@@ -36,8 +36,10 @@ struct DdbTransport
 	char	   *url;
 	CURLU	   *curlu;			/* url, parsed */
 	char	   *host;			/* the Host header, as signed */
+	bool		tls;			/* the endpoint is https */
 	dlist_head	queue;			/* queued requests of every group */
 	dlist_head	attempts;		/* attempts in flight */
+	TimestampTz next_deadline;	/* no attempt times out before */
 	dlist_head	groups;
 	dlist_head	exchanges;		/* plain exchanges in flight */
 	dlist_head	links;			/* connections carrying an attempt or connecting */
