@@ -5,9 +5,9 @@
  *		one (name resolution, TCP, TLS, timeouts: a CONNECT_ONLY transfer
  *		on the transport's multi handle) and leaves it open; the requests
  *		and answers on it are framed here (HTTP/1.1, http1.c) and moved
- *		with curl_easy_send and curl_easy_recv, which encrypt, when the
+ *		with curl_easy_send and curl_easy_recv, which encrypt when the
  *		endpoint is https, or with send and recv on the socket when it is
- *		plain http.
+ *		plain http reached without a proxy.
  *
  * A request through libcurl's HTTP layer cost more than everything else a
  * shard request does together: a connection object looked up and set up,
@@ -25,9 +25,11 @@
  * curl_easy_send (an empty one as soon as it is open, on plain http),
  * which keeps libcurl's connection cache from ever judging it idle and
  * closing it; a connection opened for an attempt that is gone by then is
- * closed rather than kept.  On plain http the bytes then bypass libcurl,
- * whose curl_easy_send and curl_easy_recv find their connection by a walk
- * of every connection of the multi handle.
+ * closed rather than kept.  On plain http with no proxy the bytes then
+ * bypass libcurl, whose curl_easy_send and curl_easy_recv find their
+ * connection by a walk of every connection of the multi handle.  A proxy
+ * that libcurl takes from the environment is always a CONNECT tunnel, so
+ * that the bytes framed here reach DynamoDB as they are.
  *
  *-------------------------------------------------------------------------
  */
@@ -71,7 +73,7 @@ link_io(DdbLink *l, bool out, char *buf, size_t len, size_t *n)
 	ssize_t		moved;
 
 	*n = 0;
-	if (l->t->tls)
+	if (!l->t->raw)
 		return out ? curl_easy_send(l->easy, buf, len, n) :
 			curl_easy_recv(l->easy, buf, len, n);
 	do
@@ -132,6 +134,7 @@ link_open(DdbTransport *t)
 	curl_easy_setopt(l->easy, CURLOPT_NOSIGNAL, 1L);
 	curl_easy_setopt(l->easy, CURLOPT_CONNECTTIMEOUT_MS, server->connect_timeout_ms);
 	curl_easy_setopt(l->easy, CURLOPT_TCP_NODELAY, 1L);
+	curl_easy_setopt(l->easy, CURLOPT_HTTPPROXYTUNNEL, 1L);
 	curl_easy_setopt(l->easy, CURLOPT_SSL_VERIFYPEER, 1L);
 	curl_easy_setopt(l->easy, CURLOPT_SSL_VERIFYHOST, 2L);
 	if (server->ca_file)
@@ -408,7 +411,7 @@ link_opened(DdbTransport *t, CURL *easy, CURLcode result)
 	}
 	l->sock = sock;
 	l->errbuf[0] = '\0';
-	if (!t->tls)
+	if (t->raw)
 	{
 		size_t		n;
 

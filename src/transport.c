@@ -98,6 +98,25 @@ refuse_endpoint(const char *endpoint)
 }
 
 /*
+ * Whether libcurl may take a proxy for a plain http URL from the
+ * environment (it reads http_proxy only in lower case, and all_proxy).
+ */
+static bool
+proxy_in_environment(void)
+{
+	static const char *const names[] = {"http_proxy", "all_proxy", "ALL_PROXY"};
+
+	for (size_t i = 0; i < lengthof(names); i++)
+	{
+		const char *value = getenv(names[i]);
+
+		if (value && value[0])
+			return true;
+	}
+	return false;
+}
+
+/*
  * Make the transport of conn: the multi handle, the set of its sockets,
  * and the endpoint's URL and Host header.  Allocated in conn->cxt.
  */
@@ -116,7 +135,7 @@ transport_create(DdbConn *conn)
 		refuse_endpoint(endpoint);
 	t->conn = conn;
 	t->host = transport_url_host(endpoint);
-	t->tls = strncmp(endpoint, "https://", 8) == 0;
+	t->raw = strncmp(endpoint, "http://", 7) == 0 && !proxy_in_environment();
 	t->url = psprintf("%.*s/", (int) (hoststart + 3 + strlen(t->host) - endpoint), endpoint);
 
 	/*

@@ -36,7 +36,8 @@ struct DdbTransport
 	char	   *url;
 	CURLU	   *curlu;			/* url, parsed */
 	char	   *host;			/* the Host header, as signed */
-	bool		tls;			/* the endpoint is https */
+	bool		raw;			/* connections carry the bytes as they are (plain
+								 * http, no proxy): links.c uses the socket */
 	dlist_head	queue;			/* queued requests of every group */
 	dlist_head	attempts;		/* attempts in flight */
 	TimestampTz next_deadline;	/* no attempt times out before */

@@ -17,8 +17,12 @@ for this run (openssl, for 127.0.0.1), once plain TCP.  Through each:
   closed goes out again on a new one.
 
 Over TLS, a server whose certificate is not trusted (no ca_file) fails the
-first read at once, without retries, with libcurl's reason.  Ends
-with "N passed, N failed".
+first read at once, without retries, with libcurl's reason.
+
+A PostgreSQL server whose environment names an HTTP proxy (http_proxy,
+https_proxy: a cluster of the test's own) sends its DynamoDB requests
+through it as CONNECT tunnels, to the plain and the TLS front alike, with
+the same rows.  Ends with "N passed, N failed".
 """
 
 import os
@@ -31,6 +35,7 @@ import tempfile
 import threading
 
 import bed
+from test_credentials import Cluster
 
 runner = bed.Runner()
 DATABASE = bed.unique_name("tls")
@@ -63,8 +68,9 @@ class Front:
     """Accepts connections (TLS when context is given) and relays each to
     the DynamoDB proxy on a pair of threads."""
 
-    def __init__(self, context=None):
+    def __init__(self, context=None, tunnels=False):
         self.context = context
+        self.tunnels = tunnels      # a CONNECT proxy: relays where asked
         upstream = bed.env("SHARD_FDW_ENDPOINT").split("//")[1].rstrip("/")
         host, port = upstream.rsplit(":", 1)
         self.upstream = (host, int(port))
@@ -93,8 +99,11 @@ class Front:
         try:
             if self.context:
                 conn = self.context.wrap_socket(conn, server_side=True)
-            up = socket.create_connection(self.upstream)
-        except (OSError, ssl.SSLError):
+            up = socket.create_connection(self._tunnel(conn) if self.tunnels
+                                          else self.upstream)
+            if self.tunnels:
+                conn.sendall(b"HTTP/1.1 200 Connection established\r\n\r\n")
+        except (OSError, ssl.SSLError, ValueError):
             conn.close()
             return
         with self.lock:
@@ -107,6 +116,21 @@ class Front:
             self.open.discard(conn)
         conn.close()
         up.close()
+
+    @staticmethod
+    def _tunnel(conn):
+        """Read a CONNECT request's head; returns where it asks to go."""
+        head = b""
+        while b"\r\n\r\n" not in head:
+            data = conn.recv(4096)
+            if not data:
+                raise ValueError("no CONNECT request")
+            head += data
+        method, target = head.split(b" ")[:2]
+        if method != b"CONNECT":
+            raise ValueError(f"{method!r} is not CONNECT")
+        host, port = target.decode().rsplit(":", 1)
+        return host, int(port)
 
     @staticmethod
     def _pump(source, sink):
@@ -148,11 +172,16 @@ def tls_context():
 
 def declare(server, front, ca_file=True):
     """Server, user mapping and a leaderboard table over front."""
+    return declare_in(sql, server, front, ca_file)
+
+
+def declare_in(run, server, front, ca_file=True):
+    """declare, running its SQL with run."""
     table = bed.new_table(client, tables, "tls", "pk", "sk")
     options = f"endpoint '{front.url}'"
     if ca_file and front.context:
         options += f", ca_file '{CERT_DIR}/cert.pem'"
-    sql(f"""
+    run(f"""
         CREATE SERVER {server} FOREIGN DATA WRAPPER shard_fdw OPTIONS ({options});
         CREATE USER MAPPING FOR CURRENT_USER SERVER {server}
           OPTIONS (access_key_id '{bed.env("SHARD_FDW_ACCESS_KEY")}',
@@ -237,6 +266,40 @@ def untrusted_certificate_fails_at_once():
         EXCEPTION WHEN OTHERS THEN NULL; END $$;
         SELECT attempts FROM shard_fdw_stats();""", database=DATABASE)
     assert int(rows[0][0]) <= SHARDS, f"{rows[0][0]} attempts for {SHARDS} shards"
+
+
+@runner.test
+def through_a_proxy_from_the_environment():
+    proxy = Front(tunnels=True)
+    targets = {"plain": Front(), "tls": Front(tls_context())}
+    fronts.extend([proxy, *targets.values()])
+    work = tempfile.mkdtemp(prefix="shard_fdw_tls_proxy.")
+    os.chmod(work, 0o755)
+    cluster = Cluster(work)
+    port = os.environ.get("PGPORT")
+    try:
+        cluster.start(http_proxy=proxy.url, https_proxy=proxy.url)
+        os.environ["PGPORT"] = str(cluster.port)
+        run = bed.in_database("postgres")
+        run("CREATE EXTENSION shard_fdw")
+        for server, front in targets.items():
+            name = declare_in(run, f"{server}_proxied", front)
+            run(f"""INSERT INTO {name}
+                      SELECT 'g', 'p' || i, i * 7, 'x' FROM generate_series(1, 300) i""")
+            rows = bed.query(f"SELECT count(*), sum(score) FROM {name} WHERE game_id = 'g'",
+                             database="postgres")
+            assert rows == [["300", str(7 * 300 * 301 // 2)]], rows
+            assert front.accepted > 0, f"nothing reached the {server} front"
+        assert proxy.accepted >= sum(f.accepted for f in targets.values()), \
+            f"{proxy.accepted} tunnels for {[f.accepted for f in targets.values()]} connections"
+        print(f"     {proxy.accepted} tunnels through the proxy")
+    finally:
+        if port is None:
+            os.environ.pop("PGPORT", None)
+        else:
+            os.environ["PGPORT"] = port
+        cluster.stop()
+        shutil.rmtree(work, ignore_errors=True)
 
 
 def set_up():
