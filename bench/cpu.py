@@ -15,14 +15,24 @@ Every number it prints is measured in this run.
          count(*) (the Scan projects the key only, so every item is read
          and checked but small) and a count of every column (every
          attribute read and converted); CPU per item read
+  loopback  the kernel's part of a request whatever the client: this
+         script itself sends the shard Queries of the largest top-100,
+         written once, on as many kept-alive connections at once, and
+         reads each answer by its Content-Length without parsing it; the
+         kernel CPU it spends per request (getrusage), the floor under
+         the backend's kernel share above
 
 The CPU is the backend's user + system time from /proc/self/stat, read
 in the backend before and after BENCH_RUNS statements; that is repeated
 BENCH_ROUNDS times and the median is printed with the lowest and highest.
 """
 
+import json
 import os
 import random
+import resource
+import select
+import socket
 import statistics
 import sys
 from concurrent.futures import ThreadPoolExecutor
@@ -41,7 +51,7 @@ SCAN_ITEMS = int(os.environ.get("BENCH_SCAN_ITEMS", "20000"))
 RUNS = int(os.environ.get("BENCH_RUNS", "30"))
 SCAN_RUNS = int(os.environ.get("BENCH_SCAN_RUNS", "10"))
 ROUNDS = int(os.environ.get("BENCH_ROUNDS", "5"))
-PARTS = os.environ.get("BENCH_PARTS", "topn,scan").split(",")
+PARTS = os.environ.get("BENCH_PARTS", "topn,scan,loopback").split(",")
 TOP = 100
 
 
@@ -135,6 +145,87 @@ SCAN_QUERIES = {
 }
 
 
+def shard_queries(shards):
+    """The HTTP requests of the shard Queries of a top-100 over shards
+    shards, as bytes: what the extension sends, but unsigned (DynamoDB
+    Local checks no signature) and with a fixed date."""
+    host = bed.env("SHARD_FDW_DIRECT_ENDPOINT").split("//")[1].rstrip("/")
+    akid = bed.env("SHARD_FDW_ACCESS_KEY")
+    requests = []
+    for shard in range(shards):
+        body = json.dumps({
+            "TableName": topn_table(shards), "KeyConditionExpression": "pk = :p",
+            "ExpressionAttributeValues": {":p": {"S": f"{GAME}#{shard}"}},
+            "ScanIndexForward": False, "Limit": 6}).encode()
+        head = (f"POST / HTTP/1.1\r\nHost: {host}\r\n"
+                "Content-Type: application/x-amz-json-1.0\r\n"
+                "X-Amz-Target: DynamoDB_20120810.Query\r\n"
+                "X-Amz-Date: 20260101T000000Z\r\n"
+                f"Authorization: AWS4-HMAC-SHA256 Credential={akid}/20260101/us-east-1/"
+                "dynamodb/aws4_request, SignedHeaders=content-type;host;x-amz-date;"
+                f"x-amz-target, Signature={'0' * 64}\r\n"
+                f"Content-Length: {len(body)}\r\n\r\n")
+        requests.append(head.encode() + body)
+    return requests
+
+
+def answer_whole(data):
+    """Whether data holds a whole answer, read by its Content-Length."""
+    end = data.find(b"\r\n\r\n")
+    if end < 0:
+        return False
+    for line in data[:end].split(b"\r\n")[1:]:
+        name, _, value = line.partition(b":")
+        if name.strip().lower() == b"content-length":
+            return len(data) >= end + 4 + int(value)
+    sys.exit("an answer of DynamoDB Local came without Content-Length")
+
+
+def loopback_kernel_us(shards):
+    """Median, lowest and highest of ROUNDS rounds of this process's
+    kernel CPU µs per request, each round RUNS times the shard Queries of
+    a top-100 over shards shards, all in flight at once."""
+    host, port = bed.env("SHARD_FDW_DIRECT_ENDPOINT").split("//")[1].rstrip("/").rsplit(":", 1)
+    requests = shard_queries(shards)
+    conns = [socket.create_connection((host, int(port))) for _ in requests]
+    poller = select.epoll()
+    for conn in conns:
+        conn.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+        poller.register(conn.fileno(), select.EPOLLIN)
+    by_fd = {conn.fileno(): i for i, conn in enumerate(conns)}
+
+    def exchange():
+        for conn, request in zip(conns, requests):
+            conn.sendall(request)
+        answers = [b""] * len(conns)
+        left = len(conns)
+        while left:
+            for fd, _ in poller.poll(5):
+                i = by_fd[fd]
+                chunk = conns[i].recv(65536)
+                if not chunk:
+                    sys.exit("DynamoDB Local closed a connection")
+                was_whole = answer_whole(answers[i])
+                answers[i] += chunk
+                if not was_whole and answer_whole(answers[i]):
+                    if not answers[i].startswith(b"HTTP/1.1 200"):
+                        sys.exit(f"DynamoDB Local answered {answers[i][:200]!r}")
+                    left -= 1
+
+    exchange()
+    rounds = []
+    for _ in range(ROUNDS):
+        before = resource.getrusage(resource.RUSAGE_SELF).ru_stime
+        for _ in range(RUNS):
+            exchange()
+        after = resource.getrusage(resource.RUSAGE_SELF).ru_stime
+        rounds.append((after - before) * 1e6 / (RUNS * shards))
+    for conn in conns:
+        conn.close()
+    poller.close()
+    return statistics.median(rounds), min(rounds), max(rounds)
+
+
 class Backend:
     """One session and its backend, kept for every measurement."""
 
@@ -199,6 +290,10 @@ def main():
         say(f"timing the Scan, {label} ({ROUNDS} x {SCAN_RUNS})")
         scans.append((label, *backend.cpu_per_statement(sql, SCAN_RUNS)))
     backend.session.close()
+    loopback = None
+    if "loopback" in PARTS:
+        say(f"timing a bare client's {max(SHARD_COUNTS)} shard Queries ({ROUNDS} x {RUNS})")
+        loopback = loopback_kernel_us(max(SHARD_COUNTS))
 
     print()
     print(f"backend CPU, DynamoDB Local directly; {os.cpu_count()} CPUs, load "
@@ -216,6 +311,10 @@ def main():
         print(f"{label:>24}{median:>14.1f}{median * 1000 / int(count):>9.2f} "
               f"({low * 1000 / int(count):.2f}-{high * 1000 / int(count):.2f})"
               f"{kernel:>8.0%}")
+    if loopback:
+        median, low, high = loopback
+        print(f"a bare client, the same {max(SHARD_COUNTS)} Queries at once: kernel "
+              f"{median:.1f} us per request ({low:.1f}-{high:.1f})")
 
 
 if __name__ == "__main__":
