@@ -199,7 +199,7 @@ merge_frontier(ShardScanState *ss, Stream *s)
 static const DdbJson *
 stream_position(ShardScanState *ss, Stream *s)
 {
-	return s->paused ? s->bound : ddbjson_get(s->head, ss->t->sk.attribute);
+	return s->paused ? s->bound : s->head_key;
 }
 
 /*
@@ -229,6 +229,7 @@ static bool
 stream_head(ShardScanState *ss, Stream *s)
 {
 	s->head = scan_stream_next_item_wait(ss, s);
+	s->head_key = ddbjson_get(s->head, ss->t->sk.attribute);
 	return s->head != NULL || s->paused;
 }
 
@@ -329,6 +330,7 @@ merge_next_ordered(ShardScanState *ss)
 	 * happens on the next call: advance only then.
 	 */
 	s->head = NULL;
+	s->head_key = NULL;
 	return item;
 }
 

@@ -48,6 +48,39 @@ stream_action(ShardScanState *ss, Stream *s)
 }
 
 /*
+ * Stop a stream whose LastEvaluatedKey comes back: pages would repeat for
+ * ever.  Brent's cycle finding, over the keys as JSON texts: the key kept
+ * is taken anew after 1, 2, 4, ... pages, so a key that repeats is caught
+ * on the next page, a cycle of two on the page after, and any cycle within
+ * twice its start and length, with one key held per stream.  Checked as
+ * the page after a key is asked for: a page no other follows repeats
+ * nothing, and a top-N reads most shards in one page.
+ */
+static void
+stream_check_progress(ShardScanState *ss, Stream *s, const DdbJson *lek)
+{
+	char	   *text = ddbjson_text(lek, NULL);
+
+	if (s->lek_seen != NULL && strcmp(s->lek_seen, text) == 0)
+		ereport(ERROR,
+				(errcode(ERRCODE_FDW_ERROR),
+				 errmsg("DynamoDB %s of foreign table \"%s\" returned the same LastEvaluatedKey again",
+						stream_action(ss, s), ss->t->relname),
+				 errdetail("LastEvaluatedKey %s came back after %d page%s, so the pages would repeat for ever.",
+						   text, s->lek_steps + 1, s->lek_steps == 0 ? "" : "s")));
+	if (++s->lek_steps >= s->lek_period)
+	{
+		if (s->lek_seen != NULL)
+			pfree(s->lek_seen);
+		s->lek_seen = text;
+		s->lek_period = Max(s->lek_period, 1) * 2;
+		s->lek_steps = 0;
+	}
+	else
+		pfree(text);
+}
+
+/*
  * Send the request for the next page of stream s; a bounded stream's page
  * is bounded by the frontier of now (see merge.c).
  */
@@ -55,8 +88,11 @@ void
 scan_stream_fetch(ShardScanState *ss, Stream *s, const DdbJson *start_key)
 {
 	size_t		len;
-	char	   *body = request_read_body(ss, s, start_key, &len);
+	char	   *body;
 
+	if (start_key != NULL)
+		stream_check_progress(ss, s, start_key);
+	body = request_read_body(ss, s, start_key, &len);
 	if (s->bounded)
 		s->next_bound = merge_frontier(ss, s);
 	s->next = ddb_request_create(ss->group, stream_action(ss, s), body, len);
@@ -103,112 +139,6 @@ unprocessed_keys(ShardScanState *ss, DdbRequest *page)
 	return result;
 }
 
-/*
- * Stop a stream whose LastEvaluatedKey comes back: pages would repeat for
- * ever.  Brent's cycle finding, over the keys as JSON texts: the key kept
- * is taken anew after 1, 2, 4, ... pages, so a key that repeats is caught
- * on the next page, a cycle of two on the page after, and any cycle within
- * twice its start and length, with one key held per stream.
- */
-static void
-stream_check_progress(ShardScanState *ss, Stream *s, DdbRequest *req,
-					  const DdbJson *lek)
-{
-	char	   *text = ddbjson_text(lek, NULL);
-
-	if (s->lek_seen != NULL && strcmp(s->lek_seen, text) == 0)
-		ereport(ERROR,
-				(errcode(ERRCODE_FDW_ERROR),
-				 errmsg("DynamoDB %s of foreign table \"%s\" returned the same LastEvaluatedKey again",
-						req->action, ss->t->relname),
-				 errdetail("LastEvaluatedKey %s came back after %d page%s, so the pages would repeat for ever.",
-						   text, s->lek_steps + 1, s->lek_steps == 0 ? "" : "s")));
-	if (++s->lek_steps >= s->lek_period)
-	{
-		if (s->lek_seen != NULL)
-			pfree(s->lek_seen);
-		s->lek_seen = text;
-		s->lek_period = Max(s->lek_period, 1) * 2;
-		s->lek_steps = 0;
-	}
-	else
-		pfree(text);
-}
-
-/*
- * Make an arrived page the one being read, and fetch the page after it
- * if there is one (right away, or when it is needed if a Limit was sent
- * or the stream is bounded).
- */
-static void
-stream_take_page(ShardScanState *ss, Stream *s, DdbRequest *req)
-{
-	const DdbJson *lek = ddbjson_get(req->response, "LastEvaluatedKey");
-	DdbStats   *stats = ddb_group_stats(ss->group);
-
-	s->page = req;
-	s->pos = 0;
-	s->bound = s->next_bound;
-	ss->pages++;
-	stats->scanned += (int64) ddbjson_get_number(req->response, "ScannedCount");
-	if (ss->select_count)
-		ss->counted += (int64) ddbjson_get_number(req->response, "Count");
-	if (lek != NULL && ss->op != SCAN_OP_GET)
-		stream_check_progress(ss, s, req, lek);
-	if (ss->op == SCAN_OP_GET)
-	{
-		List	   *left = unprocessed_keys(ss, req);
-
-		if (left != NIL)
-		{
-			size_t		len;
-			char	   *body;
-
-			/* the keys left are asked again as a retry of this page */
-			bool		progressed = list_length(left) < list_length(s->keys);
-
-			s->keys = left;
-			body = request_read_body(ss, s, NULL, &len);
-			s->next = ddb_request_again(req, stream_action(ss, s), body, len, progressed);
-			pfree(body);
-			if (s->next == NULL)
-				ereport(ERROR,
-						(errcode(ERRCODE_FDW_ERROR),
-						 errmsg("DynamoDB left %d key%s of foreign table \"%s\" unread",
-								list_length(left), list_length(left) == 1 ? "" : "s",
-								ss->t->relname),
-						 errdetail("BatchGetItem returned them as UnprocessedKeys after %d attempt%s.",
-								   req->attempts, req->attempts == 1 ? "" : "s"),
-						 errhint("Raise the server's max_retries or request_timeout_ms, or the table's capacity.")));
-		}
-	}
-	else if (lek && lek->kind == DJ_OBJECT && lek->n > 0 && ss->limit == 0 && !s->bounded)
-		scan_stream_fetch(ss, s, lek);
-}
-
-/* Wait for the next page of any stream and file it with its stream. */
-void
-scan_receive_page(ShardScanState *ss)
-{
-	DdbRequest *req = ddb_wait_any(ss->group);
-	Stream	   *s;
-
-	if (req == NULL)
-		elog(ERROR, "shard_fdw: no page in flight");
-	if (req->status != DDB_OK)
-	{
-		codec_report_bad_item(req, ss->t);
-		ddb_report_error(req);
-	}
-	s = req->owner;
-	s->next = NULL;
-	merge_note_page(ss, s, req);
-	if (s->page == NULL)
-		stream_take_page(ss, s, req);
-	else
-		s->ready = req;
-}
-
 /* The items of a page, whatever the operation (none under Select COUNT). */
 static const DdbJson *
 page_items(ShardScanState *ss, DdbRequest *page, int *count)
@@ -239,6 +169,80 @@ page_items(ShardScanState *ss, DdbRequest *page, int *count)
 }
 
 /*
+ * Make an arrived page the one being read, and fetch the page after it
+ * if there is one (right away, or when it is needed if a Limit was sent
+ * or the stream is bounded).
+ */
+static void
+stream_take_page(ShardScanState *ss, Stream *s, DdbRequest *req)
+{
+	const DdbJson *lek = ddbjson_get(req->response, "LastEvaluatedKey");
+	DdbStats   *stats = ddb_group_stats(ss->group);
+
+	s->page = req;
+	s->items = page_items(ss, req, &s->nitems);
+	s->lek = lek != NULL && lek->kind == DJ_OBJECT && lek->n > 0 ? lek : NULL;
+	s->pos = 0;
+	s->bound = s->next_bound;
+	ss->pages++;
+	stats->scanned += (int64) ddbjson_get_number(req->response, "ScannedCount");
+	if (ss->select_count)
+		ss->counted += (int64) ddbjson_get_number(req->response, "Count");
+	if (ss->op == SCAN_OP_GET)
+	{
+		List	   *left = unprocessed_keys(ss, req);
+
+		if (left != NIL)
+		{
+			size_t		len;
+			char	   *body;
+
+			/* the keys left are asked again as a retry of this page */
+			bool		progressed = list_length(left) < list_length(s->keys);
+
+			s->keys = left;
+			body = request_read_body(ss, s, NULL, &len);
+			s->next = ddb_request_again(req, stream_action(ss, s), body, len, progressed);
+			pfree(body);
+			if (s->next == NULL)
+				ereport(ERROR,
+						(errcode(ERRCODE_FDW_ERROR),
+						 errmsg("DynamoDB left %d key%s of foreign table \"%s\" unread",
+								list_length(left), list_length(left) == 1 ? "" : "s",
+								ss->t->relname),
+						 errdetail("BatchGetItem returned them as UnprocessedKeys after %d attempt%s.",
+								   req->attempts, req->attempts == 1 ? "" : "s"),
+						 errhint("Raise the server's max_retries or request_timeout_ms, or the table's capacity.")));
+		}
+	}
+	else if (s->lek != NULL && ss->limit == 0 && !s->bounded)
+		scan_stream_fetch(ss, s, s->lek);
+}
+
+/* Wait for the next page of any stream and file it with its stream. */
+void
+scan_receive_page(ShardScanState *ss)
+{
+	DdbRequest *req = ddb_wait_any(ss->group);
+	Stream	   *s;
+
+	if (req == NULL)
+		elog(ERROR, "shard_fdw: no page in flight");
+	if (req->status != DDB_OK)
+	{
+		codec_report_bad_item(req, ss->t);
+		ddb_report_error(req);
+	}
+	s = req->owner;
+	s->next = NULL;
+	merge_note_page(ss, s, req);
+	if (s->page == NULL)
+		stream_take_page(ss, s, req);
+	else
+		s->ready = req;
+}
+
+/*
  * True when bounded stream s must not return what lies at the sort key of
  * key (an item, or a LastEvaluatedKey; NULL: past its partition's end)
  * from its page: beyond the page's bound.
@@ -266,21 +270,20 @@ scan_stream_next_item(ShardScanState *ss, Stream *s, bool *waiting)
 	{
 		if (s->page)
 		{
-			int			count;
-			const DdbJson *items = page_items(ss, s->page, &count);
-			const DdbJson *lek = ddbjson_get(s->page->response, "LastEvaluatedKey");
-			bool		more = lek && lek->kind == DJ_OBJECT && lek->n > 0;
+			const DdbJson *item = s->pos < s->nitems ? &s->items[s->pos] : NULL;
 
-			if (s->pos < count)
+			if (item != NULL)
 			{
 				/* a merge orders items by a sort key it must trust */
 				if (ss->order != 0)
-					check_item_key(ss->t, &items[s->pos], &ss->t->sk);
-				if (!past_bound(ss, s, &items[s->pos]))
-					return &items[s->pos++];
+					check_item_key(ss->t, item, &ss->t->sk);
+				if (!past_bound(ss, s, item))
+				{
+					s->pos++;
+					return item;
+				}
 			}
-			if (s->pos < count ||
-				past_bound(ss, s, more ? lek : NULL))
+			if (item != NULL || past_bound(ss, s, s->lek))
 			{
 				ddb_request_free(s->page);
 				s->page = NULL;
@@ -289,8 +292,8 @@ scan_stream_next_item(ShardScanState *ss, Stream *s, bool *waiting)
 				return NULL;
 			}
 			if (s->next == NULL && s->ready == NULL && (ss->limit > 0 || s->bounded) &&
-				ss->op != SCAN_OP_GET && more)
-				scan_stream_fetch(ss, s, lek);
+				ss->op != SCAN_OP_GET && s->lek != NULL)
+				scan_stream_fetch(ss, s, s->lek);
 			ddb_request_free(s->page);
 			s->page = NULL;
 			if (s->ready)
@@ -531,9 +534,10 @@ scan_too_many_partitions(ShardScanState *ss)
 
 /*
  * The partition key values the scan reads under one layout: one per shard,
- * appended to *result as Stream templates unless one with the same key is
- * there.  Range shards that cannot hold a sort key within the bounds sent
- * are left out.  False when the values make no stored key.
+ * appended to *result as Stream templates (keys that repeat are dropped by
+ * the callers, in constant time each).  Range shards that cannot hold a
+ * sort key within the bounds sent are left out.  False when the values
+ * make no stored key.
  */
 static bool
 layout_streams(ShardScanState *ss, ShardTable *t, const char **texts, List **result,
@@ -560,8 +564,6 @@ layout_streams(ShardScanState *ss, ShardTable *t, const char **texts, List **res
 	foreach(lc, shards)
 	{
 		Stream	   *s = palloc0(sizeof(Stream));
-		ListCell   *lc2;
-		bool		dup = false;
 
 		s->shard = lfirst_int(lc);
 		s->earlier = earlier;
@@ -571,11 +573,7 @@ layout_streams(ShardScanState *ss, ShardTable *t, const char **texts, List **res
 		/* a value no stored key can have; DynamoDB refuses an empty key */
 		if (s->pk_text == NULL || s->pk_text[0] == '\0')
 			return false;
-		foreach(lc2, *result)
-			dup |= ((Stream *) lfirst(lc2))->earlier == earlier &&
-				strcmp(((Stream *) lfirst(lc2))->pk_text, s->pk_text) == 0;
-		if (!dup)
-			*result = lappend(*result, s);
+		*result = lappend(*result, s);
 	}
 	return true;
 }
@@ -745,6 +743,7 @@ scan_start(ShardScanState *ss, ExprContext *econtext)
 	{
 		/* the earlier layouts' keys, then the newest's */
 		List	   *keys[2] = {NIL, NIL};
+		HTAB	   *seen = NULL;
 
 		foreach(lc, combos)
 		{
@@ -762,9 +761,11 @@ scan_start(ShardScanState *ss, ExprContext *econtext)
 			{
 				Stream	   *s = lfirst(lc2);
 				int			phase = s->earlier ? 0 : 1;
+				char	   *key = request_item_key_json(ss->t, s->pk_text, sk);
 
-				keys[phase] = list_append_unique(keys[phase],
-												 makeString(request_item_key_json(ss->t, s->pk_text, sk)));
+				if (text_set_add(&seen, CurrentMemoryContext,
+								 psprintf("%d%s", phase, key)))
+					keys[phase] = lappend(keys[phase], makeString(key));
 			}
 		}
 		for (int phase = 0; phase < 2; phase++)

@@ -37,10 +37,14 @@ typedef struct Stream
 	int			segment;		/* segment (Scan) */
 	List	   *keys;			/* item keys as JSON texts (GetItem) */
 	DdbRequest *page;			/* the page being read */
+	const DdbJson *items;		/* ... its items */
+	int			nitems;
+	const DdbJson *lek;			/* ... its LastEvaluatedKey, NULL at the end */
 	int			pos;			/* next item of page */
 	DdbRequest *ready;			/* the next page, arrived */
 	DdbRequest *next;			/* the next page, in flight */
 	const DdbJson *head;		/* ordered merge: the item it offers */
+	const DdbJson *head_key;	/* ... and that item's sort key */
 	char	   *lek_seen;		/* a LastEvaluatedKey, as JSON, that must not
 								 * come again (see stream_check_progress) */
 	int			lek_steps;		/* pages since lek_seen was taken */
