@@ -13,9 +13,9 @@
  *	  first sized from the text), freed together by ddbjson_free or with
  *	  the memory context they were allocated in.  Nothing in them is read
  *	  before it is written: zeroing them was a measurable part of a parse.
- *	  A container's members wait on a stack until it closes and are then
- *	  copied into arrays of their final size, so the tree is linear in the
- *	  size of the text.
+ *	  A container's members wait on a stack (on the C stack while they
+ *	  fit) until it closes and are then copied into arrays of their final
+ *	  size, so the tree is linear in the size of the text.
  *
  *	- Strings and numbers point into the copy of the text.  A string
  *	  without escapes is ended in place (its closing quote becomes the
@@ -71,6 +71,9 @@ typedef struct Pending
 	size_t		comma;			/* the byte of the comma before the member */
 } Pending;
 
+/* The pending values a parse holds before its stack is allocated. */
+#define PENDING_LOCAL 64
+
 /* A parse in progress. */
 typedef struct Parser
 {
@@ -82,9 +85,10 @@ typedef struct Parser
 	char	   *free;			/* the unused rest of the current block */
 	size_t		left;
 	size_t		next_block;		/* the size of the block to come */
-	Pending    *stack;
+	Pending    *stack;			/* local, or allocated once it outgrows it */
 	size_t		top;
 	size_t		cap;
+	Pending    *local;			/* PENDING_LOCAL values on the C stack */
 	char	   *err;
 	size_t		errlen;
 	bool		too_deep;
@@ -99,6 +103,48 @@ static const bool string_stop[256] = {
 	['"'] = true,
 	['\\'] = true,
 };
+
+/* A byte of every lane of a word. */
+#define LANES(b) (UINT64_C(0x0101010101010101) * (b))
+
+/*
+ * The length of the run of bytes at s (len of them) that a JSON string
+ * holds as they are: up to the first '"', '\\' or control character.
+ *
+ * On a little-endian machine, eight bytes a step: a lane is zero after the
+ * XOR with '"' or '\\', or is below 0x20, when the lane's top bit survives
+ * (v - 1) & ~v, or (x - 0x20) & ~x.  A borrow only runs upward from such a
+ * lane, so the lowest top bit set is the first byte that stops the run.
+ * (The parser reads byte by byte: the strings of a response are mostly
+ * names and type tags of a few bytes, where a word step costs more.)
+ */
+static inline size_t
+plain_run(const unsigned char *s, size_t len)
+{
+	size_t		i = 0;
+
+#if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
+	for (; len - i >= sizeof(uint64_t); i += sizeof(uint64_t))
+	{
+		uint64_t	x;
+		uint64_t	quote;
+		uint64_t	backslash;
+		uint64_t	stops;
+
+		memcpy(&x, s + i, sizeof(x));
+		quote = x ^ LANES('"');
+		backslash = x ^ LANES('\\');
+		stops = (((quote - LANES(1)) & ~quote) |
+				 ((backslash - LANES(1)) & ~backslash) |
+				 ((x - LANES(0x20)) & ~x)) & LANES(0x80);
+		if (stops != 0)
+			return i + (size_t) __builtin_ctzll(stops) / 8;
+	}
+#endif
+	while (i < len && !string_stop[s[i]])
+		i++;
+	return i;
+}
 
 /* The bytes a run of number characters is made of. */
 static const bool number_char[256] = {
@@ -190,8 +236,13 @@ push(Parser *p, const DdbJson *value, char *name, size_t namelen,
 
 	if (p->top == p->cap)
 	{
+		Pending    *grown = sfdw_alloc_uninit(2 * p->cap * sizeof(Pending));
+
+		memcpy(grown, p->stack, p->cap * sizeof(Pending));
+		if (p->stack != p->local)
+			sfdw_free(p->stack);
+		p->stack = grown;
 		p->cap *= 2;
-		p->stack = sfdw_realloc(p->stack, p->cap * sizeof(Pending));
 	}
 	slot = &p->stack[p->top++];
 	slot->value = *value;
@@ -478,6 +529,7 @@ parse_string(Parser *p, bool is_name, char **str, size_t *len)
 
 	while (i < p->len && !string_stop[t[i]])
 		i++;
+
 	if (i < p->len && t[i] == '"')
 	{
 		p->copy[i] = '\0';
@@ -801,6 +853,7 @@ ddbjson_parse_ex(const char *text, size_t len, char *err, size_t errlen,
 {
 	const char *nul;
 	Parser		p;
+	Pending		local[PENDING_LOCAL];
 	size_t		copy_size;
 	size_t		first;
 
@@ -835,18 +888,21 @@ ddbjson_parse_ex(const char *text, size_t len, char *err, size_t errlen,
 	p.free = p.copy + copy_size;
 	p.left = first - sizeof(Tree) - copy_size;
 	p.next_block = first;
-	p.cap = 64;
-	p.stack = sfdw_alloc_uninit(p.cap * sizeof(Pending));
+	p.cap = PENDING_LOCAL;
+	p.local = local;
+	p.stack = local;
 
 	if (!parse_value(&p, 1, &p.tree->root) ||
 		(skip_ws(&p), p.pos < len && !parse_fail(&p, "unexpected character")))
 	{
 		*too_deep = p.too_deep;
-		sfdw_free(p.stack);
+		if (p.stack != p.local)
+			sfdw_free(p.stack);
 		ddbjson_free(&p.tree->root);
 		return NULL;
 	}
-	sfdw_free(p.stack);
+	if (p.stack != p.local)
+		sfdw_free(p.stack);
 	return &p.tree->root;
 }
 
@@ -1176,11 +1232,13 @@ json_escape(Buf *out, const char *str, size_t len)
 	buf_putc(out, '"');
 	for (i = 0; i < len; i++)
 	{
-		unsigned char c = (unsigned char) str[i];
+		unsigned char c;
 		char		esc[7];
 
-		if (c >= 0x20 && c != '"' && c != '\\')
-			continue;
+		i += plain_run((const unsigned char *) str + i, len - i);
+		if (i == len)
+			break;
+		c = (unsigned char) str[i];
 		buf_append(out, str + run, i - run);
 		run = i + 1;
 		esc[0] = '\\';

@@ -11,11 +11,15 @@
 
 #include "pure.h"
 
+/* The bytes a buffer starts with, and those it takes once it outgrows them. */
+#define BUF_FIRST 64
+#define BUF_GROWN 512
+
 /* Start an empty buffer. */
 void
 buf_init(Buf *buf)
 {
-	buf->cap = 64;
+	buf->cap = BUF_FIRST;
 	buf->len = 0;
 	buf->data = sfdw_alloc(buf->cap);
 	buf->data[0] = '\0';
@@ -31,7 +35,9 @@ buf_reset(Buf *buf)
 
 /*
  * Make room for "more" further bytes plus the terminating NUL, so that
- * appending them copies nothing already held.
+ * appending them copies nothing already held.  A buffer that outgrows
+ * its first bytes takes BUF_GROWN at once: a request body or a string to
+ * sign then moves once, not three times.
  */
 void
 buf_reserve(Buf *buf, size_t more)
@@ -40,6 +46,8 @@ buf_reserve(Buf *buf, size_t more)
 
 	if (need <= buf->cap)
 		return;
+	if (buf->cap < BUF_GROWN)
+		buf->cap = BUF_GROWN;
 	while (buf->cap < need)
 		buf->cap *= 2;
 	buf->data = sfdw_realloc(buf->data, buf->cap);

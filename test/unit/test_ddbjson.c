@@ -816,6 +816,83 @@ test_escape(void)
 	sfdw_free(out.data);
 }
 
+/* The escaped form of one byte, as RFC 8259 and json_escape write it. */
+static void
+escape_byte(Buf *out, unsigned char c)
+{
+	static const char short_form[] = {['"'] = '"', ['\\'] = '\\', ['\b'] = 'b',
+	['\t'] = 't', ['\n'] = 'n', ['\f'] = 'f', ['\r'] = 'r'};
+
+	if (c < sizeof(short_form) && short_form[c] != '\0')
+		buf_printf(out, "\\%c", short_form[c]);
+	else if (c < 0x20)
+		buf_printf(out, "\\u%04x", c);
+	else
+		buf_putc(out, (char) c);
+}
+
+/*
+ * Strings written eight bytes a step stop at the right byte wherever it
+ * lies, and read back: every length up to 24, a stopping byte at every
+ * offset, among plain bytes on both sides of every lane boundary value
+ * (0x1F/0x20, 0x7F/0x80, 0xFF, and the neighbours of '"' and '\\').
+ */
+static void
+test_plain_runs(void)
+{
+	static const unsigned char plain[] = {' ', '!', '#', '[', ']', 'a', 0x7f, 0x80, 0xc3, 0xff};
+	static const unsigned char stops[] = {'"', '\\', 0x00, 0x01, 0x1f, '\n'};
+	int			bad = 0;
+
+	for (size_t len = 0; len <= 24; len++)
+		for (size_t at = 0; at <= len; at++)
+			for (size_t k = 0; k < sizeof(stops); k++)
+				for (size_t f = 0; f < sizeof(plain); f++)
+				{
+					char		text[32];
+					Buf			want;
+					Buf			got;
+					Buf			doc;
+					char		err[128];
+					DdbJson    *v;
+
+					for (size_t i = 0; i < len; i++)
+						text[i] = (char) plain[(f + i) % sizeof(plain)];
+					if (at < len)
+						text[at] = (char) stops[k];
+					buf_init(&want);
+					buf_putc(&want, '"');
+					for (size_t i = 0; i < len; i++)
+						escape_byte(&want, (unsigned char) text[i]);
+					buf_putc(&want, '"');
+					buf_init(&got);
+					json_escape(&got, text, len);
+					bad += got.len != want.len || memcmp(got.data, want.data, got.len) != 0;
+					/* and the escaped text reads back as the bytes */
+					buf_init(&doc);
+					buf_append(&doc, "[", 1);
+					buf_append(&doc, got.data, got.len);
+					buf_append(&doc, "]", 1);
+					v = ddbjson_parse(doc.data, doc.len, err, sizeof(err));
+					bad += v == NULL || v->elems[0].len != len ||
+						memcmp(v->elems[0].str, text, len) != 0;
+					ddbjson_free(v);
+					/* a raw control character is refused where it is */
+					if (at < len && stops[k] < 0x20)
+					{
+						buf_reset(&doc);
+						buf_append(&doc, "\"", 1);
+						buf_append(&doc, text, len);
+						buf_append(&doc, "\"", 1);
+						bad += ddbjson_parse(doc.data, doc.len, err, sizeof(err)) != NULL;
+					}
+					sfdw_free(want.data);
+					sfdw_free(got.data);
+					sfdw_free(doc.data);
+				}
+	CHECK(bad == 0);
+}
+
 static void
 test_writer(void)
 {
@@ -1531,6 +1608,7 @@ suite_ddbjson(void)
 	test_invalid();
 	test_round_trip();
 	test_escape();
+	test_plain_runs();
 	test_writer();
 	test_writer_depth();
 	test_base64();
