@@ -965,8 +965,7 @@ ddbjson_get_string(const DdbJson *obj, const char *key)
 /*
  * The value of obj's number member key as a double.
  *
- * Returns 0 when the member is missing or not a number.  The conversion
- * uses strtod, which PostgreSQL backends run with LC_NUMERIC "C".
+ * Returns 0 when the member is missing or not a number.
  */
 double
 ddbjson_get_number(const DdbJson *obj, const char *key)
@@ -975,7 +974,57 @@ ddbjson_get_number(const DdbJson *obj, const char *key)
 
 	if (v == NULL || v->kind != DJ_NUMBER)
 		return 0;
-	return strtod(v->str, NULL);
+	return json_number_value(v->str, v->len);
+}
+
+/* Powers of ten a double holds exactly. */
+static const double exact_tens[] = {
+	1e0, 1e1, 1e2, 1e3, 1e4, 1e5, 1e6, 1e7, 1e8, 1e9, 1e10, 1e11,
+	1e12, 1e13, 1e14, 1e15, 1e16, 1e17, 1e18, 1e19, 1e20, 1e21, 1e22
+};
+
+/*
+ * See ddbjson.h.  Clinger's fast path: a number of at most 15 digits is
+ * an integer below 2^53 times a power of ten within 10^+-22, both exact
+ * doubles, so one multiplication or division, rounded once, is the
+ * correctly rounded value strtod gives.  Anything else goes to strtod.
+ */
+double
+json_number_value(const char *text, size_t len)
+{
+	size_t		i = 0;
+	bool		negative = false;
+	uint64_t	digits = 0;
+	int			ndigits = 0;
+	int			scale = 0;
+	int			exponent = 0;
+	bool		exponent_negative = false;
+	double		value;
+
+	if (i < len && text[i] == '-')
+	{
+		negative = true;
+		i++;
+	}
+	for (; i < len && text[i] >= '0' && text[i] <= '9'; i++, ndigits++)
+		digits = digits * 10 + (uint64_t) (text[i] - '0');
+	if (i < len && text[i] == '.')
+		for (i++; i < len && text[i] >= '0' && text[i] <= '9'; i++, ndigits++, scale--)
+			digits = digits * 10 + (uint64_t) (text[i] - '0');
+	if (i < len && (text[i] == 'e' || text[i] == 'E'))
+	{
+		i++;
+		if (i < len && (text[i] == '+' || text[i] == '-'))
+			exponent_negative = text[i++] == '-';
+		for (; i < len && text[i] >= '0' && text[i] <= '9' && exponent < 1000; i++)
+			exponent = exponent * 10 + (text[i] - '0');
+		scale += exponent_negative ? -exponent : exponent;
+	}
+	if (i != len || ndigits == 0 || ndigits > 15 || scale < -22 || scale > 22)
+		return strtod(text, NULL);
+	value = (double) digits;
+	value = scale < 0 ? value / exact_tens[-scale] : value * exact_tens[scale];
+	return negative ? -value : value;
 }
 
 /*

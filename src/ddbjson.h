@@ -94,6 +94,13 @@ extern const char *ddbjson_get_string(const DdbJson *obj, const char *key);
 extern double ddbjson_get_number(const DdbJson *obj, const char *key);
 
 /*
+ * The double nearest to the JSON number text (len bytes), as strtod reads
+ * it (which PostgreSQL backends run with LC_NUMERIC "C"); short numbers
+ * without a call to it.
+ */
+extern double json_number_value(const char *text, size_t len);
+
+/*
  * DynamoDB's shapes (ddbshape.c).
  *
  * An attribute value nests at most DDB_MAX_NESTING levels: a top-level

@@ -10,6 +10,8 @@
  *-------------------------------------------------------------------------
  */
 #include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
 
 #include "ddbjson.h"
 #include "unit.h"
@@ -1508,6 +1510,87 @@ test_lone_surrogate(void)
 #undef LONE
 }
 
+/* The next of a fixed sequence of pseudo-random numbers (xorshift64). */
+static uint64_t
+next_random(uint64_t *state)
+{
+	*state ^= *state << 13;
+	*state ^= *state >> 7;
+	*state ^= *state << 17;
+	return *state;
+}
+
+/* Does json_number_value give strtod's double, to the bit, for text? */
+static bool
+number_value_as_strtod(const char *text)
+{
+	double		fast = json_number_value(text, strlen(text));
+	double		slow = strtod(text, NULL);
+
+	return memcmp(&fast, &slow, sizeof(double)) == 0;
+}
+
+/*
+ * Numbers read without strtod read as strtod reads them: edge cases of the
+ * fast path (15 and 16 digits, 10^22 and 10^23, negative zero), then
+ * 200,000 random numbers of every shape the grammar allows.
+ */
+static void
+test_number_values(void)
+{
+	static const char *const edges[] = {
+		"0", "-0", "-0.0", "0e5", "-0.0e-3", "0.5", "0.1", "4.35", "-12.75",
+		"123456789012345", "1234567890123456", "999999999999999",
+		"9007199254740993", "18446744073709551617", "1e22", "1e23", "1e-22",
+		"1e-23", "1.5E+3", "25e-1", "0.000000000000000000001", "1e400",
+		"1e-400", "123456789012345e7", "1e0001", "3.141592653589793"
+	};
+	uint64_t	state = UINT64_C(0x9E3779B97F4A7C15);
+	int			bad = 0;
+
+	for (size_t i = 0; i < sizeof(edges) / sizeof(edges[0]); i++)
+		if (!number_value_as_strtod(edges[i]))
+		{
+			printf("  json_number_value(\"%s\") differs from strtod\n", edges[i]);
+			bad++;
+		}
+	for (int n = 0; n < 200000; n++)
+	{
+		char		text[80];
+		size_t		len = 0;
+		int			whole = 1 + (int) (next_random(&state) % 18);
+		int			frac = (int) (next_random(&state) % 12);
+
+		if (next_random(&state) % 2)
+			text[len++] = '-';
+		text[len++] = (char) ('0' + (whole > 1 ? 1 + next_random(&state) % 9 : next_random(&state) % 10));
+		for (int k = 1; k < whole; k++)
+			text[len++] = (char) ('0' + next_random(&state) % 10);
+		if (frac > 0)
+		{
+			text[len++] = '.';
+			for (int k = 0; k < frac; k++)
+				text[len++] = (char) ('0' + next_random(&state) % 10);
+		}
+		if (next_random(&state) % 3 == 0)
+		{
+			text[len++] = next_random(&state) % 2 ? 'e' : 'E';
+			if (next_random(&state) % 2)
+				text[len++] = next_random(&state) % 2 ? '-' : '+';
+			len += (size_t) snprintf(text + len, sizeof(text) - len, "%d",
+									 (int) (next_random(&state) % 40));
+		}
+		text[len] = '\0';
+		if (!number_value_as_strtod(text))
+		{
+			if (bad < 10)
+				printf("  json_number_value(\"%s\") differs from strtod\n", text);
+			bad++;
+		}
+	}
+	CHECK(bad == 0);
+}
+
 /* The JSON number grammar shared by the parser and the codec. */
 static void
 test_json_number_length(void)
@@ -1619,5 +1702,6 @@ suite_ddbjson(void)
 	test_check_response();
 	test_lone_surrogate();
 	test_json_number_length();
+	test_number_values();
 	test_parse_cut_short();
 }
