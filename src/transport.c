@@ -440,7 +440,7 @@ ddb_request_create(DdbGroup *group, const char *action,
 				(errcode(ERRCODE_CHARACTER_NOT_IN_REPERTOIRE),
 				 errmsg("DynamoDB %s request would carry text that is not UTF-8", action),
 				 errdetail("The database is SQL_ASCII, which stores text unchecked, and DynamoDB takes UTF-8 only.")));
-	cxt = AllocSetContextCreate(group->cxt, "shard_fdw request", ALLOCSET_DEFAULT_SIZES);
+	cxt = AllocSetContextCreate(group->cxt, "shard_fdw request", ALLOCSET_SMALL_SIZES);
 	req = MemoryContextAllocZero(cxt, sizeof(DdbRequest));
 
 	req->group = group;
