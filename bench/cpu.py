@@ -25,6 +25,10 @@ Every number it prints is measured in this run.
 The CPU is the backend's user + system time from /proc/self/stat, read
 in the backend before and after BENCH_RUNS statements; that is repeated
 BENCH_ROUNDS times and the median is printed with the lowest and highest.
+Beside it, per statement over all rounds: the backend's context switches
+(/proc/self/status, voluntary and not: mostly its sleeps while answers
+are on their way) and its minor page faults (/proc/self/stat: memory the
+kernel had to map afresh).
 """
 
 import json
@@ -232,13 +236,20 @@ class Backend:
     def __init__(self):
         self.session = bed.Session(os.environ.get("PGDATABASE", "postgres"))
 
-    def cpu_s(self):
-        """The backend's user and kernel CPU seconds so far."""
+    def counters(self):
+        """The backend's user and kernel CPU seconds, context switches and
+        minor page faults so far."""
         [stat] = self.session.run(
             "SELECT rtrim(pg_read_file('/proc/self/stat'), E'\\n')")
+        [switches] = self.session.run(
+            "SELECT sum(trim(split_part(line, ':', 2))::bigint) "
+            "FROM regexp_split_to_table(pg_read_file('/proc/self/status'), E'\\n') AS line "
+            "WHERE line LIKE '%ctxt_switches:%'")
+        # the fields after the command's closing parenthesis, from field 3 on
         fields = stat.rsplit(")", 1)[1].split()
         tick = os.sysconf("SC_CLK_TCK")
-        return int(fields[11]) / tick, int(fields[12]) / tick
+        return (int(fields[11]) / tick, int(fields[12]) / tick, int(switches),
+                int(fields[7]))
 
     def run(self, sql, times):
         for _ in range(times):
@@ -246,19 +257,24 @@ class Backend:
 
     def cpu_per_statement(self, sql, runs):
         """Median, lowest and highest of ROUNDS rounds of the backend's CPU
-        ms per statement, each over runs statements, and the kernel's share
-        of all rounds' CPU."""
+        ms per statement, each over runs statements, the kernel's share of
+        all rounds' CPU, and the context switches and minor page faults per
+        statement over all rounds."""
         self.run(sql, 2)
         rounds = []
         kernel = 0.0
+        switches = faults = 0
         for _ in range(ROUNDS):
-            user, system = self.cpu_s()
+            user, system, switched, faulted = self.counters()
             self.run(sql, runs)
-            user_after, system_after = self.cpu_s()
+            user_after, system_after, switched_after, faulted_after = self.counters()
             rounds.append((user_after - user + system_after - system) * 1000 / runs)
             kernel += (system_after - system) * 1000 / runs
+            switches += switched_after - switched
+            faults += faulted_after - faulted
         share = kernel / sum(rounds) if sum(rounds) > 0 else 0.0
-        return statistics.median(rounds), min(rounds), max(rounds), share
+        return (statistics.median(rounds), min(rounds), max(rounds), share,
+                switches / (ROUNDS * runs), faults / (ROUNDS * runs))
 
 
 def main():
@@ -300,17 +316,18 @@ def main():
           f"average {load_before:.1f} before and {os.getloadavg()[0]:.1f} after; "
           f"median (lowest-highest) of {ROUNDS} rounds")
     print(f"{'top-100 over N':>14}{'ms/statement':>22}{'us/request':>12}"
-          f"{'us/item':>9}{'kernel':>8}")
-    for shards, median, low, high, kernel in rows:
+          f"{'us/item':>9}{'kernel':>8}{'switches':>10}{'faults':>8}")
+    for shards, median, low, high, kernel, switches, faults in rows:
         print(f"{shards:>14}{median:>10.2f} ({low:.2f}-{high:.2f})"
               f"{median * 1000 / shards:>12.0f}"
-              f"{median * 1000 / min(TOP * shards, SCORES):>9.2f}{kernel:>8.0%}")
+              f"{median * 1000 / min(TOP * shards, SCORES):>9.2f}{kernel:>8.0%}"
+              f"{switches:>10.1f}{faults:>8.1f}")
     print(f"{'Scan of ' + count + ' items':>24}{'ms/statement':>14}{'us/item':>22}"
-          f"{'kernel':>8}")
-    for label, median, low, high, kernel in scans:
+          f"{'kernel':>8}{'switches':>10}{'faults':>8}")
+    for label, median, low, high, kernel, switches, faults in scans:
         print(f"{label:>24}{median:>14.1f}{median * 1000 / int(count):>9.2f} "
               f"({low * 1000 / int(count):.2f}-{high * 1000 / int(count):.2f})"
-              f"{kernel:>8.0%}")
+              f"{kernel:>8.0%}{switches:>10.1f}{faults:>8.1f}")
     if loopback:
         median, low, high = loopback
         print(f"a bare client, the same {max(SHARD_COUNTS)} Queries at once: kernel "
