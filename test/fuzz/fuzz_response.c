@@ -10,8 +10,9 @@
  * readers rely on: any text that parses is written back by jw_tree as text
  * that parses and is written back the same (the writer and the parser
  * agree), a response that passes the check still passes after that, every
- * item in it has S, N and B values that are strings, and a failed check
- * leaves its messages NUL-terminated.
+ * item in it has S, N and B values that are strings, a failed check
+ * leaves its messages NUL-terminated, and every JSON number reads as the
+ * double strtod reads (json_number_value's fast path).
  *
  *-------------------------------------------------------------------------
  */
@@ -51,6 +52,23 @@ assert_items(const DdbJson *items)
 			assert_av(&items->elems[i].elems[k]);
 }
 
+/* Abort unless every number of the tree reads as strtod reads it. */
+static void
+assert_numbers(const DdbJson *v)
+{
+	if (v->kind == DJ_NUMBER)
+	{
+		double		fast = json_number_value(v->str, v->len);
+		double		slow = strtod(v->str, NULL);
+
+		if (memcmp(&fast, &slow, sizeof(double)) != 0)
+			abort();
+	}
+	if (v->kind == DJ_OBJECT || v->kind == DJ_ARRAY)
+		for (int i = 0; i < v->n; i++)
+			assert_numbers(&v->elems[i]);
+}
+
 int
 LLVMFuzzerTestOneInput(const unsigned char *data, size_t size)
 {
@@ -73,6 +91,7 @@ LLVMFuzzerTestOneInput(const unsigned char *data, size_t size)
 	}
 	if (ddb_failed_action(ddbjson_get_string(body, "message")) < -1)
 		abort();
+	assert_numbers(body);
 
 	/* Whatever parses is written back as text that parses to the same. */
 	text = ddbjson_text(body, &len);
