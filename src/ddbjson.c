@@ -38,6 +38,7 @@
  *
  *-------------------------------------------------------------------------
  */
+#include <float.h>
 #include <limits.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -987,7 +988,9 @@ static const double exact_tens[] = {
  * See ddbjson.h.  Clinger's fast path: a number of at most 15 digits is
  * an integer below 2^53 times a power of ten within 10^+-22, both exact
  * doubles, so one multiplication or division, rounded once, is the
- * correctly rounded value strtod gives.  Anything else goes to strtod.
+ * correctly rounded value strtod gives.  Anything else goes to strtod, and
+ * so does everything where doubles are computed in a wider precision and
+ * rounded twice (FLT_EVAL_METHOD other than 0: x87 without SSE2).
  */
 double
 json_number_value(const char *text, size_t len)
@@ -1020,7 +1023,8 @@ json_number_value(const char *text, size_t len)
 			exponent = exponent * 10 + (text[i] - '0');
 		scale += exponent_negative ? -exponent : exponent;
 	}
-	if (i != len || ndigits == 0 || ndigits > 15 || scale < -22 || scale > 22)
+	if (i != len || ndigits == 0 || ndigits > 15 || scale < -22 || scale > 22 ||
+		FLT_EVAL_METHOD != 0)
 		return strtod(text, NULL);
 	value = (double) digits;
 	value = scale < 0 ? value / exact_tens[-scale] : value * exact_tens[scale];

@@ -94,9 +94,9 @@ extern const char *ddbjson_get_string(const DdbJson *obj, const char *key);
 extern double ddbjson_get_number(const DdbJson *obj, const char *key);
 
 /*
- * The double nearest to the JSON number text (len bytes), as strtod reads
- * it (which PostgreSQL backends run with LC_NUMERIC "C"); short numbers
- * without a call to it.
+ * The double nearest to the JSON number text (len bytes, then a NUL, as
+ * the parser leaves every number), as strtod reads it (which PostgreSQL
+ * backends run with LC_NUMERIC "C"); short numbers without a call to it.
  */
 extern double json_number_value(const char *text, size_t len);
 
