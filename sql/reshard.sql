@@ -98,6 +98,18 @@ SELECT * FROM same_as_local();
 DELETE FROM lb WHERE game_id = 'g' AND player_id = 'p00001';
 DELETE FROM local_lb WHERE player_id = 'p00001';
 SELECT * FROM same_as_local();
+-- while layouts remain, a read keeps the identity of each row it returned
+-- (an item met in two layouts is one row), and nothing else per row
+BEGIN;
+DECLARE every_row CURSOR FOR SELECT player_id FROM lb WHERE game_id = 'g';
+MOVE 1 IN every_row;
+SELECT sum(total_bytes) AS scan_bytes FROM pg_backend_memory_contexts
+ WHERE name = 'shard_fdw scan' \gset
+MOVE ALL IN every_row;
+SELECT (sum(total_bytes) - :scan_bytes) / (SELECT count(*) - 1 FROM local_lb) < 1000
+       AS under_1000_bytes_a_row
+  FROM pg_backend_memory_contexts WHERE name = 'shard_fdw scan';
+COMMIT;
 -- while layouts remain, reads are strongly consistent: a page must show
 -- every move made before it was asked for.  They cost twice the read
 -- units, unless the table sets consistent_read itself.

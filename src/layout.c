@@ -252,6 +252,17 @@ layout_record(Oid relid, AlterTableCmd *cmd)
 													history ? DEFELEM_SET : DEFELEM_ADD, -1));
 }
 
+/* Whether key (len bytes) matches tmpl; its shard in *shard when not NULL. */
+static bool
+template_matches(const KeyTemplate *tmpl, const char *key, size_t len, long *shard)
+{
+	KeySpan    *spans = palloc(sizeof(KeySpan) * tmpl->nparts);
+	bool		matches = keyfmt_decode(tmpl, key, len, spans, shard);
+
+	pfree(spans);
+	return matches;
+}
+
 /*
  * The layout (index into t->layouts) whose partition key template the
  * item's partition key matches, with its shard in *shard (0 when the
@@ -273,9 +284,8 @@ layout_of_item(ShardTable *t, const DdbJson *item, long *shard)
 	for (int i = 0; i < t->nlayouts; i++)
 	{
 		ShardTable *l = t->layouts[i];
-		KeySpan    *spans = palloc(sizeof(KeySpan) * l->pk.template->nparts);
 
-		if (keyfmt_decode(l->pk.template, key, strlen(key), spans, shard))
+		if (template_matches(l->pk.template, key, strlen(key), shard))
 		{
 			if (*shard < 0)
 				*shard = 0;
@@ -299,17 +309,6 @@ key_text(const ShardKey *k, const DdbJson *item)
 		strcmp(av->keys[0], codec_key_type(k)) != 0)
 		return NULL;
 	return codec_av_text(av);
-}
-
-/* Whether key (len bytes) matches tmpl; its shard in *shard when not NULL. */
-static bool
-template_matches(const KeyTemplate *tmpl, const char *key, size_t len, long *shard)
-{
-	KeySpan    *spans = palloc(sizeof(KeySpan) * tmpl->nparts);
-	bool		matches = keyfmt_decode(tmpl, key, len, spans, shard);
-
-	pfree(spans);
-	return matches;
 }
 
 /*

@@ -53,8 +53,8 @@ stream_action(ShardScanState *ss, Stream *s)
  * is taken anew after 1, 2, 4, ... pages, so a key that repeats is caught
  * on the next page, a cycle of two on the page after, and any cycle within
  * twice its start and length, with one key held per stream.  Checked as
- * the page after a key is asked for: a page no other follows repeats
- * nothing, and a top-N reads most shards in one page.
+ * the page after a key is asked for (stream_follow): a page no other
+ * follows repeats nothing, and a top-N reads most shards in one page.
  */
 static void
 stream_check_progress(ShardScanState *ss, Stream *s, const DdbJson *lek)
@@ -88,17 +88,22 @@ void
 scan_stream_fetch(ShardScanState *ss, Stream *s, const DdbJson *start_key)
 {
 	size_t		len;
-	char	   *body;
+	char	   *body = request_read_body(ss, s, start_key, &len);
 
-	if (start_key != NULL)
-		stream_check_progress(ss, s, start_key);
-	body = request_read_body(ss, s, start_key, &len);
 	if (s->bounded)
 		s->next_bound = merge_frontier(ss, s);
 	s->next = ddb_request_create(ss->group, stream_action(ss, s), body, len);
 	s->next->owner = s;
 	pfree(body);
 	ddb_submit(s->next);
+}
+
+/* Send the request for the page after the one whose LastEvaluatedKey is lek. */
+static void
+stream_follow(ShardScanState *ss, Stream *s, const DdbJson *lek)
+{
+	stream_check_progress(ss, s, lek);
+	scan_stream_fetch(ss, s, lek);
 }
 
 /*
@@ -216,7 +221,7 @@ stream_take_page(ShardScanState *ss, Stream *s, DdbRequest *req)
 		}
 	}
 	else if (s->lek != NULL && ss->limit == 0 && !s->bounded)
-		scan_stream_fetch(ss, s, s->lek);
+		stream_follow(ss, s, s->lek);
 }
 
 /* Wait for the next page of any stream and file it with its stream. */
@@ -293,7 +298,7 @@ scan_stream_next_item(ShardScanState *ss, Stream *s, bool *waiting)
 			}
 			if (s->next == NULL && s->ready == NULL && (ss->limit > 0 || s->bounded) &&
 				ss->op != SCAN_OP_GET && s->lek != NULL)
-				scan_stream_fetch(ss, s, s->lek);
+				stream_follow(ss, s, s->lek);
 			ddb_request_free(s->page);
 			s->page = NULL;
 			if (s->ready)
@@ -664,16 +669,17 @@ bucket_texts(ShardScanState *ss)
 }
 
 /*
- * Add text to the set of strings *set, made in cxt when *set is NULL;
- * false when the set has it already.
+ * Add a copy of text to the set of strings *set, made in cxt with the
+ * copy; false when the set has it already.
  */
 static bool
-text_set_add(HTAB **set, MemoryContext cxt, char *text)
+text_set_add(HTAB **set, MemoryContext cxt, const char *text)
 {
 	uint32		hash = hash_bytes((const unsigned char *) text, strlen(text));
 	TextSetEntry *entry;
 	bool		found;
 	ListCell   *lc;
+	MemoryContext old;
 
 	if (*set == NULL)
 	{
@@ -691,7 +697,9 @@ text_set_add(HTAB **set, MemoryContext cxt, char *text)
 	foreach(lc, entry->texts)
 		if (strcmp(lfirst(lc), text) == 0)
 			return false;
-	entry->texts = lappend(entry->texts, text);
+	old = MemoryContextSwitchTo(cxt);
+	entry->texts = lappend(entry->texts, pstrdup(text));
+	MemoryContextSwitchTo(old);
 	return true;
 }
 
@@ -997,12 +1005,17 @@ shard_scan_conn(ShardScanState *ss)
  * True when the row of item came before in this execution: while items
  * move between layouts, a read may meet one in both (shard_fdw_reshard
  * moves it between the read of one shard and of another).  The
- * identities seen are kept in runcxt.
+ * identities seen are kept in runcxt; what making one takes, in rowcxt.
  */
 static bool
 seen_before(ShardScanState *ss, const DdbJson *item)
 {
-	return !text_set_add(&ss->seen, ss->runcxt, layout_item_identity(ss->t, item));
+	MemoryContext old = MemoryContextSwitchTo(ss->rowcxt);
+	bool		added = text_set_add(&ss->seen, ss->runcxt,
+									 layout_item_identity(ss->t, item));
+
+	MemoryContextSwitchTo(old);
+	return !added;
 }
 
 /*
