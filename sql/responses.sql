@@ -90,6 +90,12 @@ SELECT count(*) FROM resp WHERE id > '';
 \! sql/include/answer.py Query '{"Items":[{"g":{"S":"g"},"s":{"N":"1x"},"v":{"S":"v1"}},{"g":{"S":"g"},"s":{"N":"2"},"v":{"S":"v2"}}],"Count":2,"ScannedCount":2}'
 SELECT s, v FROM resp_sk WHERE g = 'g' ORDER BY s LIMIT 20;
 SELECT s, v FROM resp_sk WHERE g = 'g' ORDER BY s LIMIT 3;
+-- an item is checked as it is read: a LIMIT met before a malformed item
+-- returns its rows; one that reaches the item fails, naming it
+\! sql/include/answer.py Query '{"Items":[{"g":{"S":"g"},"s":{"N":"1"},"v":{"S":"v1"}},{"g":{"S":"g"},"s":{"N":"2"},"v":{"S":5}}],"Count":2,"ScannedCount":2}'
+SELECT s, v FROM resp_sk WHERE g = 'g' ORDER BY s LIMIT 1;
+\! sql/include/answer.py Query '{"Items":[{"g":{"S":"g"},"s":{"N":"1"},"v":{"S":"v1"}},{"g":{"S":"g"},"s":{"N":"2"},"v":{"S":5}}],"Count":2,"ScannedCount":2}'
+SELECT s, v FROM resp_sk WHERE g = 'g' ORDER BY s LIMIT 2;
 
 -- GetItem, BatchGetItem
 \! sql/include/answer.py GetItem '{"Item":{"id":{"S":"r1"},"t":{"S":["x"]}}}'

@@ -163,6 +163,13 @@ extern bool ddbjson_check_av(const DdbJson *av, int level, DdbCheck *chk);
 extern bool ddbjson_check_item(const DdbJson *item, DdbCheck *chk);
 
 /*
+ * ddbjson_check_item for the item at member[index] of a response (index
+ * -1: the item is member itself), naming that place in chk on failure.
+ */
+extern bool ddbjson_check_item_at(const DdbJson *item, const char *member,
+								  int index, DdbCheck *chk);
+
+/*
  * Are the members of a successful response that the extension reads
  * (Items, Item, Attributes, Count, ScannedCount, LastEvaluatedKey,
  * Responses, UnprocessedKeys, UnprocessedItems, ConsumedCapacity) of
@@ -170,6 +177,13 @@ extern bool ddbjson_check_item(const DdbJson *item, DdbCheck *chk);
  * no key of an item before the last of Items?  On failure fills chk.
  */
 extern bool ddbjson_check_response(const DdbJson *body, DdbCheck *chk);
+
+/*
+ * ddbjson_check_response but for the items of Items, left to whoever
+ * reads them (ddbjson_check_item_at, "Items"): a read that stops early
+ * checks no more than it returns.
+ */
+extern bool ddbjson_check_envelope(const DdbJson *body, DdbCheck *chk);
 
 /*
  * The writer: compact JSON, no spaces, members in the order written.

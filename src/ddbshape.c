@@ -447,37 +447,11 @@ check_where(DdbCheck *chk, const char *member, const char *sub, int index)
 	sfdw_free(where.data);
 }
 
-/*
- * Check an array of items found at member (sub names the table inside it,
- * or is NULL).
- */
-static bool
-check_items(const DdbJson *items, const char *member, const char *sub,
-			DdbCheck *chk)
-{
-	if (items->kind != DJ_ARRAY)
-	{
-		check_where(chk, member, sub, -1);
-		chk->item = NULL;
-		return check_fail(chk, "%s, not an array of items", kind_name(items));
-	}
-	for (int i = 0; i < items->n; i++)
-		if (!ddbjson_check_item(&items->elems[i], chk))
-		{
-			check_where(chk, member, sub, i);
-			return false;
-		}
-	return true;
-}
-
 /* Check a single item found at member (not checked when absent). */
 static bool
 check_one_item(const DdbJson *item, const char *member, DdbCheck *chk)
 {
-	if (item == NULL || ddbjson_check_item(item, chk))
-		return true;
-	check_where(chk, member, NULL, -1);
-	return false;
+	return item == NULL || ddbjson_check_item_at(item, member, -1, chk);
 }
 
 /* Record a fault of the envelope itself (no item involved). */
@@ -488,6 +462,25 @@ check_envelope(DdbCheck *chk, const char *member, const char *sub,
 	check_where(chk, member, sub, index);
 	chk->item = NULL;
 	return check_fail(chk, "%s, not %s", kind_name(v), what);
+}
+
+/*
+ * Check an array of items found at member (sub names the table inside it,
+ * or is NULL).
+ */
+static bool
+check_items(const DdbJson *items, const char *member, const char *sub,
+			DdbCheck *chk)
+{
+	if (items->kind != DJ_ARRAY)
+		return check_envelope(chk, member, sub, -1, "an array of items", items);
+	for (int i = 0; i < items->n; i++)
+		if (!ddbjson_check_item(&items->elems[i], chk))
+		{
+			check_where(chk, member, sub, i);
+			return false;
+		}
+	return true;
 }
 
 /* A count: a non-negative integer. */
@@ -671,13 +664,35 @@ check_lek_progress(const DdbJson *items, const DdbJson *lek, DdbCheck *chk)
 
 /* See ddbjson.h. */
 bool
+ddbjson_check_item_at(const DdbJson *item, const char *member, int index,
+					  DdbCheck *chk)
+{
+	if (ddbjson_check_item(item, chk))
+		return true;
+	check_where(chk, member, NULL, index);
+	return false;
+}
+
+/* See ddbjson.h. */
+bool
 ddbjson_check_response(const DdbJson *body, DdbCheck *chk)
+{
+	const DdbJson *items = ddbjson_get(body, "Items");
+
+	if (items != NULL && !check_items(items, "Items", NULL, chk))
+		return false;
+	return ddbjson_check_envelope(body, chk);
+}
+
+/* See ddbjson.h. */
+bool
+ddbjson_check_envelope(const DdbJson *body, DdbCheck *chk)
 {
 	const DdbJson *items = ddbjson_get(body, "Items");
 	const DdbJson *lek = ddbjson_get(body, "LastEvaluatedKey");
 
-	if (items != NULL && !check_items(items, "Items", NULL, chk))
-		return false;
+	if (items != NULL && items->kind != DJ_ARRAY)
+		return check_envelope(chk, "Items", NULL, -1, "an array of items", items);
 	if (!check_one_item(ddbjson_get(body, "Item"), "Item", chk) ||
 		!check_one_item(ddbjson_get(body, "Attributes"), "Attributes", chk) ||
 		!check_one_item(lek, "LastEvaluatedKey", chk))

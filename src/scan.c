@@ -94,6 +94,8 @@ scan_stream_fetch(ShardScanState *ss, Stream *s, const DdbJson *start_key)
 		s->next_bound = merge_frontier(ss, s);
 	s->next = ddb_request_create(ss->group, stream_action(ss, s), body, len);
 	s->next->owner = s;
+	/* a Query's or Scan's items are checked as the stream reads them */
+	s->next->items_later = ss->op != SCAN_OP_GET;
 	pfree(body);
 	ddb_submit(s->next);
 }
@@ -279,6 +281,11 @@ scan_stream_next_item(ShardScanState *ss, Stream *s, bool *waiting)
 
 			if (item != NULL)
 			{
+				DdbCheck	check;
+
+				if (s->page->items_later &&
+					!ddbjson_check_item_at(item, "Items", s->pos, &check))
+					ddb_request_bad_item(s->page, ss->t, &check);
 				/* a merge orders items by a sort key it must trust */
 				if (ss->order != 0)
 					check_item_key(ss->t, item, &ss->t->sk);

@@ -299,6 +299,9 @@ typedef struct DdbRequest
 	int			max_throttle_retries;	/* of throttled attempts; likewise */
 	int			timeout_ms;		/* the server's request_timeout_ms: no
 								 * attempt starts later after the first */
+	bool		items_later;	/* the items of its Items are checked as they
+								 * are read (ddb_request_bad_item), not on
+								 * arrival */
 
 	DdbStatus	status;
 	DdbJson    *response;		/* parsed body once DDB_OK */
@@ -347,6 +350,8 @@ extern DdbRequest *ddb_run(DdbGroup *group, const char *action,
 extern DdbJson *ddb_call(DdbGroup *group, const char *action,
 						 const char *body, size_t len);
 pg_noreturn extern void ddb_report_error(DdbRequest *req);
+pg_noreturn extern void ddb_request_bad_item(DdbRequest *req, ShardTable *t,
+											 const DdbCheck *check);
 extern const DdbStats *ddb_backend_stats(void);
 extern char *transport_url_host(const char *url);
 

@@ -702,6 +702,34 @@ set_error(DdbRequest *req, const char *type, const char *message)
 	req->error_message = text;
 }
 
+/* Fail req for an answer that parsed but breaks DynamoDB's shapes. */
+static void
+shape_fault(DdbRequest *req, const DdbCheck *check)
+{
+	set_error(req, "InvalidResponse",
+			  check->item ?
+			  psprintf("the response (HTTP 200) breaks DynamoDB's shapes: attribute \"%s\" of %s: %s",
+					   check->attribute, check->where, check->reason) :
+			  psprintf("the response (HTTP 200) breaks DynamoDB's shapes: %s: %s",
+					   check->where, check->reason));
+	req->fault = MemoryContextAlloc(req->cxt, sizeof(DdbCheck));
+	*req->fault = *check;
+	req->maybe_applied |= !req->idempotent;
+}
+
+/*
+ * See shard_fdw.h: the error of an answer whose item, checked as it was
+ * read (items_later), breaks DynamoDB's shapes; the same as when the whole
+ * answer is checked on arrival.
+ */
+void
+ddb_request_bad_item(DdbRequest *req, ShardTable *t, const DdbCheck *check)
+{
+	shape_fault(req, check);
+	codec_report_bad_item(req, t);
+	ddb_report_error(req);
+}
+
 /* The ThrottlingReasons of an error body (throttlingReasons in some). */
 static const DdbJson *
 throttling_reasons(const DdbJson *body)
@@ -804,18 +832,11 @@ judge_answer(DdbRequest *req, DdbAttempt *a, long status)
 	{
 		DdbCheck	check;
 
-		if (!ddbjson_check_response(body, &check))
+		if (!(req->items_later ? ddbjson_check_envelope(body, &check) :
+			  ddbjson_check_response(body, &check)))
 		{
 			/* it parsed, so it is what the server meant to send: no retry */
-			set_error(req, "InvalidResponse",
-					  check.item ?
-					  psprintf("the response (HTTP 200) breaks DynamoDB's shapes: attribute \"%s\" of %s: %s",
-							   check.attribute, check.where, check.reason) :
-					  psprintf("the response (HTTP 200) breaks DynamoDB's shapes: %s: %s",
-							   check.where, check.reason));
-			req->fault = MemoryContextAlloc(req->cxt, sizeof(DdbCheck));
-			*req->fault = check;
-			req->maybe_applied |= !req->idempotent;
+			shape_fault(req, &check);
 			return false;
 		}
 		req->response = body;

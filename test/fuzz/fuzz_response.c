@@ -11,8 +11,10 @@
  * that parses and is written back the same (the writer and the parser
  * agree), a response that passes the check still passes after that, every
  * item in it has S, N and B values that are strings, a failed check
- * leaves its messages NUL-terminated, and every JSON number reads as the
- * double strtod reads (json_number_value's fast path).
+ * leaves its messages NUL-terminated, every JSON number reads as the
+ * double strtod reads (json_number_value's fast path), and the envelope
+ * check with each item of Items checked apart (as a scan reads them)
+ * passes exactly when the whole check does.
  *
  *-------------------------------------------------------------------------
  */
@@ -104,6 +106,19 @@ LLVMFuzzerTestOneInput(const unsigned char *data, size_t size)
 	sfdw_free(text_again);
 	sfdw_free(text);
 
+	/* the envelope and each item of Items checked apart: the whole check */
+	if (ddbjson_check_envelope(body, &chk))
+	{
+		const DdbJson *items = ddbjson_get(body, "Items");
+		bool		every = true;
+
+		for (int i = 0; every && items != NULL && i < items->n; i++)
+			every = ddbjson_check_item_at(&items->elems[i], "Items", i, &chk);
+		if (every != ddbjson_check_response(body, &chk))
+			abort();
+	}
+	else if (ddbjson_check_response(body, &chk))
+		abort();
 	if (ddbjson_check_response(body, &chk))
 	{
 		assert_items(ddbjson_get(body, "Items"));

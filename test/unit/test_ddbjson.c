@@ -1301,6 +1301,66 @@ test_check_av(void)
 	sfdw_free(text.data);
 }
 
+/*
+ * Does the envelope check of text pass, and does its item index of Items
+ * fail with where, attribute and reason (index -1: every item passes)?
+ */
+static int
+items_checked_later(const char *text, int index, const char *where,
+					const char *attribute, const char *reason)
+{
+	char		err[256] = "";
+	DdbJson    *v = ddbjson_parse(text, strlen(text), err, sizeof(err));
+	const DdbJson *items = ddbjson_get(v, "Items");
+	DdbCheck	chk;
+	int			ok = v != NULL && ddbjson_check_envelope(v, &chk) && items != NULL;
+
+	for (int i = 0; ok && i < items->n; i++)
+	{
+		bool		passes = ddbjson_check_item_at(&items->elems[i], "Items", i, &chk);
+
+		ok = passes == (i != index) &&
+			(passes || (strcmp(chk.where, where) == 0 &&
+						strcmp(chk.attribute, attribute) == 0 &&
+						strcmp(chk.reason, reason) == 0));
+	}
+	if (!ok)
+		printf("     input: %s\n     got:  %s %s: %s\n", text, chk.where, chk.attribute,
+			   chk.reason);
+	ddbjson_free(v);
+	return ok;
+}
+
+/*
+ * The envelope check leaves the items of Items to their reader, who finds
+ * the fault the whole check finds, at the same place; faults outside the
+ * items are still the envelope's.
+ */
+static void
+test_check_envelope(void)
+{
+	DdbCheck	chk;
+	char		err[256] = "";
+	const char *text = "{\"Items\":[{\"k\":{\"S\":5}}],\"Count\":\"1\"}";
+	DdbJson    *v = ddbjson_parse(text, strlen(text), err, sizeof(err));
+
+	CHECK(items_checked_later("{\"Items\":[{},1]}", 1, "Items[1]", "",
+							  "item is a JSON number, not an object"));
+	CHECK(items_checked_later("{\"Items\":[{\"k\":{\"S\":\"a\"}},{\"k\":{\"S\":5}}]}", 1,
+							  "Items[1]", "k", "S value is a JSON number, not a string"));
+	CHECK(items_checked_later("{\"Items\":[{\"k\":{\"S\":\"a\"}}],\"Count\":1}", -1,
+							  "", "", ""));
+	CHECK(v != NULL && !ddbjson_check_envelope(v, &chk) &&
+		  strcmp(chk.where, "Count") == 0 && chk.item == NULL);
+	ddbjson_free(v);
+	text = "{\"Items\":{}}";
+	v = ddbjson_parse(text, strlen(text), err, sizeof(err));
+	CHECK(v != NULL && !ddbjson_check_envelope(v, &chk) &&
+		  strcmp(chk.where, "Items") == 0 &&
+		  strcmp(chk.reason, "an object, not an array of items") == 0);
+	ddbjson_free(v);
+}
+
 static void
 test_check_response(void)
 {
@@ -1700,6 +1760,7 @@ suite_ddbjson(void)
 	test_utf8();
 	test_check_av();
 	test_check_response();
+	test_check_envelope();
 	test_lone_surrogate();
 	test_json_number_length();
 	test_number_values();
