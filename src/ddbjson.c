@@ -530,7 +530,6 @@ parse_string(Parser *p, bool is_name, char **str, size_t *len)
 
 	while (i < p->len && !string_stop[t[i]])
 		i++;
-
 	if (i < p->len && t[i] == '"')
 	{
 		p->copy[i] = '\0';

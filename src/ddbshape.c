@@ -447,11 +447,26 @@ check_where(DdbCheck *chk, const char *member, const char *sub, int index)
 	sfdw_free(where.data);
 }
 
+/*
+ * Check the item at member[index] (sub names the table inside member, or
+ * is NULL; index -1: the item is member itself), naming that place in chk
+ * on failure.
+ */
+static bool
+check_item_in(const DdbJson *item, const char *member, const char *sub,
+			  int index, DdbCheck *chk)
+{
+	if (ddbjson_check_item(item, chk))
+		return true;
+	check_where(chk, member, sub, index);
+	return false;
+}
+
 /* Check a single item found at member (not checked when absent). */
 static bool
 check_one_item(const DdbJson *item, const char *member, DdbCheck *chk)
 {
-	return item == NULL || ddbjson_check_item_at(item, member, -1, chk);
+	return item == NULL || check_item_in(item, member, NULL, -1, chk);
 }
 
 /* Record a fault of the envelope itself (no item involved). */
@@ -475,11 +490,8 @@ check_items(const DdbJson *items, const char *member, const char *sub,
 	if (items->kind != DJ_ARRAY)
 		return check_envelope(chk, member, sub, -1, "an array of items", items);
 	for (int i = 0; i < items->n; i++)
-		if (!ddbjson_check_item(&items->elems[i], chk))
-		{
-			check_where(chk, member, sub, i);
+		if (!check_item_in(&items->elems[i], member, sub, i, chk))
 			return false;
-		}
 	return true;
 }
 
@@ -667,10 +679,7 @@ bool
 ddbjson_check_item_at(const DdbJson *item, const char *member, int index,
 					  DdbCheck *chk)
 {
-	if (ddbjson_check_item(item, chk))
-		return true;
-	check_where(chk, member, NULL, index);
-	return false;
+	return check_item_in(item, member, NULL, index, chk);
 }
 
 /* See ddbjson.h. */

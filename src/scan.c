@@ -146,6 +146,17 @@ unprocessed_keys(ShardScanState *ss, DdbRequest *page)
 	return result;
 }
 
+/*
+ * Raise the error of a failed page: one that broke DynamoDB's shapes inside
+ * an item names the attribute and the item's key.
+ */
+pg_noreturn static void
+report_page_error(ShardScanState *ss, DdbRequest *page)
+{
+	codec_report_bad_item(page, ss->t);
+	ddb_report_error(page);
+}
+
 /* The items of a page, whatever the operation (none under Select COUNT). */
 static const DdbJson *
 page_items(ShardScanState *ss, DdbRequest *page, int *count)
@@ -236,10 +247,7 @@ scan_receive_page(ShardScanState *ss)
 	if (req == NULL)
 		elog(ERROR, "shard_fdw: no page in flight");
 	if (req->status != DDB_OK)
-	{
-		codec_report_bad_item(req, ss->t);
-		ddb_report_error(req);
-	}
+		report_page_error(ss, req);
 	s = req->owner;
 	s->next = NULL;
 	merge_note_page(ss, s, req);
@@ -285,7 +293,10 @@ scan_stream_next_item(ShardScanState *ss, Stream *s, bool *waiting)
 
 				if (s->page->items_later &&
 					!ddbjson_check_item_at(item, "Items", s->pos, &check))
-					ddb_request_bad_item(s->page, ss->t, &check);
+				{
+					ddb_request_shape_fault(s->page, &check);
+					report_page_error(ss, s->page);
+				}
 				/* a merge orders items by a sort key it must trust */
 				if (ss->order != 0)
 					check_item_key(ss->t, item, &ss->t->sk);

@@ -300,7 +300,7 @@ typedef struct DdbRequest
 	int			timeout_ms;		/* the server's request_timeout_ms: no
 								 * attempt starts later after the first */
 	bool		items_later;	/* the items of its Items are checked as they
-								 * are read (ddb_request_bad_item), not on
+								 * are read (ddb_request_shape_fault), not on
 								 * arrival */
 
 	DdbStatus	status;
@@ -350,8 +350,7 @@ extern DdbRequest *ddb_run(DdbGroup *group, const char *action,
 extern DdbJson *ddb_call(DdbGroup *group, const char *action,
 						 const char *body, size_t len);
 pg_noreturn extern void ddb_report_error(DdbRequest *req);
-pg_noreturn extern void ddb_request_bad_item(DdbRequest *req, ShardTable *t,
-											 const DdbCheck *check);
+extern void ddb_request_shape_fault(DdbRequest *req, const DdbCheck *check);
 extern const DdbStats *ddb_backend_stats(void);
 extern char *transport_url_host(const char *url);
 

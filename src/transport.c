@@ -702,9 +702,9 @@ set_error(DdbRequest *req, const char *type, const char *message)
 	req->error_message = text;
 }
 
-/* Fail req for an answer that parsed but breaks DynamoDB's shapes. */
-static void
-shape_fault(DdbRequest *req, const DdbCheck *check)
+/* See shard_fdw.h: fail req for an answer that parsed but breaks DynamoDB's shapes. */
+void
+ddb_request_shape_fault(DdbRequest *req, const DdbCheck *check)
 {
 	set_error(req, "InvalidResponse",
 			  check->item ?
@@ -715,19 +715,6 @@ shape_fault(DdbRequest *req, const DdbCheck *check)
 	req->fault = MemoryContextAlloc(req->cxt, sizeof(DdbCheck));
 	*req->fault = *check;
 	req->maybe_applied |= !req->idempotent;
-}
-
-/*
- * See shard_fdw.h: the error of an answer whose item, checked as it was
- * read (items_later), breaks DynamoDB's shapes; the same as when the whole
- * answer is checked on arrival.
- */
-void
-ddb_request_bad_item(DdbRequest *req, ShardTable *t, const DdbCheck *check)
-{
-	shape_fault(req, check);
-	codec_report_bad_item(req, t);
-	ddb_report_error(req);
 }
 
 /* The ThrottlingReasons of an error body (throttlingReasons in some). */
@@ -836,7 +823,7 @@ judge_answer(DdbRequest *req, DdbAttempt *a, long status)
 			  ddbjson_check_response(body, &check)))
 		{
 			/* it parsed, so it is what the server meant to send: no retry */
-			shape_fault(req, &check);
+			ddb_request_shape_fault(req, &check);
 			return false;
 		}
 		req->response = body;
