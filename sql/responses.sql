@@ -96,6 +96,11 @@ SELECT s, v FROM resp_sk WHERE g = 'g' ORDER BY s LIMIT 3;
 SELECT s, v FROM resp_sk WHERE g = 'g' ORDER BY s LIMIT 1;
 \! sql/include/answer.py Query '{"Items":[{"g":{"S":"g"},"s":{"N":"1"},"v":{"S":"v1"}},{"g":{"S":"g"},"s":{"N":"2"},"v":{"S":5}}],"Count":2,"ScannedCount":2}'
 SELECT s, v FROM resp_sk WHERE g = 'g' ORDER BY s LIMIT 2;
+-- ... and parsed as it is read: JSON broken inside the second item
+\! sql/include/answer.py Query '{"Items":[{"g":{"S":"g"},"s":{"N":"1"},"v":{"S":"v1"}},{"g":{"S":"g"},"s":{"N":"2"},"v":{"S":tru}}],"Count":2,"ScannedCount":2}'
+SELECT s, v FROM resp_sk WHERE g = 'g' ORDER BY s LIMIT 1;
+\! sql/include/answer.py Query '{"Items":[{"g":{"S":"g"},"s":{"N":"1"},"v":{"S":"v1"}},{"g":{"S":"g"},"s":{"N":"2"},"v":{"S":tru}}],"Count":2,"ScannedCount":2}'
+SELECT s, v FROM resp_sk WHERE g = 'g' ORDER BY s LIMIT 2;
 
 -- GetItem, BatchGetItem
 \! sql/include/answer.py GetItem '{"Item":{"id":{"S":"r1"},"t":{"S":["x"]}}}'

@@ -448,6 +448,9 @@ write_json_as_av(JsonWriter *w, ShardColumn *col, const DdbJson *j, int level)
 			jw_end_object(w);
 			jw_end_object(w);
 			break;
+		case DJ_DEFERRED:
+			/* write_json_value parses the whole text */
+			elog(ERROR, "column \"%s\": a JSON object was left unparsed", col->name);
 	}
 }
 
@@ -458,7 +461,8 @@ write_json_value(JsonWriter *w, ShardColumn *col, Datum value)
 	char	   *text = OidOutputFunctionCall(type_output(col->typid), value);
 	char		err[SFDW_ERRLEN];
 	bool		deep;
-	DdbJson    *j = ddbjson_parse_ex(text, strlen(text), err, sizeof(err), &deep);
+	DdbJson    *j = ddbjson_parse_ex(text, strlen(text), NULL, err, sizeof(err),
+								   &deep);
 
 	if (j == NULL && deep)
 		too_deep(col);

@@ -61,6 +61,9 @@ typedef struct Tree
 {
 	DdbJson		root;
 	ArenaBlock *more;			/* the blocks allocated after this one */
+	char	   *free;			/* the unused rest of the current block, */
+	size_t		left;			/* kept for the parses of deferred objects */
+	size_t		next_block;
 } Tree;
 
 /* A value parsed whose container has not closed yet. */
@@ -81,6 +84,7 @@ typedef struct Parser
 	const char *text;
 	size_t		len;
 	size_t		pos;			/* the next byte to read */
+	size_t		base;			/* where text begins in the whole text */
 	char	   *copy;			/* len + 1 bytes: the text, strings ended */
 	Tree	   *tree;
 	char	   *free;			/* the unused rest of the current block */
@@ -90,6 +94,7 @@ typedef struct Parser
 	size_t		top;
 	size_t		cap;
 	Pending    *local;			/* PENDING_LOCAL values on the C stack */
+	const char *defer;			/* the root's member whose objects wait */
 	char	   *err;
 	size_t		errlen;
 	bool		too_deep;
@@ -169,7 +174,7 @@ static bool parse_value(Parser *p, int level, DdbJson *out);
 static bool
 parse_fail(Parser *p, const char *what)
 {
-	sfdw_set_error(p->err, p->errlen, "%s at byte %zu", what, p->pos);
+	sfdw_set_error(p->err, p->errlen, "%s at byte %zu", what, p->base + p->pos);
 	return false;
 }
 
@@ -331,7 +336,8 @@ close_container(Parser *p, size_t base, DjKind kind, DdbJson *out)
 		if (comma != 0)
 		{
 			sfdw_set_error(p->err, p->errlen,
-						   "duplicate object member name near byte %zu", comma);
+						   "duplicate object member name near byte %zu",
+						   p->base + comma);
 			return false;
 		}
 		/* the values and then their names, in one piece of the arena */
@@ -652,9 +658,79 @@ no_trailing_comma(Parser *p, size_t comma, char close)
 	return true;
 }
 
-/* Read the array whose '[' is at the position, at nesting level level. */
+/*
+ * The bytes the skip of an object stops at outside strings: brackets,
+ * quotes and the NUL that ends the copy.
+ */
+static const bool skip_stop[256] = {
+	['\0'] = true,
+	['"'] = true,
+	['{'] = true,
+	['}'] = true,
+	['['] = true,
+	[']'] = true,
+};
+
+/*
+ * Step over the object whose '{' is at the position, to the '}' that
+ * balances it, and leave it in out as a DJ_DEFERRED span of the copy to
+ * be parsed when it is asked for (ddbjson_parse_deferred).  Only strings
+ * and brackets are followed: the span is checked when it is parsed.  The
+ * copy is read, not the text: it is the same ahead of the parse, and the
+ * NUL after it (the only one: the text has none) ends every loop.
+ */
 static bool
-parse_array(Parser *p, int level, DdbJson *out)
+defer_object(Parser *p, int level, DdbJson *out)
+{
+	const unsigned char *t = (const unsigned char *) p->copy;
+	size_t		start = p->pos;
+	size_t		i = start + 1;
+	size_t		depth = 1;
+
+	while (depth > 0)
+	{
+		while (!skip_stop[t[i]])
+			i++;
+		switch (t[i++])
+		{
+			case '\0':
+				return parse_ended(p);
+			case '"':
+				for (;;)
+				{
+					while (!string_stop[t[i]])
+						i++;
+					if (t[i] == '"')
+						break;
+					if (t[i] == '\0' || (t[i] == '\\' && t[i + 1] == '\0'))
+						return parse_ended(p);
+					i += t[i] == '\\' ? 2 : 1;
+				}
+				i++;
+				break;
+			case '{':
+			case '[':
+				depth++;
+				break;
+			default:
+				depth--;
+				break;
+		}
+	}
+	out->kind = DJ_DEFERRED;
+	out->str = p->copy + start;
+	out->len = i - start;
+	out->n = level;
+	p->pos = i;
+	return true;
+}
+
+/*
+ * Read the array whose '[' is at the position, at nesting level level;
+ * when defer, the objects among its values wait (defer_object).
+ */
+static bool
+parse_array(Parser *p, int level, bool defer, DdbJson *out)
 {
 	size_t		base = p->top;
 
@@ -670,7 +746,10 @@ parse_array(Parser *p, int level, DdbJson *out)
 		DdbJson		value = {0};
 		size_t		comma;
 
-		if (!parse_value(p, level + 1, &value))
+		skip_ws(p);
+		if (!(defer && p->pos < p->len && p->text[p->pos] == '{' ?
+			  defer_object(p, level + 1, &value) :
+			  parse_value(p, level + 1, &value)))
 			return false;
 		push(p, &value, NULL, 0, 0);
 		skip_ws(p);
@@ -720,7 +799,11 @@ parse_object(Parser *p, int level, DdbJson *out)
 		if (p->text[p->pos] != ':')
 			return parse_fail(p, "object property name separator ':' expected");
 		p->pos++;
-		if (!parse_value(p, level + 1, &value))
+		skip_ws(p);
+		if (!(level == 1 && p->defer != NULL && p->pos < p->len &&
+			  p->text[p->pos] == '[' && strcmp(name, p->defer) == 0 ?
+			  parse_array(p, level + 1, true, &value) :
+			  parse_value(p, level + 1, &value)))
 			return false;
 		push(p, &value, name, namelen, comma);
 		skip_ws(p);
@@ -759,7 +842,7 @@ parse_value(Parser *p, int level, DdbJson *out)
 		case '{':
 			return parse_object(p, level, out);
 		case '[':
-			return parse_array(p, level, out);
+			return parse_array(p, level, false, out);
 		case '"':
 			out->kind = DJ_STRING;
 			return parse_string(p, false, &out->str, &out->len);
@@ -803,7 +886,7 @@ ddbjson_parse(const char *text, size_t len, char *err, size_t errlen)
 {
 	bool		too_deep;
 
-	return ddbjson_parse_ex(text, len, err, errlen, &too_deep);
+	return ddbjson_parse_ex(text, len, NULL, err, errlen, &too_deep);
 }
 
 /* See ddbjson.h. */
@@ -846,10 +929,42 @@ ddbjson_lone_surrogate(const char *text, size_t len)
 #define ARENA_MIN 1024
 #define ARENA_MAX (32 * 1024 * 1024)
 
+/* Start a parse of len bytes of text at byte base of a whole text. */
+static void
+parser_init(Parser *p, Pending *local, const char *text, size_t len,
+			size_t base, char *err, size_t errlen)
+{
+	memset(p, 0, sizeof(*p));
+	p->text = text;
+	p->len = len;
+	p->base = base;
+	p->err = err;
+	p->errlen = errlen;
+	p->cap = PENDING_LOCAL;
+	p->local = local;
+	p->stack = local;
+}
+
+/*
+ * Parse one value from the parser's position to the end of its text, at
+ * nesting level level, into out; frees the pending stack either way.
+ */
+static bool
+parse_whole(Parser *p, int level, DdbJson *out)
+{
+	bool		ok;
+
+	ok = parse_value(p, level, out) &&
+		(skip_ws(p), p->pos == p->len || parse_fail(p, "unexpected character"));
+	if (p->stack != p->local)
+		sfdw_free(p->stack);
+	return ok;
+}
+
 /* See ddbjson.h. */
 DdbJson *
-ddbjson_parse_ex(const char *text, size_t len, char *err, size_t errlen,
-				 bool *too_deep)
+ddbjson_parse_ex(const char *text, size_t len, const char *defer,
+				 char *err, size_t errlen, bool *too_deep)
 {
 	const char *nul;
 	Parser		p;
@@ -875,11 +990,8 @@ ddbjson_parse_ex(const char *text, size_t len, char *err, size_t errlen,
 	copy_size = (len + 1 + 7) & ~(size_t) 7;
 	first = sizeof(Tree) + copy_size + ARENA_MIN +
 		(len < ARENA_MAX / ARENA_PER_BYTE ? ARENA_PER_BYTE * len : ARENA_MAX);
-	memset(&p, 0, sizeof(p));
-	p.text = text;
-	p.len = len;
-	p.err = err;
-	p.errlen = errlen;
+	parser_init(&p, local, text, len, 0, err, errlen);
+	p.defer = defer;
 	p.tree = sfdw_alloc_uninit(first);
 	memset(p.tree, 0, sizeof(Tree));
 	p.copy = (char *) (p.tree + 1);
@@ -888,22 +1000,50 @@ ddbjson_parse_ex(const char *text, size_t len, char *err, size_t errlen,
 	p.free = p.copy + copy_size;
 	p.left = first - sizeof(Tree) - copy_size;
 	p.next_block = first;
-	p.cap = PENDING_LOCAL;
-	p.local = local;
-	p.stack = local;
 
-	if (!parse_value(&p, 1, &p.tree->root) ||
-		(skip_ws(&p), p.pos < len && !parse_fail(&p, "unexpected character")))
+	if (!parse_whole(&p, 1, &p.tree->root))
 	{
 		*too_deep = p.too_deep;
-		if (p.stack != p.local)
-			sfdw_free(p.stack);
 		ddbjson_free(&p.tree->root);
 		return NULL;
 	}
-	if (p.stack != p.local)
-		sfdw_free(p.stack);
+	p.tree->free = p.free;
+	p.tree->left = p.left;
+	p.tree->next_block = p.next_block;
 	return &p.tree->root;
+}
+
+/*
+ * See ddbjson.h.  The span of the copy is read as it was (nothing wrote
+ * into it) and its strings are ended in a copy of their own, so that a
+ * number's end, which the parse overwrites, is still there to read.
+ */
+bool
+ddbjson_parse_deferred(DdbJson *root, DdbJson *node, char *err, size_t errlen)
+{
+	Tree	   *tree = (Tree *) root;
+	Parser		p;
+	Pending		local[PENDING_LOCAL];
+	DdbJson		value = {0};
+
+	if (node->kind != DJ_DEFERRED)
+		return true;
+	parser_init(&p, local, node->str, node->len,
+				(size_t) (node->str - (char *) (tree + 1)), err, errlen);
+	p.tree = tree;
+	p.free = tree->free;
+	p.left = tree->left;
+	p.next_block = tree->next_block;
+	p.copy = arena_alloc(&p, node->len + 1);
+	memcpy(p.copy, node->str, node->len);
+	p.copy[node->len] = '\0';
+	if (!parse_whole(&p, node->n, &value))
+		return false;
+	tree->free = p.free;
+	tree->left = p.left;
+	tree->next_block = p.next_block;
+	*node = value;
+	return true;
 }
 
 /* See ddbjson.h. */
@@ -1219,6 +1359,11 @@ jw_tree(JsonWriter *w, const DdbJson *v)
 				jw_tree(w, &v->elems[i]);
 			}
 			jw_end_object(w);
+			break;
+		case DJ_DEFERRED:
+			/* its text as it came */
+			jw_separate(w);
+			buf_append(w->out, v->str, v->len);
 			break;
 	}
 }

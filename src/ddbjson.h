@@ -23,7 +23,9 @@ typedef enum DjKind
 	DJ_NUMBER,
 	DJ_STRING,
 	DJ_ARRAY,
-	DJ_OBJECT
+	DJ_OBJECT,
+	DJ_DEFERRED					/* an object not parsed yet: see
+								 * ddbjson_parse_ex */
 } DjKind;
 
 /*
@@ -73,9 +75,28 @@ extern void ddbjson_free(DdbJson *root);
  * ddbjson_parse that also says, through *too_deep, whether the text failed
  * for nesting deeper than DDBJSON_MAX_DEPTH: a fault that no second try
  * cures.
+ *
+ * When defer is not NULL and the text is an object, the objects in the
+ * array that is its member named defer are not parsed: each is a
+ * DJ_DEFERRED node whose str and len are its text in the tree's copy,
+ * found by following strings and brackets only, and ddbjson_parse_deferred
+ * parses it when it is needed.  A page of items that a query reads only
+ * the first few of parses no more than those; a fault inside an object
+ * is found when it is parsed, and one that is never parsed is never
+ * found.
  */
 extern DdbJson *ddbjson_parse_ex(const char *text, size_t len,
-								 char *err, size_t errlen, bool *too_deep);
+								 const char *defer, char *err, size_t errlen,
+								 bool *too_deep);
+
+/*
+ * Parse the DJ_DEFERRED node of the tree root in place, into the tree's
+ * arena, as ddbjson_parse would have (nothing happens to another node).
+ * Returns false and writes the reason into err, its byte counted in the
+ * whole text, when the object's text is no JSON object.
+ */
+extern bool ddbjson_parse_deferred(DdbJson *root, DdbJson *node,
+								   char *err, size_t errlen);
 
 /*
  * The byte offset of the first \u escape in JSON text that is half of a
@@ -163,11 +184,13 @@ extern bool ddbjson_check_av(const DdbJson *av, int level, DdbCheck *chk);
 extern bool ddbjson_check_item(const DdbJson *item, DdbCheck *chk);
 
 /*
- * ddbjson_check_item for the item at member[index] of a response (index
- * -1: the item is member itself), naming that place in chk on failure.
+ * Is items[index], of the n items of a response's Items, valid, and the
+ * LastEvaluatedKey lek (or NULL) not its key unless it is the last?  The
+ * check of one item that ddbjson_check_response makes of them all.
  */
-extern bool ddbjson_check_item_at(const DdbJson *item, const char *member,
-								  int index, DdbCheck *chk);
+extern bool ddbjson_check_page_item(const DdbJson *items, int n,
+									const DdbJson *lek, int index,
+									DdbCheck *chk);
 
 /*
  * Are the members of a successful response that the extension reads
@@ -180,8 +203,8 @@ extern bool ddbjson_check_response(const DdbJson *body, DdbCheck *chk);
 
 /*
  * ddbjson_check_response but for the items of Items, left to whoever
- * reads them (ddbjson_check_item_at, "Items"): a read that stops early
- * checks no more than it returns.
+ * reads them (ddbjson_check_page_item): a read that stops early checks no
+ * more than it returns.
  */
 extern bool ddbjson_check_envelope(const DdbJson *body, DdbCheck *chk);
 

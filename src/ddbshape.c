@@ -221,6 +221,8 @@ kind_name(const DdbJson *v)
 			return "an array";
 		case DJ_OBJECT:
 			return "an object";
+		case DJ_DEFERRED:
+			return "an object not parsed yet";
 	}
 	return "?";
 }
@@ -648,38 +650,35 @@ key_value_equal(const DdbJson *a, const DdbJson *b)
  * A LastEvaluatedKey is the key of the last item read for the page, and
  * every item returned was read at or before it: it may name the page's
  * last item, or one the page does not return, never an earlier one.  A
- * read resumed from an earlier item would return items again.
+ * read resumed from an earlier item would return items again.  Is lek
+ * (when an object) not the key of items[index], n items in all?
  */
 static bool
-check_lek_progress(const DdbJson *items, const DdbJson *lek, DdbCheck *chk)
+check_lek_after(const DdbJson *items, int n, const DdbJson *lek, int index,
+				DdbCheck *chk)
 {
-	if (items == NULL || lek == NULL || items->kind != DJ_ARRAY ||
-		lek->kind != DJ_OBJECT)
-		return true;
-	for (int i = 0; i < items->n - 1; i++)
-	{
-		bool		same = true;
+	bool		same = true;
 
-		for (int k = 0; k < lek->n && same; k++)
-			same = key_value_equal(&lek->elems[k],
-								   ddbjson_get(&items->elems[i], lek->keys[k]));
-		if (same)
-		{
-			check_where(chk, "LastEvaluatedKey", NULL, -1);
-			chk->item = NULL;
-			return check_fail(chk, "the key of Items[%d], not of the last of the page's %d items: the next page would return items again",
-							  i, items->n);
-		}
-	}
-	return true;
+	if (lek == NULL || lek->kind != DJ_OBJECT || index >= n - 1)
+		return true;
+	for (int k = 0; k < lek->n && same; k++)
+		same = key_value_equal(&lek->elems[k],
+							   ddbjson_get(&items[index], lek->keys[k]));
+	if (!same)
+		return true;
+	check_where(chk, "LastEvaluatedKey", NULL, -1);
+	chk->item = NULL;
+	return check_fail(chk, "the key of Items[%d], not of the last of the page's %d items: the next page would return items again",
+					  index, n);
 }
 
 /* See ddbjson.h. */
 bool
-ddbjson_check_item_at(const DdbJson *item, const char *member, int index,
-					  DdbCheck *chk)
+ddbjson_check_page_item(const DdbJson *items, int n, const DdbJson *lek,
+						int index, DdbCheck *chk)
 {
-	return check_item_in(item, member, NULL, index, chk);
+	return check_item_in(&items[index], "Items", NULL, index, chk) &&
+		check_lek_after(items, n, lek, index, chk);
 }
 
 /* See ddbjson.h. */
@@ -687,10 +686,16 @@ bool
 ddbjson_check_response(const DdbJson *body, DdbCheck *chk)
 {
 	const DdbJson *items = ddbjson_get(body, "Items");
+	const DdbJson *lek = ddbjson_get(body, "LastEvaluatedKey");
 
 	if (items != NULL && !check_items(items, "Items", NULL, chk))
 		return false;
-	return ddbjson_check_envelope(body, chk);
+	if (!ddbjson_check_envelope(body, chk))
+		return false;
+	for (int i = 0; items != NULL && i < items->n; i++)
+		if (!check_lek_after(items->elems, items->n, lek, i, chk))
+			return false;
+	return true;
 }
 
 /* See ddbjson.h. */
@@ -712,8 +717,6 @@ ddbjson_check_envelope(const DdbJson *body, DdbCheck *chk)
 		chk->item = NULL;
 		return check_fail(chk, "an empty object, not a key");
 	}
-	if (!check_lek_progress(items, lek, chk))
-		return false;
 	return check_count(body, "Count", chk) &&
 		check_count(body, "ScannedCount", chk) &&
 		check_responses(body, chk) &&

@@ -158,10 +158,10 @@ report_page_error(ShardScanState *ss, DdbRequest *page)
 }
 
 /* The items of a page, whatever the operation (none under Select COUNT). */
-static const DdbJson *
+static DdbJson *
 page_items(ShardScanState *ss, DdbRequest *page, int *count)
 {
-	const DdbJson *items;
+	DdbJson    *items;
 
 	if (strcmp(page->action, "GetItem") == 0)
 	{
@@ -274,6 +274,34 @@ past_bound(ShardScanState *ss, Stream *s, const DdbJson *key)
 }
 
 /*
+ * Parse and check the item the stream s is at, of a page whose items wait
+ * until they are read (items_later).
+ */
+static void
+read_page_item(ShardScanState *ss, Stream *s)
+{
+	char		err[SFDW_ERRLEN];
+	DdbCheck	check;
+	MemoryContext old = MemoryContextSwitchTo(s->page->cxt);
+	bool		parsed = ddbjson_parse_deferred(s->page->response,
+												&s->items[s->pos],
+												err, sizeof(err));
+
+	/* the item lives in the page's tree, and goes with it */
+	MemoryContextSwitchTo(old);
+	if (!parsed)
+	{
+		ddb_request_json_fault(s->page, 200, err);
+		ddb_report_error(s->page);
+	}
+	if (!ddbjson_check_page_item(s->items, s->nitems, s->lek, s->pos, &check))
+	{
+		ddb_request_shape_fault(s->page, &check);
+		report_page_error(ss, s->page);
+	}
+}
+
+/*
  * The next item of stream s, or NULL when it has none at hand; *waiting
  * says whether more may come.  A bounded stream that reaches its page's
  * bound pauses instead (see merge.c).
@@ -289,14 +317,8 @@ scan_stream_next_item(ShardScanState *ss, Stream *s, bool *waiting)
 
 			if (item != NULL)
 			{
-				DdbCheck	check;
-
-				if (s->page->items_later &&
-					!ddbjson_check_item_at(item, "Items", s->pos, &check))
-				{
-					ddb_request_shape_fault(s->page, &check);
-					report_page_error(ss, s->page);
-				}
+				if (s->page->items_later)
+					read_page_item(ss, s);
 				/* a merge orders items by a sort key it must trust */
 				if (ss->order != 0)
 					check_item_key(ss->t, item, &ss->t->sk);

@@ -37,7 +37,7 @@ typedef struct Stream
 	int			segment;		/* segment (Scan) */
 	List	   *keys;			/* item keys as JSON texts (GetItem) */
 	DdbRequest *page;			/* the page being read */
-	const DdbJson *items;		/* ... its items */
+	DdbJson    *items;			/* ... its items */
 	int			nitems;
 	const DdbJson *lek;			/* ... its LastEvaluatedKey, NULL at the end */
 	int			pos;			/* next item of page */

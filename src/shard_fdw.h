@@ -299,9 +299,10 @@ typedef struct DdbRequest
 	int			max_throttle_retries;	/* of throttled attempts; likewise */
 	int			timeout_ms;		/* the server's request_timeout_ms: no
 								 * attempt starts later after the first */
-	bool		items_later;	/* the items of its Items are checked as they
-								 * are read (ddb_request_shape_fault), not on
-								 * arrival */
+	bool		items_later;	/* the items of its Items are parsed and
+								 * checked as they are read
+								 * (ddbjson_parse_deferred,
+								 * ddbjson_check_page_item), not on arrival */
 
 	DdbStatus	status;
 	DdbJson    *response;		/* parsed body once DDB_OK */
@@ -350,6 +351,8 @@ extern DdbRequest *ddb_run(DdbGroup *group, const char *action,
 extern DdbJson *ddb_call(DdbGroup *group, const char *action,
 						 const char *body, size_t len);
 pg_noreturn extern void ddb_report_error(DdbRequest *req);
+extern void ddb_request_json_fault(DdbRequest *req, long status,
+								   const char *reason);
 extern void ddb_request_shape_fault(DdbRequest *req, const DdbCheck *check);
 extern const DdbStats *ddb_backend_stats(void);
 extern char *transport_url_host(const char *url);

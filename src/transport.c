@@ -702,6 +702,16 @@ set_error(DdbRequest *req, const char *type, const char *message)
 	req->error_message = text;
 }
 
+/* See shard_fdw.h: fail req for an answer that is no JSON object. */
+void
+ddb_request_json_fault(DdbRequest *req, long status, const char *reason)
+{
+	set_error(req, "InvalidResponse",
+			  psprintf("the response (HTTP %ld) is not valid JSON: %s",
+					   status, reason));
+	req->maybe_applied |= !req->idempotent;
+}
+
 /* See shard_fdw.h: fail req for an answer that parsed but breaks DynamoDB's shapes. */
 void
 ddb_request_shape_fault(DdbRequest *req, const DdbCheck *check)
@@ -801,16 +811,13 @@ judge_answer(DdbRequest *req, DdbAttempt *a, long status)
 		return false;
 	}
 	old = MemoryContextSwitchTo(req->cxt);
-	body = ddbjson_parse_ex(a->answer.body.data, a->answer.body.len, err, sizeof(err),
-							&too_deep);
+	body = ddbjson_parse_ex(a->answer.body.data, a->answer.body.len,
+							req->items_later ? "Items" : NULL,
+							err, sizeof(err), &too_deep);
 	MemoryContextSwitchTo(old);
 	if (body == NULL || body->kind != DJ_OBJECT)
 	{
-		char	   *msg = psprintf("the response (HTTP %ld) is not valid JSON: %s",
-								   status, body ? "not an object" : err);
-
-		set_error(req, "InvalidResponse", msg);
-		req->maybe_applied |= !req->idempotent;
+		ddb_request_json_fault(req, status, body ? "not an object" : err);
 		/* the same text would come back, and fail the same way */
 		return !too_deep;
 	}

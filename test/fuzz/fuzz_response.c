@@ -12,9 +12,11 @@
  * agree), a response that passes the check still passes after that, every
  * item in it has S, N and B values that are strings, a failed check
  * leaves its messages NUL-terminated, every JSON number reads as the
- * double strtod reads (json_number_value's fast path), and the envelope
- * check with each item of Items checked apart (as a scan reads them)
- * passes exactly when the whole check does.
+ * double strtod reads (json_number_value's fast path), and a read as a
+ * scan's (the objects of Items deferred, the envelope checked, then each
+ * item parsed and checked as it is read) parses exactly what the whole
+ * parse does, into the same tree, and passes exactly when the whole check
+ * does.
  *
  *-------------------------------------------------------------------------
  */
@@ -71,20 +73,57 @@ assert_numbers(const DdbJson *v)
 			assert_numbers(&v->elems[i]);
 }
 
+/*
+ * Parse data as a scan does, the objects of Items deferred, and read the
+ * tree as it does: the envelope checked, then each item parsed and
+ * checked in turn.  Returns the tree, or NULL when the text or an item
+ * fails to parse; *passes says whether every check passed.
+ */
+static DdbJson *
+read_as_scan(const unsigned char *data, size_t size, bool *passes)
+{
+	char		err[256];
+	bool		too_deep;
+	DdbCheck	chk;
+	DdbJson    *lazy = ddbjson_parse_ex((const char *) data, size, "Items",
+										err, sizeof(err), &too_deep);
+	DdbJson    *items = ddbjson_get(lazy, "Items");
+	const DdbJson *lek = ddbjson_get(lazy, "LastEvaluatedKey");
+
+	*passes = lazy != NULL && ddbjson_check_envelope(lazy, &chk);
+	for (int i = 0; items != NULL && items->kind == DJ_ARRAY && i < items->n; i++)
+	{
+		if (!ddbjson_parse_deferred(lazy, &items->elems[i], err, sizeof(err)))
+		{
+			if (memchr(err, '\0', sizeof(err)) == NULL)
+				abort();
+			ddbjson_free(lazy);
+			return NULL;
+		}
+		if (*passes)
+			*passes = ddbjson_check_page_item(items->elems, items->n, lek, i, &chk);
+	}
+	return lazy;
+}
+
 int
 LLVMFuzzerTestOneInput(const unsigned char *data, size_t size)
 {
 	char		err[256];
 	bool		too_deep;
 	DdbCheck	chk;
-	DdbJson    *body = ddbjson_parse_ex((const char *) data, size, err, sizeof(err),
-										&too_deep);
+	DdbJson    *body = ddbjson_parse_ex((const char *) data, size, NULL, err,
+										sizeof(err), &too_deep);
+	bool		scan_passes;
+	DdbJson    *lazy = read_as_scan(data, size, &scan_passes);
 	DdbJson    *again;
 	char	   *text;
 	char	   *text_again;
 	size_t		len;
 	size_t		len_again;
 
+	if ((body == NULL) != (lazy == NULL))
+		abort();
 	if (body == NULL)
 	{
 		if (memchr(err, '\0', sizeof(err)) == NULL)
@@ -97,27 +136,22 @@ LLVMFuzzerTestOneInput(const unsigned char *data, size_t size)
 
 	/* Whatever parses is written back as text that parses to the same. */
 	text = ddbjson_text(body, &len);
-	again = ddbjson_parse_ex(text, len, err, sizeof(err), &too_deep);
+	again = ddbjson_parse_ex(text, len, NULL, err, sizeof(err), &too_deep);
 	if (again == NULL)
 		abort();
 	text_again = ddbjson_text(again, &len_again);
 	if (len_again != len || memcmp(text, text_again, len) != 0)
 		abort();
 	sfdw_free(text_again);
+	/* ... and so is the tree read as a scan reads it */
+	text_again = ddbjson_text(lazy, &len_again);
+	if (len_again != len || memcmp(text, text_again, len) != 0)
+		abort();
+	sfdw_free(text_again);
 	sfdw_free(text);
+	ddbjson_free(lazy);
 
-	/* the envelope and each item of Items checked apart: the whole check */
-	if (ddbjson_check_envelope(body, &chk))
-	{
-		const DdbJson *items = ddbjson_get(body, "Items");
-		bool		every = true;
-
-		for (int i = 0; every && items != NULL && i < items->n; i++)
-			every = ddbjson_check_item_at(&items->elems[i], "Items", i, &chk);
-		if (every != ddbjson_check_response(body, &chk))
-			abort();
-	}
-	else if (ddbjson_check_response(body, &chk))
+	if (scan_passes != ddbjson_check_response(body, &chk))
 		abort();
 	if (ddbjson_check_response(body, &chk))
 	{

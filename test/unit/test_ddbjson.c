@@ -253,11 +253,11 @@ test_depth(void)
 
 	/* Only depth is a fault that says so. */
 	nested(text, DDBJSON_MAX_DEPTH + 1, "");
-	CHECK(ddbjson_parse_ex(text, strlen(text), err, sizeof(err), &too_deep) == NULL);
+	CHECK(ddbjson_parse_ex(text, strlen(text), NULL, err, sizeof(err), &too_deep) == NULL);
 	CHECK(too_deep);
-	CHECK(ddbjson_parse_ex("[1,", 3, err, sizeof(err), &too_deep) == NULL);
+	CHECK(ddbjson_parse_ex("[1,", 3, NULL, err, sizeof(err), &too_deep) == NULL);
 	CHECK(!too_deep);
-	CHECK(ddbjson_parse_ex("[1,}", 4, err, sizeof(err), &too_deep) == NULL);
+	CHECK(ddbjson_parse_ex("[1,}", 4, NULL, err, sizeof(err), &too_deep) == NULL);
 	CHECK(!too_deep);
 }
 
@@ -1310,14 +1310,21 @@ items_checked_later(const char *text, int index, const char *where,
 					const char *attribute, const char *reason)
 {
 	char		err[256] = "";
-	DdbJson    *v = ddbjson_parse(text, strlen(text), err, sizeof(err));
-	const DdbJson *items = ddbjson_get(v, "Items");
+	bool		too_deep;
+	DdbJson    *v = ddbjson_parse_ex(text, strlen(text), "Items", err, sizeof(err),
+									 &too_deep);
+	DdbJson    *items = ddbjson_get(v, "Items");
 	DdbCheck	chk;
 	int			ok = v != NULL && ddbjson_check_envelope(v, &chk) && items != NULL;
 
 	for (int i = 0; ok && i < items->n; i++)
 	{
-		bool		passes = ddbjson_check_item_at(&items->elems[i], "Items", i, &chk);
+		bool		passes;
+
+		ok = ddbjson_parse_deferred(v, &items->elems[i], err, sizeof(err));
+		passes = ok && ddbjson_check_page_item(items->elems, items->n,
+											   ddbjson_get(v, "LastEvaluatedKey"),
+											   i, &chk);
 
 		ok = passes == (i != index) &&
 			(passes || (strcmp(chk.where, where) == 0 &&
@@ -1689,6 +1696,250 @@ test_json_number_length(void)
 }
 
 /*
+ * Parse len bytes of text whole, and with the objects of Items deferred
+ * and then each parsed: do both fail, or give the same tree?
+ */
+static bool
+deferred_as_whole(const char *text, size_t len)
+{
+	char		whole_reason[256] = "";
+	char		reason[256] = "";
+	bool		too_deep;
+	DdbJson    *whole = ddbjson_parse_ex(text, len, NULL, whole_reason,
+										 sizeof(whole_reason), &too_deep);
+	DdbJson    *lazy = ddbjson_parse_ex(text, len, "Items", reason, sizeof(reason),
+										&too_deep);
+	DdbJson    *items = ddbjson_get(lazy, "Items");
+	bool		parsed = lazy != NULL;
+	bool		same;
+
+	for (int i = 0; parsed && items != NULL && items->kind == DJ_ARRAY &&
+		 i < items->n; i++)
+		parsed = ddbjson_parse_deferred(lazy, &items->elems[i], reason,
+										sizeof(reason));
+	same = parsed == (whole != NULL);
+	if (same && whole != NULL)
+	{
+		size_t		whole_len;
+		size_t		lazy_len;
+		char	   *whole_text = ddbjson_text(whole, &whole_len);
+		char	   *lazy_text = ddbjson_text(lazy, &lazy_len);
+
+		same = whole_len == lazy_len && memcmp(whole_text, lazy_text, whole_len) == 0;
+		sfdw_free(whole_text);
+		sfdw_free(lazy_text);
+	}
+	ddbjson_free(whole);
+	ddbjson_free(lazy);
+	return same;
+}
+
+/* deferred_as_whole for a NUL-terminated text. */
+static bool
+deferred_same(const char *text)
+{
+	return deferred_as_whole(text, strlen(text));
+}
+
+/*
+ * Does text fail to parse whole, and with the objects of Items deferred
+ * parse, its item index (alone of those up to it) failing as the whole
+ * parse does?
+ */
+static bool
+deferred_fails_as_whole(const char *text, int index)
+{
+	char		whole_err[256] = "";
+	char		err[256] = "";
+	bool		too_deep;
+	DdbJson    *whole = ddbjson_parse(text, strlen(text), whole_err, sizeof(whole_err));
+	DdbJson    *lazy = ddbjson_parse_ex(text, strlen(text), "Items", err,
+										sizeof(err), &too_deep);
+	DdbJson    *items = ddbjson_get(lazy, "Items");
+	bool		ok = whole == NULL && items != NULL && index < items->n;
+
+	for (int i = 0; ok && i <= index; i++)
+		ok = ddbjson_parse_deferred(lazy, &items->elems[i], err, sizeof(err)) ==
+			(i < index);
+	ok = ok && strcmp(err, whole_err) == 0;
+	if (!ok)
+		printf("     input: %s\n     whole: %s\n     item:  %s\n", text, whole_err, err);
+	ddbjson_free(lazy);
+	return ok;
+}
+
+/* Append a random JSON value, at most depth containers deep. */
+static void
+random_json(Buf *out, uint64_t *state, int depth)
+{
+	static const char *const pieces[] = {
+		"a", "Z", " ", "}", "]", "{", "[", ",", ":", "\\\"", "\\\\", "\\/",
+		"\\n", "\\u00e9", "\\ud83d\\ude00", "\xc3\xa9",
+	};
+	int			n = (int) (next_random(state) % 4);
+
+	switch (next_random(state) % (depth > 0 ? 6 : 4))
+	{
+		case 0:
+			buf_printf(out, next_random(state) % 2 ? "%d" : "-%d.%de%d",
+					   (int) (next_random(state) % 1000),
+					   (int) (next_random(state) % 100), (int) (next_random(state) % 30));
+			break;
+		case 1:
+			buf_puts(out, next_random(state) % 2 ? "true" : "null");
+			break;
+		case 2:
+		case 3:
+			buf_putc(out, '"');
+			for (int i = 0; i < n * 2; i++)
+				buf_puts(out, pieces[next_random(state) % (sizeof(pieces) / sizeof(pieces[0]))]);
+			buf_putc(out, '"');
+			break;
+		case 4:
+			buf_putc(out, '[');
+			for (int i = 0; i < n; i++)
+			{
+				buf_puts(out, i > 0 ? (next_random(state) % 4 ? "," : " , ") : "");
+				random_json(out, state, depth - 1);
+			}
+			buf_putc(out, ']');
+			break;
+		case 5:
+			buf_putc(out, '{');
+			for (int i = 0; i < n; i++)
+			{
+				buf_printf(out, "%s\"k%d\":", i > 0 ? "," : "",
+						   (int) (next_random(state) % 6));
+				random_json(out, state, depth - 1);
+			}
+			buf_putc(out, '}');
+			break;
+	}
+}
+
+/*
+ * The objects of the root's Items wait until they are parsed: found by
+ * following strings and brackets, whatever the strings hold, parsed into
+ * the tree as a whole parse would have, and failing where and as a whole
+ * parse fails.  Then 20,000 random responses, half of them with a byte
+ * changed, put in or taken out: the deferred parse and the whole one
+ * succeed together and give the same tree.
+ */
+static void
+test_deferred_items(void)
+{
+	char		err[256] = "";
+	bool		too_deep;
+	DdbJson    *v = ddbjson_parse_ex(query_body, strlen(query_body), "Items",
+									 err, sizeof(err), &too_deep);
+	DdbJson    *items = ddbjson_get(v, "Items");
+	char	   *text;
+	size_t		len;
+	uint64_t	state = 0x5DEECE66DULL;
+	int			same = 0;
+	int			failed = 0;
+	const int	rounds = 20000;
+
+	CHECK(v != NULL && items != NULL && items->n == 2);
+	CHECK(items->elems[0].kind == DJ_DEFERRED && items->elems[1].kind == DJ_DEFERRED);
+	CHECK(strncmp(items->elems[1].str, "{\"pk\":{\"S\":\"cust#1\"},\"sk\":{\"S\":\"order#2024-02-11\"},\"total\":{\"N\":\"7\"}}",
+				  items->elems[1].len) == 0 && items->elems[1].len == 69);
+	CHECK(ddbjson_get(ddbjson_get(v, "LastEvaluatedKey"), "pk")->kind == DJ_OBJECT);
+	CHECK(ddbjson_get_number(ddbjson_get(v, "ConsumedCapacity"), "CapacityUnits") == 0.5);
+	/* written out before it is parsed: its text, as it came */
+	text = ddbjson_text(v, &len);
+	CHECK(len == strlen(query_body) && memcmp(text, query_body, len) == 0);
+	sfdw_free(text);
+	CHECK(ddbjson_parse_deferred(v, &items->elems[1], err, sizeof(err)));
+	CHECK(strcmp(text_of(attr(&items->elems[1], "total", "N")), "7") == 0);
+	CHECK(items->elems[0].kind == DJ_DEFERRED);
+	CHECK(ddbjson_parse_deferred(v, &items->elems[1], err, sizeof(err)));
+	CHECK(ddbjson_parse_deferred(v, &items->elems[0], err, sizeof(err)));
+	CHECK(strcmp(text_of(attr(&items->elems[0], "total", "N")), "129.95") == 0);
+	CHECK(strcmp(text_of(attr(ddbjson_get(&attr(&items->elems[0], "lines", "L")->elems[0], "M"),
+							  "sku", "S")), "A-1") == 0);
+	ddbjson_free(v);
+
+	/* strings that hold brackets and quotes; numbers the parse ends */
+	CHECK(deferred_same("{\"Items\":[{\"a\":{\"S\":\"}]\\\"{[\\\\\"}},{\"b\":{\"S\":\"x\"}}]}"));
+	CHECK(deferred_same("{\"Items\":[{\"n\":12,\"m\":[3.5e1,-0]} , {\"t\":true}\n]}"));
+	/* only the root's Items, and only objects in it */
+	text = "{\"X\":{\"Items\":[{\"a\":1}]},\"Items\":[{\"Items\":[{\"b\":2}]},3]}";
+	v = ddbjson_parse_ex(text, strlen(text), "Items", err, sizeof(err), &too_deep);
+	items = ddbjson_get(v, "Items");
+	CHECK(v != NULL && ddbjson_get(ddbjson_get(v, "X"), "Items")->elems[0].kind == DJ_OBJECT);
+	CHECK(items->elems[0].kind == DJ_DEFERRED && items->elems[1].kind == DJ_NUMBER);
+	CHECK(ddbjson_parse_deferred(v, &items->elems[0], err, sizeof(err)) &&
+		  ddbjson_get(&items->elems[0], "Items")->elems[0].kind == DJ_OBJECT);
+	ddbjson_free(v);
+
+	/* faults inside an item: found when it is parsed, as the whole parse words them */
+	CHECK(deferred_fails_as_whole("{\"Items\":[{\"a\":{\"S\":\"x\"}},{\"a\":tru}],\"Count\":2}", 1));
+	CHECK(deferred_fails_as_whole("{\"Items\":[{\"a\":1,\"a\":2}]}", 0));
+	CHECK(deferred_fails_as_whole("{\"Items\":[{\"a\":\"\x01\"}]}", 0));
+	CHECK(deferred_fails_as_whole("{\"Items\":[{},{\"a\":1,}]}", 1));
+	CHECK(deferred_fails_as_whole("{\"Items\":[{\"a\":\"\\q\"}]}", 0));
+	/* and outside: the text ends inside an item, or a bracket closes it wrong */
+	CHECK(rejects("{\"Items\":[{\"a\":\"x\"", "unexpected end of data at byte 18"));
+	text = "{\"Items\":[{\"a\":\"x\"";
+	v = ddbjson_parse_ex(text, strlen(text), "Items", err, sizeof(err), &too_deep);
+	CHECK(v == NULL && strcmp(err, "unexpected end of data at byte 18") == 0);
+	CHECK(deferred_same("{\"Items\":[{\"a\":1]}"));
+	CHECK(deferred_same("{\"Items\":[{\"a\":[}]]}"));
+
+	for (int round = 0; round < rounds; round++)
+	{
+		Buf			body;
+		int			nitems = (int) (next_random(&state) % 4);
+
+		buf_init(&body);
+		buf_puts(&body, "{\"Count\":1,\"Items\":[");
+		for (int i = 0; i < nitems; i++)
+		{
+			if (i > 0)
+				buf_putc(&body, ',');
+			if (next_random(&state) % 8 == 0)
+				random_json(&body, &state, 2);
+			else
+			{
+				buf_puts(&body, "{\"k\":");
+				random_json(&body, &state, 3);
+				buf_putc(&body, '}');
+			}
+		}
+		buf_puts(&body, "],\"LastEvaluatedKey\":{\"k\":{\"S\":\"}\"}}}");
+		if (next_random(&state) % 2)
+		{
+			static const char bytes[] = "\"{}[],:\\ 1a";
+			size_t		at = next_random(&state) % body.len;
+			char		byte = bytes[next_random(&state) % (sizeof(bytes) - 1)];
+
+			switch (next_random(&state) % 3)
+			{
+				case 0:
+					body.data[at] = byte;
+					break;
+				case 1:
+					memmove(body.data + at, body.data + at + 1, body.len - at - 1);
+					body.len--;
+					break;
+				case 2:
+					buf_putc(&body, ' ');
+					memmove(body.data + at + 1, body.data + at, body.len - at - 1);
+					body.data[at] = byte;
+					break;
+			}
+		}
+		if (deferred_as_whole(body.data, body.len))
+			same++;
+		else if (failed++ < 3)
+			printf("     differs: %.*s\n", (int) body.len, body.data);
+		sfdw_free(body.data);
+	}
+	CHECK(same == rounds);
+}
+
+/*
  * A parse cut short by the allocator jumping out (palloc's out-of-memory
  * ERROR), at every allocation in turn: the tree's first block, its later
  * ones, the stack of pending values as it grows, the order that checks
@@ -1764,5 +2015,6 @@ suite_ddbjson(void)
 	test_lone_surrogate();
 	test_json_number_length();
 	test_number_values();
+	test_deferred_items();
 	test_parse_cut_short();
 }
