@@ -746,7 +746,8 @@ parse_array(Parser *p, int level, bool defer, DdbJson *out)
 		DdbJson		value = {0};
 		size_t		comma;
 
-		skip_ws(p);
+		if (defer)
+			skip_ws(p);
 		if (!(defer && p->pos < p->len && p->text[p->pos] == '{' ?
 			  defer_object(p, level + 1, &value) :
 			  parse_value(p, level + 1, &value)))
@@ -799,7 +800,8 @@ parse_object(Parser *p, int level, DdbJson *out)
 		if (p->text[p->pos] != ':')
 			return parse_fail(p, "object property name separator ':' expected");
 		p->pos++;
-		skip_ws(p);
+		if (level == 1 && p->defer != NULL)
+			skip_ws(p);
 		if (!(level == 1 && p->defer != NULL && p->pos < p->len &&
 			  p->text[p->pos] == '[' && strcmp(name, p->defer) == 0 ?
 			  parse_array(p, level + 1, true, &value) :

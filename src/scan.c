@@ -94,8 +94,13 @@ scan_stream_fetch(ShardScanState *ss, Stream *s, const DdbJson *start_key)
 		s->next_bound = merge_frontier(ss, s);
 	s->next = ddb_request_create(ss->group, stream_action(ss, s), body, len);
 	s->next->owner = s;
-	/* a Query's or Scan's items are checked as the stream reads them */
+	/*
+	 * A Query's or Scan's items are checked as the stream reads them, and
+	 * parsed then too when it asks for a Limit (a top-N reads few of them:
+	 * see ddbjson_parse_ex; a page read whole costs more that way).
+	 */
 	s->next->items_later = ss->op != SCAN_OP_GET;
+	s->next->parse_later = s->next->items_later && ss->limit > 0;
 	pfree(body);
 	ddb_submit(s->next);
 }
@@ -274,25 +279,30 @@ past_bound(ShardScanState *ss, Stream *s, const DdbJson *key)
 }
 
 /*
- * Parse and check the item the stream s is at, of a page whose items wait
- * until they are read (items_later).
+ * Check the item the stream s is at, of a page whose items are checked as
+ * they are read (items_later), parsing it first if its page left it
+ * unparsed (parse_later).
  */
 static void
 read_page_item(ShardScanState *ss, Stream *s)
 {
-	char		err[SFDW_ERRLEN];
 	DdbCheck	check;
-	MemoryContext old = MemoryContextSwitchTo(s->page->cxt);
-	bool		parsed = ddbjson_parse_deferred(s->page->response,
-												&s->items[s->pos],
-												err, sizeof(err));
 
-	/* the item lives in the page's tree, and goes with it */
-	MemoryContextSwitchTo(old);
-	if (!parsed)
+	if (s->page->parse_later)
 	{
-		ddb_request_json_fault(s->page, 200, err);
-		ddb_report_error(s->page);
+		char		err[SFDW_ERRLEN];
+		MemoryContext old = MemoryContextSwitchTo(s->page->cxt);
+		bool		parsed = ddbjson_parse_deferred(s->page->response,
+													&s->items[s->pos],
+													err, sizeof(err));
+
+		/* the item lives in the page's tree, and goes with it */
+		MemoryContextSwitchTo(old);
+		if (!parsed)
+		{
+			ddb_request_json_fault(s->page, 200, err);
+			ddb_report_error(s->page);
+		}
 	}
 	if (!ddbjson_check_page_item(s->items, s->nitems, s->lek, s->pos, &check))
 	{

@@ -299,10 +299,11 @@ typedef struct DdbRequest
 	int			max_throttle_retries;	/* of throttled attempts; likewise */
 	int			timeout_ms;		/* the server's request_timeout_ms: no
 								 * attempt starts later after the first */
-	bool		items_later;	/* the items of its Items are parsed and
-								 * checked as they are read
-								 * (ddbjson_parse_deferred,
-								 * ddbjson_check_page_item), not on arrival */
+	bool		items_later;	/* the items of its Items are checked as they
+								 * are read (ddbjson_check_page_item), not
+								 * on arrival */
+	bool		parse_later;	/* ... and parsed then, too
+								 * (ddbjson_parse_deferred) */
 
 	DdbStatus	status;
 	DdbJson    *response;		/* parsed body once DDB_OK */

@@ -812,7 +812,7 @@ judge_answer(DdbRequest *req, DdbAttempt *a, long status)
 	}
 	old = MemoryContextSwitchTo(req->cxt);
 	body = ddbjson_parse_ex(a->answer.body.data, a->answer.body.len,
-							req->items_later ? "Items" : NULL,
+							req->parse_later ? "Items" : NULL,
 							err, sizeof(err), &too_deep);
 	MemoryContextSwitchTo(old);
 	if (body == NULL || body->kind != DJ_OBJECT)
