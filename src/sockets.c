@@ -251,7 +251,7 @@ sockets_run_timer(SocketSet *set)
 }
 
 /* See sockets.h. */
-void
+int
 sockets_wait(SocketSet *set, int timeout_ms)
 {
 	struct epoll_event ready[MAX_READY];
@@ -287,4 +287,5 @@ sockets_wait(SocketSet *set, int timeout_ms)
 								 ((ev & EPOLLERR) ? CURL_CSELECT_ERR : 0),
 								 &running);
 	}
+	return nready;
 }

@@ -51,8 +51,8 @@ extern void sockets_run_timer(SocketSet *set);
 /*
  * Wait at most timeout_ms (0: not at all; less when libcurl's timer is
  * due sooner) for sockets to be ready, and let libcurl act on those that
- * are.
+ * are.  Returns how many were.
  */
-extern void sockets_wait(SocketSet *set, int timeout_ms);
+extern int	sockets_wait(SocketSet *set, int timeout_ms);
 
 #endif							/* SHARD_FDW_SOCKETS_H */

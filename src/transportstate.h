@@ -48,6 +48,9 @@ struct DdbTransport
 	int			nidle;
 	int			max_idle;
 	SocketSet  *sockets;		/* what waits sleep on */
+	TimestampTz answered_at;	/* when the last answer came, or 0 */
+	long		answer_gap_us;	/* the recent time between answers (moving
+								 * average), see gather_us */
 	RetryBudget budget;
 	bool		proven;			/* the endpoint answered as DynamoDB */
 	char		key_day[9];		/* the YYYYMMDD signing_key is for */
@@ -75,6 +78,7 @@ typedef struct DdbAttempt
 	size_t		sent;			/* bytes of out sent on link */
 	bool		moved;			/* it went to a new connection after a kept-alive
 								 * one turned out closed */
+	TimestampTz started;
 	TimestampTz deadline;		/* when it times out */
 	Http1Response answer;
 	bool		from_dynamodb;	/* the answer came with x-amzn-RequestId or
