@@ -981,24 +981,24 @@ finish(DdbRequest *req, DdbStatus status)
  * Benchmarks), and a top-100 over 100 shards woke 90 times.  It sleeps for
  * a share of the time the oldest has been awaited (1 / GATHER_SHARE, at
  * most GATHER_MAX_US), which delays an answer by at most that share of
- * its round trip, and only when the answers have lately come at least two
- * to such a sleep (answer_gap_us): a sleep that catches one answer costs
- * the wake-up it was to save, and one shorter than GATHER_MIN_US would
- * catch too few.  The gap between two answers counts for at most
- * GATHER_MAX_US, so that the pause between two statements is soon
+ * its round trip, and only when the answers have lately come at least one
+ * to such a sleep (answer_gap_us): a sleep that catches none costs a
+ * wake-up more, and one shorter than GATHER_MIN_US would catch too few.
+ * The gap between two answers counts for at most twice GATHER_MAX_US
+ * (more than any sleep), so that the pause between two statements is soon
  * forgotten.
  */
-#define GATHER_SHARE 8
+#define GATHER_SHARE 16
 #define GATHER_MIN_US 100
-#define GATHER_MAX_US 500
+#define GATHER_MAX_US 1000
 
 /* Note an answer's arrival in the moving average of the gaps between them. */
 static void
 answer_arrived(DdbTransport *t)
 {
 	TimestampTz now = GetCurrentTimestamp();
-	long		gap = t->answered_at == 0 ? GATHER_MAX_US :
-		(long) Min(now - t->answered_at, GATHER_MAX_US);
+	long		gap = t->answered_at == 0 ? 2 * GATHER_MAX_US :
+		(long) Min(now - t->answered_at, 2 * GATHER_MAX_US);
 
 	t->answer_gap_us = (3 * t->answer_gap_us + gap) / 4;
 	t->answered_at = now;
@@ -1017,7 +1017,7 @@ gather_us(DdbTransport *t, TimestampTz now)
 	if (!dlist_has_next(&t->attempts, &oldest->node))
 		return 0;
 	us = Min((long) (now - oldest->started) / GATHER_SHARE, GATHER_MAX_US);
-	return us >= GATHER_MIN_US && 2 * t->answer_gap_us <= us ? us : 0;
+	return us >= GATHER_MIN_US && t->answer_gap_us <= us ? us : 0;
 }
 
 /* See transportstate.h: judge it, then finish the request or queue its retry. */
