@@ -96,11 +96,13 @@ scan_stream_fetch(ShardScanState *ss, Stream *s, const DdbJson *start_key)
 	s->next->owner = s;
 	/*
 	 * A Query's or Scan's items are checked as the stream reads them, and
-	 * parsed then too when it asks for a Limit (a top-N reads few of them:
-	 * see ddbjson_parse_ex; a page read whole costs more that way).
+	 * parsed then too when streams share a LIMIT: each asks for more items
+	 * than its share (request_page_limit), and a top-N reads few of them
+	 * (see ddbjson_parse_ex).  A page read whole costs more that way.
 	 */
 	s->next->items_later = ss->op != SCAN_OP_GET;
-	s->next->parse_later = s->next->items_later && ss->limit > 0;
+	s->next->parse_later = s->next->items_later && ss->limit > 0 &&
+		ss->merge_width > 1;
 	pfree(body);
 	ddb_submit(s->next);
 }
