@@ -78,7 +78,7 @@ typedef struct DdbAttempt
 	size_t		sent;			/* bytes of out sent on link */
 	bool		moved;			/* it went to a new connection after a kept-alive
 								 * one turned out closed */
-	TimestampTz started;
+	TimestampTz started;		/* when it was started */
 	TimestampTz deadline;		/* when it times out */
 	Http1Response answer;
 	bool		from_dynamodb;	/* the answer came with x-amzn-RequestId or
