@@ -768,6 +768,18 @@ parse_array(Parser *p, int level, bool defer, DdbJson *out)
 	return close_container(p, base, DJ_ARRAY, out);
 }
 
+/*
+ * Read the value of the root's member whose objects wait (Parser.defer):
+ * an array's objects are deferred (parse_array), anything else is read.
+ */
+static bool
+parse_deferring(Parser *p, int level, DdbJson *out)
+{
+	skip_ws(p);
+	return p->pos < p->len && p->text[p->pos] == '[' ?
+		parse_array(p, level, true, out) : parse_value(p, level, out);
+}
+
 /* Read the object whose '{' is at the position, at nesting level level. */
 static bool
 parse_object(Parser *p, int level, DdbJson *out)
@@ -800,11 +812,8 @@ parse_object(Parser *p, int level, DdbJson *out)
 		if (p->text[p->pos] != ':')
 			return parse_fail(p, "object property name separator ':' expected");
 		p->pos++;
-		if (level == 1 && p->defer != NULL)
-			skip_ws(p);
-		if (!(level == 1 && p->defer != NULL && p->pos < p->len &&
-			  p->text[p->pos] == '[' && strcmp(name, p->defer) == 0 ?
-			  parse_array(p, level + 1, true, &value) :
+		if (!(level == 1 && p->defer != NULL && strcmp(name, p->defer) == 0 ?
+			  parse_deferring(p, level + 1, &value) :
 			  parse_value(p, level + 1, &value)))
 			return false;
 		push(p, &value, name, namelen, comma);
