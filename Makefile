@@ -43,16 +43,16 @@ include $(PGXS)
 # Every object depends on every header: the structs are shared.
 $(OBJS): $(wildcard src/*.h)
 
-UNIT_SRCS = $(wildcard test/unit/*.c)
+UNIT_SRCS = $(wildcard test/unit/*.c) test/alloc/arena.c
 UNIT_SUITES = $(patsubst test/unit/test_%.c,%,$(wildcard test/unit/test_*.c))
 UNIT_CFLAGS = -std=gnu11 -g -O1 $(WARNINGS) -fsanitize=address,undefined \
-	-fno-omit-frame-pointer -fno-sanitize-recover=undefined -Isrc -Itest/unit
+	-fno-omit-frame-pointer -fno-sanitize-recover=undefined -Isrc -Itest/unit -Itest/alloc
 
 # Every test/unit/test_NAME.c defines suite_NAME: the list main.c runs.
 test/unit/suites.h: $(wildcard test/unit/test_*.c)
 	@for s in $(UNIT_SUITES); do echo "UNIT_SUITE($$s)"; done > $@
 
-test/unit/unit_tests: $(PURE_SRCS) $(UNIT_SRCS) $(wildcard src/*.h) test/unit/unit.h test/unit/suites.h
+test/unit/unit_tests: $(PURE_SRCS) $(UNIT_SRCS) $(wildcard src/*.h) test/unit/unit.h test/unit/suites.h test/alloc/arena.h
 	$(CC) $(UNIT_CFLAGS) -o $@ $(PURE_SRCS) $(UNIT_SRCS) -lssl -lcrypto
 
 .PHONY: unit
@@ -69,25 +69,28 @@ unit: test/unit/unit_tests
 # on a finding);
 # the committed seeds in test/fuzz/corpus/<target> are only read.
 FUZZ_TARGETS = test/fuzz/fuzz_response test/fuzz/fuzz_keyfmt test/fuzz/fuzz_awscreds \
-	test/fuzz/fuzz_infer test/fuzz/fuzz_http1
+	test/fuzz/fuzz_infer test/fuzz/fuzz_http1 test/fuzz/fuzz_exchange
 FUZZ_SECONDS ?= 30
 FUZZ_CC = clang
 FUZZ_CFLAGS = -g -O1 -fsanitize=fuzzer,address,undefined \
-	-fno-sanitize-recover=undefined -fno-omit-frame-pointer -Isrc
+	-fno-sanitize-recover=undefined -fno-omit-frame-pointer -Isrc -Itest/alloc
 
-test/fuzz/fuzz_response: test/fuzz/fuzz_response.c test/fuzz/alloc.c src/pure.c src/ddbjson.c src/ddbshape.c src/avorder.c src/pure.h src/ddbjson.h src/avorder.h
+test/fuzz/fuzz_response: test/fuzz/fuzz_response.c test/alloc/arena.c src/pure.c src/ddbjson.c src/ddbshape.c src/avorder.c src/pure.h src/ddbjson.h src/avorder.h
 	$(FUZZ_CC) $(FUZZ_CFLAGS) -o $@ $(filter %.c,$^)
 
-test/fuzz/fuzz_keyfmt: test/fuzz/fuzz_keyfmt.c test/fuzz/alloc.c src/pure.c src/keyfmt.c src/pure.h src/keyfmt.h
+test/fuzz/fuzz_keyfmt: test/fuzz/fuzz_keyfmt.c test/alloc/arena.c src/pure.c src/keyfmt.c src/pure.h src/keyfmt.h
 	$(FUZZ_CC) $(FUZZ_CFLAGS) -o $@ $(filter %.c,$^)
 
-test/fuzz/fuzz_awscreds: test/fuzz/fuzz_awscreds.c test/fuzz/alloc.c src/pure.c src/sigv4.c src/ddbjson.c src/ddbshape.c src/avorder.c src/awscreds.c src/pure.h src/sigv4.h src/ddbjson.h src/awscreds.h
+test/fuzz/fuzz_awscreds: test/fuzz/fuzz_awscreds.c test/alloc/arena.c src/pure.c src/sigv4.c src/ddbjson.c src/ddbshape.c src/avorder.c src/awscreds.c src/pure.h src/sigv4.h src/ddbjson.h src/awscreds.h
 	$(FUZZ_CC) $(FUZZ_CFLAGS) -o $@ $(filter %.c,$^) -lssl -lcrypto
 
-test/fuzz/fuzz_infer: test/fuzz/fuzz_infer.c test/fuzz/alloc.c src/pure.c src/infer.c src/keyfmt.c src/shardhash.c src/pure.h src/infer.h src/keyfmt.h src/shardhash.h
+test/fuzz/fuzz_infer: test/fuzz/fuzz_infer.c test/alloc/arena.c src/pure.c src/infer.c src/keyfmt.c src/shardhash.c src/pure.h src/infer.h src/keyfmt.h src/shardhash.h
 	$(FUZZ_CC) $(FUZZ_CFLAGS) -o $@ $(filter %.c,$^) -lssl -lcrypto
 
-test/fuzz/fuzz_http1: test/fuzz/fuzz_http1.c test/fuzz/alloc.c src/pure.c src/http1.c src/ddbshape.c src/ddbjson.c src/avorder.c src/pure.h src/http1.h src/sigv4.h src/ddbjson.h src/avorder.h
+test/fuzz/fuzz_http1: test/fuzz/fuzz_http1.c test/alloc/arena.c src/pure.c src/http1.c src/ddbshape.c src/ddbjson.c src/avorder.c src/pure.h src/http1.h src/sigv4.h src/ddbjson.h src/avorder.h
+	$(FUZZ_CC) $(FUZZ_CFLAGS) -o $@ $(filter %.c,$^)
+
+test/fuzz/fuzz_exchange: test/fuzz/fuzz_exchange.c test/alloc/arena.c src/pure.c src/http1.c src/ddbshape.c src/ddbjson.c src/avorder.c src/pure.h src/http1.h src/sigv4.h src/ddbjson.h src/avorder.h test/alloc/arena.h
 	$(FUZZ_CC) $(FUZZ_CFLAGS) -o $@ $(filter %.c,$^)
 
 .PHONY: fuzz

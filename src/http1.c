@@ -224,11 +224,32 @@ http1_write_request(Buf *out, const char *path,
 
 /* See http1.h. */
 void
-http1_response_init(Http1Response *r, size_t max_body)
+http1_response_init(Http1Response *r, size_t max_body, SfdwArena *arena)
 {
 	memset(r, 0, sizeof(Http1Response));
-	buf_init(&r->body);
+	r->arena = arena;
+	buf_init_in(&r->body, arena);
 	r->max_body = max_body;
+	r->state = HTTP1_STATUS_LINE;
+}
+
+/* See http1.h. */
+void
+http1_response_reset(Http1Response *r)
+{
+	Buf			body = r->body;
+	Buf			line = r->line;
+	size_t		max_body = r->max_body;
+	SfdwArena  *arena = r->arena;
+
+	memset(r, 0, sizeof(Http1Response));
+	r->body = body;
+	r->line = line;
+	buf_reset(&r->body);
+	if (r->line.data != NULL)
+		buf_reset(&r->line);
+	r->max_body = max_body;
+	r->arena = arena;
 	r->state = HTTP1_STATUS_LINE;
 }
 
@@ -300,7 +321,7 @@ take_line(Http1Response *r, const char *data, size_t n, size_t *pos,
 	else
 	{
 		if (r->line.data == NULL)
-			buf_init(&r->line);
+			buf_init_in(&r->line, r->arena);
 		buf_append(&r->line, start, take);
 		*line = r->line.data;
 		*size = r->line.len;
@@ -784,4 +805,130 @@ http1_response_eof(Http1Response *r, char *err, size_t errlen)
 				 r->received);
 	}
 	return result(r, err, errlen);
+}
+
+/* ---------------------------------------------------------------------
+ * Exchanges on kept-alive connections
+ * ---------------------------------------------------------------------
+ */
+
+/* See http1.h. */
+void
+http1_exchange_init(Http1Exchange *x, const char *out, size_t out_len,
+					size_t max_body, SfdwArena *arena)
+{
+	memset(x, 0, sizeof(Http1Exchange));
+	x->out = out;
+	x->out_len = out_len;
+	http1_response_init(&x->answer, max_body, arena);
+}
+
+/* See http1.h. */
+void
+http1_exchange_free(Http1Exchange *x)
+{
+	http1_response_free(&x->answer);
+}
+
+/* See http1.h. */
+void
+http1_exchange_on(Http1Exchange *x, bool reused)
+{
+	x->reused = reused;
+	x->sent = 0;
+}
+
+/* See http1.h. */
+void
+http1_exchange_sent(Http1Exchange *x, size_t n)
+{
+	x->sent += n;
+}
+
+/*
+ * End the exchange as failed (how, why), noting whether the whole request
+ * had gone out on the connection that failed.
+ */
+static Http1Next
+exchange_fail(Http1Exchange *x, Http1Failure failure, const char *reason)
+{
+	x->reached |= x->sent == x->out_len;
+	x->done = true;
+	x->failure = failure;
+	sfdw_set_error(x->reason, sizeof(x->reason), "%s", reason);
+	return HTTP1_BROKEN;
+}
+
+/*
+ * The connection failed before the answer was whole: resend on a new one
+ * when it was a kept-alive connection the server may have closed while it
+ * was idle, the first time, and before any byte of the answer; else fail.
+ */
+static Http1Next
+exchange_lost(Http1Exchange *x, Http1Failure failure, const char *reason)
+{
+	if (!x->reused || x->resent || x->answer.received > 0)
+		return exchange_fail(x, failure, reason);
+	x->reached |= x->sent == x->out_len;
+	x->resent = true;
+	x->reused = false;
+	x->sent = 0;
+	http1_response_reset(&x->answer);
+	return HTTP1_RESEND;
+}
+
+/* See http1.h. */
+Http1Next
+http1_exchange_received(Http1Exchange *x, const char *data, size_t n)
+{
+	char		err[SFDW_ERRLEN];
+	size_t		used;
+	Http1Result r;
+
+	if (x->done)
+		return x->failure == HTTP1_FAIL_NONE ? HTTP1_ANSWERED : HTTP1_BROKEN;
+	r = http1_response_feed(&x->answer, data, n, &used, err, sizeof(err));
+	if (r == HTTP1_ERROR)
+		return exchange_fail(x, HTTP1_FAIL_MALFORMED, err);
+	if (r == HTTP1_MORE)
+		return HTTP1_WAIT;
+	/* bytes past the answer were never asked for */
+	x->reusable = x->answer.keep_alive && used == n;
+	x->done = true;
+	return HTTP1_ANSWERED;
+}
+
+/* See http1.h. */
+Http1Next
+http1_exchange_closed(Http1Exchange *x)
+{
+	char		err[SFDW_ERRLEN];
+
+	if (x->done)
+		return x->failure == HTTP1_FAIL_NONE ? HTTP1_ANSWERED : HTTP1_BROKEN;
+	if (http1_response_eof(&x->answer, err, sizeof(err)) == HTTP1_DONE)
+	{
+		x->reusable = false;
+		x->done = true;
+		return HTTP1_ANSWERED;
+	}
+	return exchange_lost(x, x->answer.received == 0 ? HTTP1_FAIL_NOTHING : HTTP1_FAIL_PARTIAL,
+						 err);
+}
+
+/* See http1.h. */
+Http1Next
+http1_exchange_broken(Http1Exchange *x, const char *reason)
+{
+	if (x->done)
+		return x->failure == HTTP1_FAIL_NONE ? HTTP1_ANSWERED : HTTP1_BROKEN;
+	return exchange_lost(x, HTTP1_FAIL_IO, reason);
+}
+
+/* See http1.h. */
+void
+http1_exchange_abandon(Http1Exchange *x, const char *reason)
+{
+	if (!x->done)
+		exchange_fail(x, HTTP1_FAIL_IO, reason);
 }

@@ -107,14 +107,28 @@ typedef struct Http1Response
 	Buf			line;			/* a line begun in an earlier feed; no
 								 * storage until one is */
 	bool		line_whole;		/* line holds a whole line, taken */
+	SfdwArena  *arena;			/* where body and line live */
 	char		error[SFDW_ERRLEN]; /* the reason, once HTTP1_FAILED */
 } Http1Response;
 
 /*
  * http1_response_init
  *		Start reading a response whose body may be at most max_body bytes.
+ *
+ * Its memory (the body, and a line cut across feeds, held from the first
+ * time one is) lives in arena, whichever arena is current when it is fed;
+ * it is released by http1_response_free, or with the arena.
  */
-extern void http1_response_init(Http1Response *r, size_t max_body);
+extern void http1_response_init(Http1Response *r, size_t max_body,
+								SfdwArena *arena);
+
+/*
+ * http1_response_reset
+ *		Start reading another response into r, as http1_response_init
+ *		would with the same max_body and arena, keeping the memory r
+ *		already holds: it allocates nothing.
+ */
+extern void http1_response_reset(Http1Response *r);
 
 /*
  * http1_response_free
@@ -150,5 +164,117 @@ extern Http1Result http1_response_feed(Http1Response *r, const char *data,
  * an answer never begun (received is 0) from one cut short.
  */
 extern Http1Result http1_response_eof(Http1Response *r, char *err, size_t errlen);
+
+/*
+ * One request and its answer on kept-alive connections: what each event on
+ * the connection carrying it means for it.  The caller moves the bytes:
+ * it puts the exchange on a connection (http1_exchange_on), sends what is
+ * left of the request, and reports what happened (bytes sent, bytes
+ * received, the connection closed or broken); each report returns what
+ * to do next.
+ *
+ * A connection that carried an earlier exchange may have been closed by
+ * the server while it sat idle, unnoticed until the next request fails on
+ * it before any answer.  That request is sent again once, on a new
+ * connection, as RFC 9112 (9.3.1) allows a client to (HTTP1_RESEND); a
+ * failure on a new connection, or after the resend, or once any byte of
+ * the answer came, ends the exchange (HTTP1_BROKEN).
+ *
+ * Whether the server may have acted on the request is kept in reached:
+ * the whole request went out on a connection that then failed without an
+ * answer, the resent one included.  A request cut short on the wire never
+ * reached the server whole, and a server acts on none such.
+ */
+typedef enum Http1Next
+{
+	HTTP1_WAIT,					/* nothing to do until the connection moves */
+	HTTP1_ANSWERED,				/* the answer is whole; see reusable */
+	HTTP1_RESEND,				/* close the connection, send again on a new one */
+	HTTP1_BROKEN				/* the exchange failed: see failure and reason */
+} Http1Next;
+
+/* How an exchange failed. */
+typedef enum Http1Failure
+{
+	HTTP1_FAIL_NONE,
+	HTTP1_FAIL_IO,				/* a send or a receive failed */
+	HTTP1_FAIL_NOTHING,			/* the connection closed before any answer */
+	HTTP1_FAIL_PARTIAL,			/* it closed before the answer was whole */
+	HTTP1_FAIL_MALFORMED		/* the answer is not HTTP/1.1 as we read it */
+} Http1Failure;
+
+typedef struct Http1Exchange
+{
+	const char *out;			/* the request's bytes (the caller's) */
+	size_t		out_len;
+	size_t		sent;			/* bytes of out sent on the current connection */
+	bool		reused;			/* the current connection carried an exchange before */
+	bool		resent;			/* it was sent again on a new connection */
+	bool		reached;		/* see above */
+	bool		done;			/* ANSWERED or BROKEN was returned */
+	bool		reusable;		/* once ANSWERED: the connection may carry another */
+	Http1Failure failure;		/* once BROKEN */
+	char		reason[SFDW_ERRLEN];	/* once BROKEN: why, one line */
+	Http1Response answer;
+} Http1Exchange;
+
+/*
+ * http1_exchange_init
+ *		Start an exchange of the out_len bytes at out (kept by the caller
+ *		until the exchange ends), its answer read as http1_response_init
+ *		says, with its memory in arena.
+ */
+extern void http1_exchange_init(Http1Exchange *x, const char *out, size_t out_len,
+								size_t max_body, SfdwArena *arena);
+
+/*
+ * http1_exchange_free
+ *		Release the memory of an exchange (its answer's).
+ */
+extern void http1_exchange_free(Http1Exchange *x);
+
+/*
+ * http1_exchange_on
+ *		The exchange is put on a connection, reused (it carried an
+ *		exchange before) or new; it is sent from its first byte.
+ */
+extern void http1_exchange_on(Http1Exchange *x, bool reused);
+
+/*
+ * http1_exchange_sent
+ *		n more bytes of the request went out.
+ */
+extern void http1_exchange_sent(Http1Exchange *x, size_t n);
+
+/*
+ * http1_exchange_received
+ *		n bytes of the answer came.  HTTP1_ANSWERED when it is whole:
+ *		reusable says whether the connection may carry another exchange
+ *		(the server keeps it alive, and sent no byte past the answer);
+ *		HTTP1_BROKEN when the answer is malformed; else HTTP1_WAIT.
+ */
+extern Http1Next http1_exchange_received(Http1Exchange *x, const char *data, size_t n);
+
+/*
+ * http1_exchange_closed
+ *		The server closed the connection.  HTTP1_ANSWERED when that ends an
+ *		answer read to the close (the connection is not reusable);
+ *		HTTP1_RESEND or HTTP1_BROKEN otherwise (see above).
+ */
+extern Http1Next http1_exchange_closed(Http1Exchange *x);
+
+/*
+ * http1_exchange_broken
+ *		A send or a receive on the connection failed, for reason (one
+ *		line).  HTTP1_RESEND or HTTP1_BROKEN (see above).
+ */
+extern Http1Next http1_exchange_broken(Http1Exchange *x, const char *reason);
+
+/*
+ * http1_exchange_abandon
+ *		The caller gives up on the exchange (a timeout): it is BROKEN with
+ *		reason, reached set as for a failed connection.
+ */
+extern void http1_exchange_abandon(Http1Exchange *x, const char *reason);
 
 #endif							/* SHARD_FDW_HTTP1_H */

@@ -15,6 +15,11 @@
  * request is one send of bytes written once, and its answer is parsed as
  * it arrives.
  *
+ * What each event on a connection means for the attempt it carries
+ * (answered, resend on a new connection, failed, and whether the request
+ * may have reached DynamoDB) is decided by the attempt's Http1Exchange, in
+ * plain C (http1.h); here the bytes are moved and the verdicts followed.
+ *
  * A connection kept alive between requests waits in the transport's idle
  * list, its socket watched for input: a server that closes it, or sends
  * anything unasked, has it closed at the next wait.  One that the server
@@ -159,6 +164,7 @@ link_fail(DdbLink *l, CURLcode code, const char *message)
 	DdbAttempt *a = l->attempt;
 	DdbTransport *t = l->t;
 
+	http1_exchange_abandon(&a->x, message);
 	strlcpy(a->errbuf, message, sizeof(a->errbuf));
 	link_close(l);
 	attempt_done(t, a, code);
@@ -170,7 +176,7 @@ link_carry(DdbLink *l, DdbAttempt *a)
 {
 	l->attempt = a;
 	a->link = l;
-	a->sent = 0;
+	http1_exchange_on(&a->x, l->used);
 	if (l->sock != CURL_SOCKET_BAD)
 		link_send(l);
 }
@@ -233,40 +239,74 @@ link_release(DdbLink *l, bool reusable)
 }
 
 /*
- * The server closed a kept-alive connection before answering: send the
- * attempt again on a new one, once.  The request may have reached it,
- * which a conditional write must know.  Returns false when it had moved
- * already or the connection was new.
+ * Act on what an event on l meant for its attempt's exchange (http1.h):
+ * hand the answer over, send the attempt again on a new connection, or
+ * end it as failed, libcurl's code io_code when a send or a receive
+ * failed.  Returns false when l is no longer the attempt's.
  */
 static bool
-link_move(DdbLink *l)
+link_follow(DdbLink *l, Http1Next next, CURLcode io_code)
 {
 	DdbAttempt *a = l->attempt;
 	DdbTransport *t = l->t;
 
-	if (!l->used || a->moved || a->answer.received > 0)
-		return false;
-	a->moved = true;
-	if (a->sent > 0)
-		a->req->maybe_applied |= !a->req->idempotent;
+	switch (next)
+	{
+		case HTTP1_WAIT:
+			return true;
+		case HTTP1_ANSWERED:
+			link_release(l, a->x.reusable);
+			attempt_done(t, a, CURLE_OK);
+			return false;
+		case HTTP1_RESEND:
+			link_close(l);
+			link_carry(link_open(t), a);
+			return false;
+		case HTTP1_BROKEN:
+			break;
+	}
+	strlcpy(a->errbuf, a->x.reason, sizeof(a->errbuf));
 	link_close(l);
-	http1_response_free(&a->answer);
-	http1_response_init(&a->answer, MaxAllocSize - 1);
-	link_carry(link_open(t), a);
-	return true;
+	switch (a->x.failure)
+	{
+		case HTTP1_FAIL_NOTHING:
+			io_code = CURLE_GOT_NOTHING;
+			break;
+		case HTTP1_FAIL_PARTIAL:
+			io_code = CURLE_PARTIAL_FILE;
+			break;
+		case HTTP1_FAIL_MALFORMED:
+			io_code = CURLE_WEIRD_SERVER_REPLY;
+			break;
+		case HTTP1_FAIL_IO:
+		case HTTP1_FAIL_NONE:
+			break;
+	}
+	attempt_done(t, a, io_code);
+	return false;
+}
+
+/* A send or a receive on l failed with rc: see link_follow. */
+static void
+link_broken(DdbLink *l, CURLcode rc)
+{
+	Http1Next	next = http1_exchange_broken(&l->attempt->x,
+											 l->errbuf[0] ? l->errbuf : curl_easy_strerror(rc));
+
+	link_follow(l, next, rc);
 }
 
 /* Send what is left of l's attempt; wait for output room when cut short. */
 static void
 link_send(DdbLink *l)
 {
-	DdbAttempt *a = l->attempt;
+	Http1Exchange *x = &l->attempt->x;
 
-	while (a->sent < a->out.len)
+	while (x->sent < x->out_len)
 	{
 		size_t		n = 0;
-		CURLcode	rc = link_io(l, true, a->out.data + a->sent,
-								 a->out.len - a->sent, &n);
+		CURLcode	rc = link_io(l, true, (char *) x->out + x->sent,
+								 x->out_len - x->sent, &n);
 
 		if (rc == CURLE_AGAIN)
 		{
@@ -279,11 +319,10 @@ link_send(DdbLink *l)
 		}
 		if (rc != CURLE_OK)
 		{
-			if (!link_move(l))
-				link_fail(l, rc, l->errbuf[0] ? l->errbuf : curl_easy_strerror(rc));
+			link_broken(l, rc);
 			return;
 		}
-		a->sent += n;
+		http1_exchange_sent(x, n);
 	}
 	if (l->sending)
 	{
@@ -293,66 +332,28 @@ link_send(DdbLink *l)
 	}
 }
 
-/* The connection closed: the answer ends here, whole or not. */
-static void
-link_eof(DdbLink *l)
-{
-	DdbAttempt *a = l->attempt;
-	DdbTransport *t = l->t;
-	char		err[SFDW_ERRLEN];
-
-	if (http1_response_eof(&a->answer, err, sizeof(err)) == HTTP1_DONE)
-	{
-		link_release(l, false);
-		attempt_done(t, a, CURLE_OK);
-		return;
-	}
-	if (!link_move(l))
-		link_fail(l, a->answer.received == 0 ? CURLE_GOT_NOTHING : CURLE_PARTIAL_FILE, err);
-}
-
 /* Read what has arrived of l's answer; finish its attempt once whole. */
 static void
 link_receive(DdbLink *l)
 {
-	DdbAttempt *a = l->attempt;
-	DdbTransport *t = l->t;
 	char		buf[RECV_CHUNK];
-	char		err[SFDW_ERRLEN];
 
 	for (;;)
 	{
 		size_t		n = 0;
-		size_t		used;
 		CURLcode	rc = link_io(l, false, buf, sizeof(buf), &n);
-		Http1Result r;
 
 		if (rc == CURLE_AGAIN)
 			return;
 		if (rc != CURLE_OK)
 		{
-			if (!link_move(l))
-				link_fail(l, rc, l->errbuf[0] ? l->errbuf : curl_easy_strerror(rc));
+			link_broken(l, rc);
 			return;
 		}
-		if (n == 0)
-		{
-			link_eof(l);
+		if (!link_follow(l, n == 0 ? http1_exchange_closed(&l->attempt->x) :
+						 http1_exchange_received(&l->attempt->x, buf, n),
+						 CURLE_RECV_ERROR))
 			return;
-		}
-		r = http1_response_feed(&a->answer, buf, n, &used, err, sizeof(err));
-		if (r == HTTP1_ERROR)
-		{
-			link_fail(l, CURLE_WEIRD_SERVER_REPLY, err);
-			return;
-		}
-		if (r == HTTP1_DONE)
-		{
-			/* bytes past the answer were never asked for: not reusable */
-			link_release(l, a->answer.keep_alive && used == n);
-			attempt_done(t, a, CURLE_OK);
-			return;
-		}
 	}
 }
 
@@ -446,6 +447,7 @@ links_expire(DdbTransport *t)
 		}
 		snprintf(a->errbuf, sizeof(a->errbuf),
 				 "no answer within %d ms", a->req->timeout_ms);
+		http1_exchange_abandon(&a->x, a->errbuf);
 		link_detach(t, a);
 		attempt_done(t, a, CURLE_OPERATION_TIMEDOUT);
 	}

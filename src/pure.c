@@ -15,13 +15,20 @@
 #define BUF_FIRST 64
 #define BUF_GROWN 512
 
-/* Start an empty buffer. */
+/* Start an empty buffer in the current arena. */
 void
 buf_init(Buf *buf)
 {
+	buf_init_in(buf, NULL);
+}
+
+/* Start an empty buffer in arena (NULL: the current one); it grows there. */
+void
+buf_init_in(Buf *buf, SfdwArena *arena)
+{
 	buf->cap = BUF_FIRST;
 	buf->len = 0;
-	buf->data = sfdw_alloc(buf->cap);
+	buf->data = sfdw_alloc_in(arena, buf->cap);
 	buf->data[0] = '\0';
 }
 

@@ -11,7 +11,14 @@
  * objects on every path.
  *
  * The allocator is provided by the host: palloc in the extension (shim.c),
- * malloc in the unit tests.  sfdw_alloc returns zeroed memory,
+ * malloc in the unit tests.  Memory is allocated in an arena: the current
+ * one (sfdw_alloc: in the extension, the current memory context), or one
+ * named by the caller (sfdw_alloc_in: a memory context the extension
+ * hands down as an SfdwArena).  A block keeps its arena when resized, and
+ * goes when its arena is reset.  A structure that allocates after its
+ * start (a buffer grown, a line held) therefore names its arena when it
+ * starts, and never depends on which arena is current when it is used
+ * later.  sfdw_alloc returns zeroed memory,
  * sfdw_alloc_uninit memory as it comes (for a caller that writes every
  * byte before reading it), and neither returns NULL; a host allocator may
  * instead jump out of the call when memory runs out (palloc's ERROR), so
@@ -33,7 +40,11 @@
  */
 #define SFDW_ERRLEN 256
 
+/* An arena of the host's (in the extension, a MemoryContext); NULL is the current one. */
+typedef struct SfdwArena SfdwArena;
+
 extern void *sfdw_alloc(size_t size);
+extern void *sfdw_alloc_in(SfdwArena *arena, size_t size);
 extern void *sfdw_alloc_uninit(size_t size);
 extern void *sfdw_realloc(void *ptr, size_t size);
 extern void sfdw_free(void *ptr);
@@ -47,6 +58,7 @@ typedef struct Buf
 } Buf;
 
 extern void buf_init(Buf *buf);
+extern void buf_init_in(Buf *buf, SfdwArena *arena);
 extern void buf_reset(Buf *buf);
 extern void buf_reserve(Buf *buf, size_t more);
 extern void buf_append(Buf *buf, const char *data, size_t len);

@@ -3,7 +3,8 @@
  * shim.c
  *		What the plain-C modules need from their host, provided with
  *		PostgreSQL's memory contexts: their allocations are palloc'd in the
- *		current memory context, and so freed with it.
+ *		current memory context, or in the one passed as their SfdwArena,
+ *		and so freed with it.
  *
  *-------------------------------------------------------------------------
  */
@@ -15,8 +16,15 @@
 void *
 sfdw_alloc(size_t size)
 {
-	return MemoryContextAllocExtended(CurrentMemoryContext, Max(size, 1),
-									  MCXT_ALLOC_HUGE | MCXT_ALLOC_ZERO);
+	return sfdw_alloc_in(NULL, size);
+}
+
+/* Zeroed memory in arena, a MemoryContext (NULL: the current one). */
+void *
+sfdw_alloc_in(SfdwArena *arena, size_t size)
+{
+	return MemoryContextAllocExtended(arena ? (MemoryContext) arena : CurrentMemoryContext,
+									  Max(size, 1), MCXT_ALLOC_HUGE | MCXT_ALLOC_ZERO);
 }
 
 /* Memory as it comes, in the current memory context. */

@@ -212,7 +212,7 @@ attempt_free(DdbTransport *t, DdbAttempt *a)
 	link_detach(t, a);
 	dlist_delete(&a->node);
 	sfdw_free(a->out.data);
-	http1_response_free(&a->answer);
+	http1_exchange_free(&a->x);
 	pfree(a);
 }
 
@@ -595,7 +595,8 @@ attempt_start(DdbTransport *t, DdbRequest *req)
 	a->req = req;
 	buf_init(&a->out);
 	request_bytes(t, req, &a->out);
-	http1_response_init(&a->answer, MaxAllocSize - 1);
+	http1_exchange_init(&a->x, a->out.data, a->out.len, MaxAllocSize - 1,
+						(SfdwArena *) req->cxt);
 	MemoryContextSwitchTo(old);
 	a->started = GetCurrentTimestamp();
 	a->deadline = a->started + (TimestampTz) req->timeout_ms * 1000;
@@ -788,12 +789,12 @@ judge_answer(DdbRequest *req, DdbAttempt *a, long status)
 	MemoryContext old;
 
 	req->http_status = status;
-	if (a->answer.crc[0] != '\0')
+	if (a->x.answer.crc[0] != '\0')
 	{
-		unsigned long crc = crc32(0L, (const Bytef *) a->answer.body.data,
-								  (uInt) a->answer.body.len);
+		unsigned long crc = crc32(0L, (const Bytef *) a->x.answer.body.data,
+								  (uInt) a->x.answer.body.len);
 
-		if (strtoul(a->answer.crc, NULL, 10) != crc)
+		if (strtoul(a->x.answer.crc, NULL, 10) != crc)
 		{
 			set_error(req, "CRC32CheckFailed",
 					  "the response body does not match its x-amz-crc32 header");
@@ -801,7 +802,7 @@ judge_answer(DdbRequest *req, DdbAttempt *a, long status)
 			return true;
 		}
 	}
-	surrogate = ddbjson_lone_surrogate(a->answer.body.data, a->answer.body.len);
+	surrogate = ddbjson_lone_surrogate(a->x.answer.body.data, a->x.answer.body.len);
 	if (surrogate >= 0)
 	{
 		/* it came whole (the CRC matched): a second try reads the same */
@@ -812,7 +813,7 @@ judge_answer(DdbRequest *req, DdbAttempt *a, long status)
 		return false;
 	}
 	old = MemoryContextSwitchTo(req->cxt);
-	body = ddbjson_parse_ex(a->answer.body.data, a->answer.body.len,
+	body = ddbjson_parse_ex(a->x.answer.body.data, a->x.answer.body.len,
 							req->parse_later ? "Items" : NULL,
 							err, sizeof(err), &too_deep);
 	MemoryContextSwitchTo(old);
@@ -873,18 +874,16 @@ judge_transport_error(DdbRequest *req, DdbAttempt *a, CURLcode code)
 		case CURLE_COULDNT_RESOLVE_HOST:
 		case CURLE_COULDNT_RESOLVE_PROXY:
 		case CURLE_COULDNT_CONNECT:
-			/* nothing was sent */
-			return true;
 		case CURLE_OPERATION_TIMEDOUT:
 		case CURLE_SEND_ERROR:
 		case CURLE_RECV_ERROR:
 		case CURLE_GOT_NOTHING:
 		case CURLE_PARTIAL_FILE:
 		case CURLE_WRITE_ERROR:
+		case CURLE_WEIRD_SERVER_REPLY:
 		case CURLE_HTTP2:
 		case CURLE_HTTP2_STREAM:
 		case CURLE_SSL_CONNECT_ERROR:
-			req->maybe_applied |= !req->idempotent;
 			return true;
 		default:
 			return false;
@@ -934,14 +933,14 @@ endpoint_may_retry(DdbRequest *req, DdbAttempt *a, CURLcode code)
 	}
 	/* the server's bytes, which need not be UTF-8, shown escaped */
 	buf_init(&type);
-	ddb_append_printable(&type, a->answer.content_type, strlen(a->answer.content_type));
+	ddb_append_printable(&type, a->x.answer.content_type, strlen(a->x.answer.content_type));
 	buf_init(&start);
-	ddb_append_printable(&start, a->answer.body.data, Min(a->answer.body.len, 80));
+	ddb_append_printable(&start, a->x.answer.body.data, Min(a->x.answer.body.len, 80));
 	req->error_type = pstrdup("NotDynamoDB");
 	req->error_message = psprintf("%s%s%sbody \"%s%s\"",
 								  type.len ? "Content-Type " : "",
 								  type.data, type.len ? ", " : "",
-								  start.data, a->answer.body.len > 80 ? "..." : "");
+								  start.data, a->x.answer.body.len > 80 ? "..." : "");
 	return false;
 }
 
@@ -1031,10 +1030,12 @@ attempt_done(DdbTransport *t, DdbAttempt *a, CURLcode code)
 
 	req->group->running--;
 	answer_arrived(t);
-	a->from_dynamodb = a->answer.request_id || a->answer.crc[0] != '\0';
+	/* the whole request went out on a connection that failed unanswered */
+	req->maybe_applied |= !req->idempotent && a->x.reached;
+	a->from_dynamodb = a->x.answer.request_id || a->x.answer.crc[0] != '\0';
 	if (code == CURLE_OK)
 	{
-		status = a->answer.status;
+		status = a->x.answer.status;
 		retry = judge_answer(req, a, status);
 	}
 	else

@@ -2,8 +2,39 @@
  *
  * transportstate.h
  *		The transport's state, shared by the files that run it:
- *		transport.c (DynamoDB requests) and exchange.c (the credential
- *		sources' plain HTTP exchanges, on the same multi handle).
+ *		transport.c (DynamoDB requests), links.c (the connections that
+ *		carry them) and exchange.c (the credential sources' plain HTTP
+ *		exchanges, on the same multi handle).
+ *
+ * Where the memory of the request path lives, and who frees it.  A wait
+ * reads answers in whatever memory context its caller has current (a
+ * COPY's per-row one, reset before the next row), so nothing here is
+ * allocated in the current context unless it dies with the call:
+ *
+ *	conn->cxt (a child of CacheMemoryContext; deleted when the connection
+ *	is dropped):
+ *		the DdbTransport, its url and host, its SocketSet, and every
+ *		DdbLink, kept alive across attempts and statements (link_close
+ *		frees one; links_close_all, from transport_destroy, every one).
+ *		libcurl's own objects (the multi handle, the parsed URL, each
+ *		link's CONNECT_ONLY transfer) are malloc'd by libcurl and freed
+ *		with the object that holds them.
+ *	a group's context (a child of conn->cxt; ddb_group_free, or the end of
+ *	the (sub)transaction that made it):
+ *		the group, and under it one context per request.
+ *	a request's context, req->cxt (ddb_request_free, or with its group):
+ *		its body, its errors, its parsed response, and each DdbAttempt:
+ *		the request's bytes (out) and the answer being read (x.answer),
+ *		whose body and held line are allocated in req->cxt by name
+ *		(http1_exchange_init's arena), never in the current context, and
+ *		grow there.  An attempt that is resent on a new connection keeps
+ *		its memory (http1_exchange_on, http1_response_reset); attempt_free
+ *		frees it when the attempt ends.
+ *	the current context of transport_exchange_start's caller:
+ *		an HttpExchange and its answer, freed by transport_exchange_free
+ *		or with that context (a reset callback).
+ *	TopMemoryContext:
+ *		the endpoints proven to be DynamoDB, for the backend's life.
  *
  *-------------------------------------------------------------------------
  */
@@ -75,12 +106,9 @@ typedef struct DdbAttempt
 	DdbRequest *req;
 	DdbLink    *link;			/* the connection carrying it, or NULL */
 	Buf			out;			/* the HTTP request, head and body */
-	size_t		sent;			/* bytes of out sent on link */
-	bool		moved;			/* it went to a new connection after a kept-alive
-								 * one turned out closed */
+	Http1Exchange x;			/* out and its answer on the connections */
 	TimestampTz started;		/* when it was started */
 	TimestampTz deadline;		/* when it times out */
-	Http1Response answer;
 	bool		from_dynamodb;	/* the answer came with x-amzn-RequestId or
 								 * x-amz-crc32, or as a DynamoDB error */
 	char		errbuf[CURL_ERROR_SIZE];

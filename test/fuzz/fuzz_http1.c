@@ -49,7 +49,7 @@ feed(Run *run, const char *data, size_t size, bool cut)
 	size_t		pos = 0;
 	unsigned	hash = (unsigned) size;
 
-	http1_response_init(&run->r, MAX_BODY);
+	http1_response_init(&run->r, MAX_BODY, NULL);
 	run->result = HTTP1_MORE;
 	run->used = 0;
 	run->err[0] = '\0';

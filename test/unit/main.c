@@ -11,7 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "pure.h"
+#include "arena.h"
 #include "unit.h"
 
 int			unit_passed = 0;
@@ -19,116 +19,29 @@ int			unit_failed = 0;
 const char *unit_testdata_dir = NULL;
 
 /*
- * The plain-C modules allocate through these; the extension uses palloc.
- * Between unit_alloc_start and unit_alloc_end, every allocation is also
- * recorded, so that unit_alloc_end frees what is left as a memory context
- * would, and after budget allocations the next one jumps to the jmp_buf
+ * From unit_alloc_start to unit_alloc_end, allocations go to an arena of
+ * their own (test/alloc/arena.h), freed at the end as a memory context
+ * would be, and after budget of them the next one jumps to the jmp_buf
  * instead of returning, as palloc's out-of-memory ERROR does.
  */
-#define UNIT_ALLOC_MAX 4096
-
-static jmp_buf *alloc_jump = NULL;
-static long alloc_budget = -1;
-static void *recorded[UNIT_ALLOC_MAX];
-static int	nrecorded = 0;
-
-/* Forget ptr among the recorded allocations, if it is one. */
-static void
-forget(void *ptr)
-{
-	for (int i = 0; ptr != NULL && i < nrecorded; i++)
-		if (recorded[i] == ptr)
-			recorded[i] = NULL;
-}
-
-/* Record ptr when recording; jump first when the budget is spent. */
-static void *
-record(void *ptr)
-{
-	if (alloc_jump == NULL)
-		return ptr;
-	if (alloc_budget-- == 0)
-	{
-		free(ptr);
-		longjmp(*alloc_jump, 1);
-	}
-	if (nrecorded == UNIT_ALLOC_MAX)
-	{
-		fprintf(stderr, "more than %d allocations recorded\n", UNIT_ALLOC_MAX);
-		exit(2);
-	}
-	recorded[nrecorded++] = ptr;
-	return ptr;
-}
+static SfdwArena *budget_arena = NULL;
+static SfdwArena *arena_before = NULL;
 
 void
 unit_alloc_start(jmp_buf *jump, long budget)
 {
-	alloc_jump = jump;
-	alloc_budget = budget;
-	nrecorded = 0;
+	budget_arena = arena_create();
+	arena_before = arena_switch(budget_arena);
+	arena_fail_after(jump, budget);
 }
 
 void
 unit_alloc_end(void)
 {
-	alloc_jump = NULL;
-	for (int i = 0; i < nrecorded; i++)
-		free(recorded[i]);
-	nrecorded = 0;
-}
-
-void *
-sfdw_alloc(size_t size)
-{
-	void	   *p = calloc(1, size ? size : 1);
-
-	if (p == NULL)
-	{
-		fprintf(stderr, "out of memory\n");
-		exit(2);
-	}
-	return record(p);
-}
-
-/*
- * Not zeroed, and filled with a byte that no test expects: a read of a
- * byte never written shows, besides being what valgrind reports.
- */
-void *
-sfdw_alloc_uninit(size_t size)
-{
-	void	   *p = malloc(size ? size : 1);
-
-	if (p == NULL)
-	{
-		fprintf(stderr, "out of memory\n");
-		exit(2);
-	}
-	memset(p, 0xA5, size);
-	return record(p);
-}
-
-void *
-sfdw_realloc(void *ptr, size_t size)
-{
-	void	   *p;
-
-	forget(ptr);
-	p = realloc(ptr, size ? size : 1);
-	if (p == NULL)
-	{
-		fprintf(stderr, "out of memory\n");
-		exit(2);
-	}
-	return record(p);
-}
-
-void
-sfdw_free(void *ptr)
-{
-	forget(ptr);
-	free(ptr);
+	arena_fail_after(NULL, -1);
+	arena_switch(arena_before);
+	arena_delete(budget_arena);
+	budget_arena = NULL;
 }
 
 void

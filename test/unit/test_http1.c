@@ -70,7 +70,7 @@ run(const Case *c, size_t first, size_t step, Outcome *o)
 	char		again[SFDW_ERRLEN];
 
 	memset(o, 0, sizeof(Outcome));
-	http1_response_init(&r, c->max_body ? c->max_body : DEFAULT_MAX_BODY);
+	http1_response_init(&r, c->max_body ? c->max_body : DEFAULT_MAX_BODY, NULL);
 	for (;;)
 	{
 		o->result = http1_response_feed(&r, c->input + pos, piece, &used,
@@ -716,7 +716,7 @@ test_large_body(void)
 	buf_puts(&in, "HTTP/1.1 200 OK\r\nContent-Length: 300000\r\n\r\n");
 	for (int i = 0; i < 300000; i++)
 		buf_putc(&in, (char) ('a' + i % 26));
-	http1_response_init(&r, 300000);
+	http1_response_init(&r, 300000, NULL);
 	while (res == HTTP1_MORE && pos < in.len)
 	{
 		size_t		n = in.len - pos < 16384 ? in.len - pos : 16384;
