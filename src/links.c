@@ -40,6 +40,7 @@
  */
 #include "shard_fdw.h"
 
+#include <poll.h>
 #include <sys/epoll.h>
 #include <sys/socket.h>
 
@@ -181,22 +182,52 @@ link_carry(DdbLink *l, DdbAttempt *a)
 		link_send(l);
 }
 
+/*
+ * Whether an idle connection is as it was left: nothing has come on it
+ * since its last answer.  A server that closed it, or sent anything
+ * unasked (an answer to nothing, bytes past an answer), has made it
+ * unusable: read as the next request's answer, those bytes would answer
+ * the wrong request.  The wait that would have noticed may not have come
+ * before the connection is wanted again.  A TLS record that carries no
+ * data (a session ticket) reads as nothing, and leaves it usable.
+ */
+static bool
+link_untouched(DdbLink *l)
+{
+	struct pollfd pfd = {.fd = l->sock, .events = POLLIN};
+	char		buf[RECV_CHUNK];
+	size_t		n = 0;
+	int			rc;
+
+	do
+		rc = poll(&pfd, 1, 0);
+	while (rc < 0 && errno == EINTR);
+	if (rc == 0)
+		return true;
+	return rc > 0 && link_io(l, false, buf, sizeof(buf), &n) == CURLE_AGAIN;
+}
+
 /* See transportstate.h. */
 void
 link_attach(DdbTransport *t, DdbAttempt *a)
 {
-	DdbLink    *l;
+	DdbLink    *l = NULL;
 
-	if (dlist_is_empty(&t->idle))
-		l = link_open(t);
-	else
+	while (l == NULL && !dlist_is_empty(&t->idle))
 	{
 		/* the most recently used: the least likely to have been closed */
 		l = dlist_container(DdbLink, node, dlist_pop_head_node(&t->idle));
 		t->nidle--;
 		l->idle = false;
 		dlist_push_tail(&t->links, &l->node);
+		if (!link_untouched(l))
+		{
+			link_close(l);
+			l = NULL;
+		}
 	}
+	if (l == NULL)
+		l = link_open(t);
 	link_carry(l, a);
 }
 
