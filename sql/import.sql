@@ -104,6 +104,12 @@ SELECT ddb_delete_table('import_boxes') AS deleted;
 IMPORT FOREIGN SCHEMA dynamodb FROM SERVER ddb INTO plain OPTIONS (samples '10');
 IMPORT FOREIGN SCHEMA dynamodb FROM SERVER ddb INTO plain OPTIONS (sample_size '-1');
 
+-- a ListTables answer without its table names is an error, not "no tables"
+\! curl -s -o /dev/null -X POST "$SHARD_FDW_PROXY/faults" -d '{"kind": "malformed", "action": "ListTables", "body": "{}"}'
+IMPORT FOREIGN SCHEMA dynamodb FROM SERVER ddb INTO plain;
+\! curl -s -o /dev/null -X POST "$SHARD_FDW_PROXY/faults" -d '{"kind": "malformed", "action": "ListTables", "body": "{\"TableNames\": 5}"}'
+IMPORT FOREIGN SCHEMA dynamodb FROM SERVER ddb INTO plain;
+
 -- the schema unsampled holds whatever else DynamoDB Local has
 SET client_min_messages = warning;
 DROP SCHEMA imported, plain, unsampled, indexes CASCADE;

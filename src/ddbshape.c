@@ -698,6 +698,24 @@ ddbjson_check_response(const DdbJson *body, DdbCheck *chk)
 	return true;
 }
 
+/* ListTables' TableNames, an array of strings, and its LastEvaluatedTableName. */
+static bool
+check_table_names(const DdbJson *body, DdbCheck *chk)
+{
+	const DdbJson *names = ddbjson_get(body, "TableNames");
+	const DdbJson *last = ddbjson_get(body, "LastEvaluatedTableName");
+
+	if (names != NULL && names->kind != DJ_ARRAY)
+		return check_envelope(chk, "TableNames", NULL, -1, "an array of table names", names);
+	for (int i = 0; names != NULL && i < names->n; i++)
+		if (names->elems[i].kind != DJ_STRING)
+			return check_envelope(chk, "TableNames", NULL, i, "a table name",
+								  &names->elems[i]);
+	if (last != NULL && last->kind != DJ_STRING)
+		return check_envelope(chk, "LastEvaluatedTableName", NULL, -1, "a table name", last);
+	return true;
+}
+
 /* See ddbjson.h. */
 bool
 ddbjson_check_envelope(const DdbJson *body, DdbCheck *chk)
@@ -722,6 +740,7 @@ ddbjson_check_envelope(const DdbJson *body, DdbCheck *chk)
 		check_responses(body, chk) &&
 		check_unprocessed_keys(body, chk) &&
 		check_unprocessed_items(body, chk) &&
+		check_table_names(body, chk) &&
 		check_capacity(body, chk);
 }
 

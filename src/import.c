@@ -207,9 +207,14 @@ list_tables(DdbGroup *group)
 		const DdbJson *page;
 
 		page = ddbjson_get(resp, "TableNames");
-		for (int i = 0; page && page->kind == DJ_ARRAY && i < page->n; i++)
-			if (page->elems[i].kind == DJ_STRING)
-				names = lappend(names, page->elems[i].str);
+		/* the shapes of the members that came are checked on arrival */
+		if (page == NULL)
+			ereport(ERROR,
+					(errcode(ERRCODE_FDW_REPLY_HANDLE),
+					 errmsg("DynamoDB ListTables response holds no \"TableNames\""),
+					 errdetail("IMPORT FOREIGN SCHEMA cannot tell which tables there are.")));
+		for (int i = 0; i < page->n; i++)
+			names = lappend(names, page->elems[i].str);
 		last = ddbjson_get_string(resp, "LastEvaluatedTableName");
 	} while (last != NULL);
 	return names;
@@ -285,7 +290,10 @@ av_kind(const char *tag)
 	return -1;
 }
 
-/* The statistics of every attribute the sampled items of t hold. */
+/*
+ * The statistics of every attribute the sampled items of t hold, but the
+ * put token of the extension's own conditional puts.
+ */
 static void
 collect_attrs(ImportTable *t)
 {
@@ -302,7 +310,8 @@ collect_attrs(ImportTable *t)
 			ListCell   *ac;
 			int			kind;
 
-			if (av->kind != DJ_OBJECT || av->n != 1 || (kind = av_kind(av->keys[0])) < 0)
+			if (av->kind != DJ_OBJECT || av->n != 1 || (kind = av_kind(av->keys[0])) < 0 ||
+				strcmp(item->keys[i], PUT_TOKEN_ATTRIBUTE) == 0)
 				continue;
 			foreach(ac, t->attrs)
 				if (strcmp(((AttrStats *) lfirst(ac))->name, item->keys[i]) == 0)

@@ -1434,6 +1434,12 @@ test_check_response(void)
 						   "an object, not a PutRequest with an Item or a DeleteRequest with a Key"));
 	CHECK(response_rejects("{\"UnprocessedItems\":{\"t\":[{\"DeleteRequest\":{\"Key\":{\"k\":{\"N\":\"\"}}}}]}}",
 						   "UnprocessedItems.t[0]", "k", "N value is not a DynamoDB number"));
+	CHECK(response_rejects("{\"TableNames\":5}", "TableNames", "",
+						   "a JSON number, not an array of table names"));
+	CHECK(response_rejects("{\"TableNames\":[\"a\",7]}", "TableNames[1]", "",
+						   "a JSON number, not a table name"));
+	CHECK(response_rejects("{\"TableNames\":[],\"LastEvaluatedTableName\":[]}",
+						   "LastEvaluatedTableName", "", "an array, not a table name"));
 	CHECK(response_rejects("{\"ConsumedCapacity\":5}", "ConsumedCapacity", "",
 						   "a JSON number, not an object or an array"));
 	CHECK(response_rejects("{\"ConsumedCapacity\":{\"CapacityUnits\":\"1\"}}", "ConsumedCapacity", "",
