@@ -57,11 +57,11 @@ SELECT l.sk, f.sk AS sk_back
         sorted(f.blobs), f.m, f.lst);
 SELECT sk, n, r, d, epoch, ts, raw, j, jb, sorted(nums) FROM ft_types ORDER BY sk;
 
--- and how DynamoDB holds it
+-- and how DynamoDB holds it (but the put token, see insert.sql)
 SELECT jsonb_pretty(shard_fdw_request('ddb', 'GetItem',
-  '{"TableName": "types_tab", "Key": {"pk": {"S": "row"}, "sk": {"N": "1"}}}'));
+  '{"TableName": "types_tab", "Key": {"pk": {"S": "row"}, "sk": {"N": "1"}}}') #- '{Item,shard_fdw_put}');
 SELECT shard_fdw_request('ddb', 'GetItem',
-  '{"TableName": "types_tab", "Key": {"pk": {"S": "row"}, "sk": {"N": "2"}}}');
+  '{"TableName": "types_tab", "Key": {"pk": {"S": "row"}, "sk": {"N": "2"}}}') #- '{Item,shard_fdw_put}' AS stored;
 
 -- a column with attribute '*' receives the whole item
 CREATE FOREIGN TABLE ft_items (pk text, sk int, item jsonb OPTIONS (attribute '*'))

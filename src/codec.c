@@ -818,7 +818,10 @@ datum_from_text(Oid typid, int32 typmod, const char *text)
 	return InputFunctionCall(&f->flinfo, (char *) text, f->ioparam, typmod);
 }
 
-/* A json or jsonb Datum holding the JSON form of av (a whole item if M). */
+/*
+ * A json or jsonb Datum holding the JSON form of av (a whole item if M,
+ * its put token left out).
+ */
 static Datum
 json_datum(ShardColumn *col, const DdbJson *av, bool whole_item)
 {
@@ -832,6 +835,8 @@ json_datum(ShardColumn *col, const DdbJson *av, bool whole_item)
 		jw_begin_object(&w);
 		for (int i = 0; i < av->n; i++)
 		{
+			if (strcmp(av->keys[i], PUT_TOKEN_ATTRIBUTE) == 0)
+				continue;
 			jw_key(&w, av->keys[i]);
 			av_to_json(&w, &av->elems[i]);
 		}

@@ -89,7 +89,7 @@ describe_table(DdbConn *conn, const char *table, bool quiet, DdbGroup **group)
 	DdbRequest *req;
 
 	*group = ddb_group_create(conn, 1);
-	req = ddb_run(*group, "DescribeTable", body, len, true);
+	req = ddb_run(*group, "DescribeTable", body, len);
 	if (req->status == DDB_OK)
 		return ddbjson_get(req->response, "Table");
 	if (!quiet)

@@ -31,6 +31,8 @@ typedef struct DirectDelete
 	int			in_flight;		/* DeleteItems sent and not yet judged */
 	int64		deleted;		/* items this statement deleted */
 	int64		gone;			/* items already gone when their turn came */
+	int64		doubt;			/* of a failed DeleteItem that may have
+								 * taken effect */
 } DirectDelete;
 
 /*
@@ -79,8 +81,8 @@ delete_error_context(void *arg)
 {
 	DirectDelete *dd = arg;
 
-	errcontext("deleting from foreign table \"%s\": %lld row%s of this statement deleted",
-			   dd->t->relname, (long long) dd->deleted, dd->deleted == 1 ? "" : "s");
+	report_write_progress("deleting from", "deleted", dd->t->relname, dd->deleted,
+						  dd->doubt + ddb_group_rows_in_doubt(dd->group));
 }
 
 /*
@@ -95,7 +97,7 @@ send_delete(DirectDelete *dd, const DdbJson *item)
 	DdbRequest *req;
 
 	req = ddb_request_create(dd->group, "DeleteItem", body, len);
-	req->idempotent = false;
+	req->rows = 1;
 	ddb_submit(req);
 	pfree(body);
 	dd->in_flight++;
@@ -113,7 +115,10 @@ judge_delete(DirectDelete *dd, DdbRequest *req)
 	if (req->status == DDB_OK)
 		dd->deleted++;
 	else if (strcmp(req->error_type, "ConditionalCheckFailedException") != 0)
+	{
+		dd->doubt += req->maybe_applied;
 		ddb_report_error(req);
+	}
 	else if (req->maybe_applied)
 		dd->deleted++;
 	else

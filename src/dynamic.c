@@ -139,7 +139,7 @@ create_meta(ShardTable *t, DdbGroup *group, const char *base)
 	char	   *body = request_meta_create(t, base, (long) time(NULL), &len);
 	DdbRequest *req;
 
-	req = ddb_run(group, "PutItem", body, len, false);
+	req = ddb_run(group, "PutItem", body, len);
 	if (req->status == DDB_OK)
 	{
 		dynamic_stats.keys_created++;
@@ -220,7 +220,7 @@ dynamic_grow(ShardTable *t, DdbGroup *group, const char *base, DynamicMeta seen)
 
 	target = Min(meta.shards * 2, t->max_shards);
 	body = request_meta_grow(t, base, &meta, target, (long) time(NULL), &len);
-	req = ddb_run(group, "UpdateItem", body, len, false);
+	req = ddb_run(group, "UpdateItem", body, len);
 	if (req->status == DDB_OK)
 		dynamic_stats.growths++;
 	else if (strcmp(req->error_type, "ConditionalCheckFailedException") != 0)

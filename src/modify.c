@@ -240,6 +240,17 @@ key_value(ModifyState *ms, ShardKey *key, const char **texts, long shard)
 }
 
 /*
+ * Whether rows are written only where their key is free: in insert mode,
+ * and under ON CONFLICT DO NOTHING, which must not overwrite in upsert
+ * mode either.
+ */
+static bool
+puts_conditional(ModifyState *ms)
+{
+	return ms->t->insert_mode == INSERT_MODE_INSERT || ms->do_nothing;
+}
+
+/*
  * Write the item of the row in slot, in the given shard or
  * SHARD_BY_STRATEGY: the key attributes (the index keys too, those whose
  * columns have values), then every non-NULL column as its own attribute.  Returns the item's size as DynamoDB counts it (names
@@ -293,6 +304,8 @@ write_item(ModifyState *ms, JsonWriter *w, TupleTableSlot *slot, long shard,
 		size += strlen(col->attribute) + (w->out->len - before);
 	}
 	jw_end_object(w);
+	if (puts_conditional(ms))
+		size += strlen(PUT_TOKEN_ATTRIBUTE) + PUT_TOKEN_HEX;
 	if (size > DDB_MAX_ITEM_BYTES)
 		ereport(ERROR,
 				(errcode(ERRCODE_PROGRAM_LIMIT_EXCEEDED),
@@ -315,80 +328,48 @@ modify_item_json(ModifyState *ms, TupleTableSlot *slot, long shard, char **pk, c
 	return out.data;
 }
 
-/*
- * Whether rows are written only where their key is free: in insert mode,
- * and under ON CONFLICT DO NOTHING, which must not overwrite in upsert
- * mode either.
- */
-static bool
-puts_conditional(ModifyState *ms)
-{
-	return ms->t->insert_mode == INSERT_MODE_INSERT || ms->do_nothing;
-}
-
-/*
- * After a conditional put failed on a retry of an attempt that may have
- * been applied: true when the stored item is item, the one we sent, i.e.
- * our own earlier attempt wrote it.
- */
-static bool
-stored_item_is_ours(ModifyState *ms, const DdbJson *item)
-{
-	size_t		len;
-	char	   *body = request_get_stored(ms->t, item, &len);
-	const DdbJson *got = ddbjson_get(ddb_call(ms->group, "GetItem", body, len), "Item");
-	Buf			a;
-	Buf			b;
-	JsonWriter	wa;
-	JsonWriter	wb;
-
-	if (got == NULL || got->n != item->n)
-		return false;
-	for (int i = 0; i < item->n; i++)
-	{
-		const DdbJson *other = ddbjson_get(got, item->keys[i]);
-
-		if (other == NULL)
-			return false;
-		buf_init(&a);
-		buf_init(&b);
-		jw_init(&wa, &a);
-		jw_init(&wb, &b);
-		jw_tree(&wa, &item->elems[i]);
-		jw_tree(&wb, other);
-		if (a.len != b.len || memcmp(a.data, b.data, a.len) != 0)
-			return false;
-	}
-	return true;
-}
-
 /* Error context callback: which row of the statement failed. */
 static void
 insert_error_context(void *arg)
 {
 	ModifyState *ms = arg;
 
-	errcontext("writing to foreign table \"%s\": %lld row%s of this statement written",
-			   ms->t->relname, (long long) ms->written, ms->written == 1 ? "" : "s");
+	report_write_progress("writing to", "written", ms->t->relname, ms->written,
+						  ms->doubt + ddb_group_rows_in_doubt(ms->group));
 }
 
 /*
- * The TransactWriteItems body that puts item (JSON text, the row in slot)
- * if no layout stores the row yet: its key in the newest layout free, and
- * each key an earlier layout may give the row free too, as checks.  Errors
- * when the checks are more than a transaction holds.
+ * The body of the write of an item (JSON text, the row in slot), and its
+ * action: a PutItem, conditional in insert mode and under ON CONFLICT DO
+ * NOTHING (request_put: the item then carries a put token).  While the
+ * table has earlier layouts, a conditional put is a TransactWriteItems
+ * that also checks each key they may give the row is free, so that a row
+ * not moved yet is not stored twice; its ClientRequestToken makes its
+ * retries exact.  Errors when the checks are more than a transaction
+ * holds.
  */
 static char *
-put_checked_body(ModifyState *ms, const char *item, TupleTableSlot *slot, size_t *len)
+put_body(ModifyState *ms, const char *item, TupleTableSlot *slot, const char **action,
+		 size_t *len)
 {
 	ShardTable *t = ms->t;
-	const char **texts = modify_row_key_texts(ms, slot);
+	const char **texts;
 	char		err[SFDW_ERRLEN];
-	const DdbJson *parsed = ddbjson_parse(item, strlen(item), err, sizeof(err));
-	const char *pk = codec_av_text(ddbjson_get(parsed, t->pk.attribute));
-	const char *sk = t->sk.attribute ? codec_av_text(ddbjson_get(parsed, t->sk.attribute)) : NULL;
+	const DdbJson *parsed;
+	const char *pk;
+	const char *sk;
 	List	   *others = NIL;
 
+	if (!puts_conditional(ms) || t->nlayouts == 1)
+	{
+		*action = "PutItem";
+		return request_put(t, item, puts_conditional(ms), len);
+	}
+	*action = "TransactWriteItems";
+	texts = modify_row_key_texts(ms, slot);
+	parsed = ddbjson_parse(item, strlen(item), err, sizeof(err));
+	pk = codec_av_text(ddbjson_get(parsed, t->pk.attribute));
+	sk = t->sk.attribute ? codec_av_text(ddbjson_get(parsed, t->sk.attribute)) : NULL;
 	for (int i = 1; i < t->nlayouts; i++)
 	{
 		ListCell   *lc;
@@ -416,25 +397,20 @@ put_checked_body(ModifyState *ms, const char *item, TupleTableSlot *slot, size_t
 }
 
 /*
- * Send the write of an item (JSON text, the row in slot): a PutItem,
- * conditional in insert mode and under ON CONFLICT DO NOTHING; with earlier
- * layouts, a conditional put is a TransactWriteItems that also checks the
- * keys they may store the row under (put_checked_body), so that a row not
- * moved yet is not stored twice.  The request's owner is the row's slot
- * (or NULL when nobody waits for the row).
+ * Send the write of an item (JSON text, the row in slot), as put_body
+ * writes it.  The request's owner is the row's slot (or NULL when nobody
+ * waits for the row).
  */
 static DdbRequest *
 send_put(ModifyState *ms, const char *item, TupleTableSlot *slot, void *owner)
 {
 	size_t		len;
-	bool		checked = puts_conditional(ms) && ms->t->nlayouts > 1;
-	char	   *body = checked ? put_checked_body(ms, item, slot, &len) :
-		request_put(ms->t, item, puts_conditional(ms), &len);
-	DdbRequest *req = ddb_request_create(ms->group, checked ? "TransactWriteItems" : "PutItem",
-										 body, len);
+	const char *action;
+	char	   *body = put_body(ms, item, slot, &action, &len);
+	DdbRequest *req = ddb_request_create(ms->group, action, body, len);
 
-	req->idempotent = !puts_conditional(ms);
 	req->owner = owner;
+	req->rows = 1;
 	ddb_submit(req);
 	return req;
 }
@@ -497,10 +473,35 @@ put_conflicted(DdbRequest *req)
 }
 
 /*
- * Judge a finished put, counting it when written.  A failed condition
- * after an attempt that may have been applied is checked against the
- * stored item: our own earlier attempt wrote it.  A refused put is
- * reported by put_refused.
+ * After a conditional PutItem (req) failed its condition on a retry of an
+ * attempt that may have been applied: true when the stored item carries
+ * req's put token, i.e. the lost attempt wrote it.
+ */
+static bool
+stored_item_is_ours(ModifyState *ms, DdbRequest *req)
+{
+	const DdbJson *item = put_item(req, false);
+	size_t		len;
+	char	   *body = request_get_put_token(ms->t, item, &len);
+	const char *ours = ddbjson_get_string(ddbjson_get(item, PUT_TOKEN_ATTRIBUTE), "S");
+	const DdbJson *got;
+	const char *stored;
+
+	/* while it is checked, the put may have been written */
+	ms->doubt++;
+	got = ddbjson_get(ddb_call(ms->group, "GetItem", body, len), "Item");
+	ms->doubt--;
+	stored = ddbjson_get_string(ddbjson_get(got, PUT_TOKEN_ATTRIBUTE), "S");
+	return ours && stored && strcmp(ours, stored) == 0;
+}
+
+/*
+ * Judge a finished put, counting it when written, or among the rows that
+ * may have been when it failed after an attempt that may have written it.
+ * A failed condition is a key taken before the put: the retry of a
+ * transaction after an attempt that wrote the item succeeds (put_body),
+ * and a PutItem's that fails is checked against the stored item's put
+ * token.  A refused put is reported by put_refused.
  */
 static PutOutcome
 put_outcome(ModifyState *ms, DdbRequest *req)
@@ -508,12 +509,26 @@ put_outcome(ModifyState *ms, DdbRequest *req)
 	if (req->status != DDB_OK)
 	{
 		if (!put_conflicted(req))
+		{
+			/* failed, but an attempt may have written it */
+			ms->doubt += req->maybe_applied;
 			return PUT_REFUSED;
-		if (!req->maybe_applied || !stored_item_is_ours(ms, put_item(req, false)))
+		}
+		if (!req->maybe_applied || strcmp(req->action, "PutItem") != 0 ||
+			!stored_item_is_ours(ms, req))
 			return ms->do_nothing ? PUT_SKIPPED : PUT_REFUSED;
 	}
 	ms->written++;
 	return PUT_WRITTEN;
+}
+
+/* See modifystate.h. */
+void
+modify_report_error(ModifyState *ms, DdbRequest *req, int rows)
+{
+	if (req->maybe_applied)
+		ms->doubt += rows;
+	ddb_report_error(req);
 }
 
 /* Report why a put was refused. */
@@ -584,8 +599,7 @@ modify_judge_all(ModifyState *ms)
 static bool
 throttled_out(DdbRequest *req)
 {
-	return req->status == DDB_FAILED && req->error_type &&
-		strcmp(req->error_type, "ProvisionedThroughputExceededException") == 0;
+	return req->status == DDB_FAILED && req->last_throttled;
 }
 
 /*
@@ -606,6 +620,23 @@ modify_push_context(ModifyState *ms, ErrorContextCallback *cb)
 	cb->arg = ms;
 	cb->previous = error_context_stack;
 	error_context_stack = cb;
+}
+
+/* See modifystate.h. */
+bool
+modify_push_context_of(EState *estate, Index rti, ErrorContextCallback *cb)
+{
+	ResultRelInfo *rinfo;
+
+	if (estate->es_result_relations == NULL || rti == 0 ||
+		rti > estate->es_range_table_size)
+		return false;
+	rinfo = estate->es_result_relations[rti - 1];
+	/* the scan's relation: its modify state is the extension's, if set */
+	if (rinfo == NULL || rinfo->ri_FdwState == NULL)
+		return false;
+	modify_push_context(rinfo->ri_FdwState, cb);
+	return true;
 }
 
 /* Pop the error context pushed by modify_push_context. */
@@ -667,6 +698,7 @@ batch_write(ModifyState *ms, char **items, int n)
 		body = request_batch_put(ms->t, items + i, count, &len);
 		req = ddb_request_create(ms->group, "BatchWriteItem", body, len);
 		req->owner = (void *) (intptr_t) count;
+		req->rows = count;
 		ddb_submit(req);
 	}
 	while ((req = ddb_wait_any(ms->group)) != NULL)
@@ -677,7 +709,7 @@ batch_write(ModifyState *ms, char **items, int n)
 		int			nsent = (int) (intptr_t) req->owner;
 
 		if (req->status != DDB_OK)
-			ddb_report_error(req);
+			modify_report_error(ms, req, nsent);
 		left = ddbjson_get(ddbjson_get(req->response, "UnprocessedItems"), ms->t->table);
 		again = palloc(sizeof(char *) * Max(nsent, 1));
 		for (int i = 0; left && left->kind == DJ_ARRAY && i < left->n; i++)
@@ -700,6 +732,7 @@ batch_write(ModifyState *ms, char **items, int n)
 			if (next == NULL)
 				unwritten_error(ms, req, nagain);
 			next->owner = (void *) (intptr_t) nagain;
+			next->rows = nagain;
 		}
 		ddb_request_free(req);
 	}
@@ -860,8 +893,9 @@ put_dynamic(ModifyState *ms, DynamicRow *rows, int n)
 		{
 			bool		grew = key_throttled(req) && regrow_dynamic(ms, row, &asked);
 			size_t		len;
-			char	   *body = request_put(ms->t, row->item, puts_conditional(ms), &len);
-			DdbRequest *next = ddb_request_again(req, req->action, body, len, grew);
+			const char *action;
+			char	   *body = put_body(ms, row->item, row->slot, &action, &len);
+			DdbRequest *next = ddb_request_again(req, action, body, len, grew);
 
 			if (next != NULL)
 			{
@@ -988,10 +1022,10 @@ upsert_dynamic(ModifyState *ms, DynamicRow *rows, int n)
 			char	   *body;
 			DdbRequest *next;
 
-			if (req->status != DDB_OK && !throttled_out(req))
-				ddb_report_error(req);
 			while (sent[nsent])
 				nsent++;
+			if (req->status != DDB_OK && !throttled_out(req))
+				modify_report_error(ms, req, nsent);
 			left = palloc(sizeof(DynamicRow *) * (nsent + 1));
 			if (req->status == DDB_OK)
 				nleft = unprocessed_rows(ms, req, sent, nsent, left);
@@ -1021,6 +1055,7 @@ upsert_dynamic(ModifyState *ms, DynamicRow *rows, int n)
 			if (next == NULL)
 				unwritten_error(ms, req, nleft);
 			next->owner = left;
+			next->rows = nleft;
 			ddb_request_free(req);
 		}
 		start = end;

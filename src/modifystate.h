@@ -48,6 +48,8 @@ typedef struct ModifyState
 	MemoryContext batchcxt;		/* holds the batch's items or recent keys */
 	MemoryContext rowcxt;
 	int64		written;		/* rows written so far by this statement */
+	int64		doubt;			/* rows of failed writes that may have taken
+								 * effect (see modify_report_error) */
 } ModifyState;
 
 /* The JSON text of the row's item, and its keys (see write_item). */
@@ -66,8 +68,23 @@ extern void modify_judge_all(ModifyState *ms);
 /* Write the rows COPY gathered (upsert mode) and start a new batch. */
 extern void modify_write_buffered(ModifyState *ms);
 
+/*
+ * Report the failure of a write of rows rows of the statement; when an
+ * attempt of it may have taken effect, the error's context counts them
+ * among the rows that may have been written.
+ */
+extern void modify_report_error(ModifyState *ms, DdbRequest *req, int rows) pg_attribute_noreturn();
+
 /* Push the error context of a modify; pop it with modify_pop_context. */
 extern void modify_push_context(ModifyState *ms, ErrorContextCallback *cb);
+
+/*
+ * Push the error context of the modify whose result relation is range
+ * table entry rti of estate, when the extension modifies it (an UPDATE's
+ * or a DELETE's scan of its own table): an error of the scan then says
+ * what the statement wrote before it.  Returns whether it pushed one.
+ */
+extern bool modify_push_context_of(EState *estate, Index rti, ErrorContextCallback *cb);
 extern void modify_pop_context(ErrorContextCallback *cb);
 
 #endif							/* SHARD_FDW_MODIFYSTATE_H */

@@ -103,6 +103,8 @@ failure_detail(DdbRequest *req, bool with_type)
 	else
 		appendStringInfoString(&buf, " (");
 	appendStringInfo(&buf, "%d attempt%s)", req->attempts, req->attempts == 1 ? "" : "s");
+	if (req->budget_spent)
+		appendStringInfoString(&buf, "; no further retry: failures on this connection have spent its retry budget");
 	return buf.data;
 }
 
@@ -201,4 +203,22 @@ ddb_report_error(DdbRequest *req)
 			 errmsg("DynamoDB %s request failed: %s", req->action, req->error_type),
 			 errdetail("%s", failure_detail(req, false)),
 			 hint ? errhint("%s", hint) : 0));
+}
+
+/*
+ * The error context of a statement that writes (doing: "writing to",
+ * "deleting from"; done: "written", "deleted") to foreign table relname:
+ * the rows of the statement known to be done, and those that may have
+ * been, their answers lost or never awaited.
+ */
+void
+report_write_progress(const char *doing, const char *done, const char *relname,
+					  int64 rows, long doubt)
+{
+	if (doubt > 0)
+		errcontext("%s foreign table \"%s\": %lld row%s of this statement %s, and up to %ld more may have been (DynamoDB's answers to them were lost or not awaited)",
+				   doing, relname, (long long) rows, rows == 1 ? "" : "s", done, doubt);
+	else
+		errcontext("%s foreign table \"%s\": %lld row%s of this statement %s",
+				   doing, relname, (long long) rows, rows == 1 ? "" : "s", done);
 }

@@ -109,7 +109,6 @@ send_move(Reshard *r, const DdbJson *item)
 						codec_item_key_text(item, t), t->relname, err)));
 	body = request_move(t, NULL, NULL, item, item_at(t, item, target), &len);
 	req = ddb_request_create(r->writes, "TransactWriteItems", body, len);
-	req->idempotent = false;
 	req->owner = m;
 	ddb_submit(req);
 }
@@ -134,7 +133,7 @@ judge_move(Reshard *r, DdbRequest *req)
 	{
 		size_t		len;
 		char	   *body = request_delete_item(t, m->item, true, &len);
-		DdbRequest *del = ddb_run(r->writes, "DeleteItem", body, len, false);
+		DdbRequest *del = ddb_run(r->writes, "DeleteItem", body, len);
 
 		if (del->status != DDB_OK &&
 			strcmp(del->error_type, "ConditionalCheckFailedException") != 0)
@@ -177,7 +176,7 @@ move_all(Reshard *r, const char *pk)
 
 		if (page)
 			ddb_request_free(page);
-		page = ddb_run(r->reads, action, body, len, true);
+		page = ddb_run(r->reads, action, body, len);
 		if (page->status != DDB_OK)
 			ddb_report_error(page);
 		items = ddbjson_get(page->response, "Items");

@@ -36,11 +36,14 @@ retry_budget_init(RetryBudget *budget)
 	budget->tokens = RETRY_BUDGET;
 }
 
-/* See shard_fdw.h: a success gives back one token. */
+/*
+ * See shard_fdw.h: a success gives back what its last retry cost, or one
+ * token when it needed none (the SDKs' standard mode).
+ */
 void
-retry_budget_refill(RetryBudget *budget)
+retry_budget_refill(RetryBudget *budget, DdbRequest *req)
 {
-	budget->tokens = Min(RETRY_BUDGET, budget->tokens + 1);
+	budget->tokens = Min(RETRY_BUDGET, budget->tokens + (req->retry_cost ? req->retry_cost : 1));
 }
 
 /*
@@ -55,6 +58,22 @@ retry_is_throttle(const char *type)
 		strcmp(type, "ThrottlingException") == 0 ||
 		strcmp(type, "RequestLimitExceeded") == 0 ||
 		strcmp(type, "LimitExceededException") == 0;
+}
+
+/*
+ * True for the errors the AWS SDKs retry as transient besides 5xx answers:
+ * a request that timed out inside DynamoDB, one sent while an earlier one
+ * of the same connection had not finished, and a transaction whose
+ * ClientRequestToken an attempt still in progress carries (sent again
+ * with the same token, its retry gets that attempt's outcome).
+ */
+bool
+retry_is_transient(const char *type)
+{
+	return strcmp(type, "RequestTimeout") == 0 ||
+		strcmp(type, "RequestTimeoutException") == 0 ||
+		strcmp(type, "PriorRequestNotComplete") == 0 ||
+		strcmp(type, "TransactionInProgressException") == 0;
 }
 
 /*
@@ -89,7 +108,7 @@ within_limits(DdbRequest *req)
 bool
 retry_schedule(DdbRequest *req, RetryBudget *budget, bool timeout)
 {
-	bool		throttle = req->error_type && retry_is_throttle(req->error_type);
+	bool		throttle = req->last_throttled;
 
 	if (throttle)
 		req->throttled++;
@@ -100,8 +119,12 @@ retry_schedule(DdbRequest *req, RetryBudget *budget, bool timeout)
 		int			cost = timeout ? RETRY_TIMEOUT_COST : RETRY_COST;
 
 		if (budget->tokens < cost)
+		{
+			req->budget_spent = true;
 			return false;
+		}
 		budget->tokens -= cost;
+		req->retry_cost = cost;
 	}
 	req->retry_at = GetCurrentTimestamp() + backoff_us(req->attempts);
 	return true;
@@ -118,8 +141,8 @@ retry_schedule(DdbRequest *req, RetryBudget *budget, bool timeout)
  * its first attempt) holds; throttles are counted afresh.  When req made
  * progress (DynamoDB processed part of it, or the key space grew), the new
  * request starts a fresh allowance instead, since a batch that moves on
- * every attempt finishes.  It inherits owner, idempotent and
- * maybe_applied, and is queued.  Returns NULL, queuing nothing, when the
+ * every attempt finishes.  It inherits owner, rows and maybe_applied,
+ * and is queued.  Returns NULL, queuing nothing, when the
  * policy allows no further attempt: the caller reports what is left
  * undone.  req stays the caller's to free.
  */
@@ -133,11 +156,11 @@ ddb_request_again(DdbRequest *req, const char *action, const char *body, size_t 
 		return NULL;
 	next = ddb_request_create(req->group, action, body, len);
 	next->owner = req->owner;
-	next->idempotent = req->idempotent;
 	next->max_retries = req->max_retries;
 	next->max_throttle_retries = req->max_throttle_retries;
 	next->timeout_ms = req->timeout_ms;
 	next->maybe_applied = req->maybe_applied;
+	next->rows = req->rows;
 	if (!progressed)
 	{
 		next->attempts = req->attempts;

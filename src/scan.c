@@ -29,6 +29,7 @@
 #include "utils/hsearch.h"
 #include "utils/memutils.h"
 
+#include "modifystate.h"
 #include "scanstate.h"
 
 static void check_item_key(ShardTable *t, const DdbJson *item, ShardKey *k);
@@ -1207,18 +1208,30 @@ shard_iterate_scan(ForeignScanState *node)
 	TupleTableSlot *slot = node->ss.ss_ScanTupleSlot;
 	const DdbJson *item;
 	MemoryContext old;
+	ErrorContextCallback cb;
+	bool		modifying = ss->need_ctid &&
+		modify_push_context_of(node->ss.ps.state,
+							   ((ForeignScan *) node->ss.ps.plan)->scan.scanrelid, &cb);
 
 	if (!ss->started)
 		scan_start(ss, node->ss.ps.ps_ExprContext);
 	if (ss->read_all)
-		return next_stored(ss, slot);
-	MemoryContextReset(ss->rowcxt);
-	item = next_item(ss);
-	if (item == NULL)
-		return ExecClearTuple(slot);
-	old = MemoryContextSwitchTo(ss->rowcxt);
-	item_to_slot(ss, item, slot);
-	MemoryContextSwitchTo(old);
+		next_stored(ss, slot);
+	else
+	{
+		MemoryContextReset(ss->rowcxt);
+		item = next_item(ss);
+		if (item == NULL)
+			ExecClearTuple(slot);
+		else
+		{
+			old = MemoryContextSwitchTo(ss->rowcxt);
+			item_to_slot(ss, item, slot);
+			MemoryContextSwitchTo(old);
+		}
+	}
+	if (modifying)
+		modify_pop_context(&cb);
 	return slot;
 }
 

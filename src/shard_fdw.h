@@ -294,7 +294,8 @@ typedef struct DdbRequest
 	char	   *body;
 	size_t		body_len;
 	void	   *owner;			/* the caller's back-pointer */
-	bool		idempotent;		/* false for conditional writes */
+	int			rows;			/* the rows of a statement it writes, for
+								 * ddb_group_rows_in_doubt */
 	int			max_retries;	/* the server's, unless the caller lowers it */
 	int			max_throttle_retries;	/* of throttled attempts; likewise */
 	int			timeout_ms;		/* the server's request_timeout_ms: no
@@ -311,15 +312,24 @@ typedef struct DdbRequest
 	char	   *error_type;		/* short DynamoDB error type, or a transport
 								 * error name */
 	char	   *error_message;
+	bool		last_throttled; /* DynamoDB throttled its last attempt (a
+								 * throttling error, or a transaction
+								 * cancelled for throttling only) */
 	bool		key_throttled;	/* a KeyRangeThroughputExceeded reason came */
 	bool		throttle_reasons;	/* a throttle came with ThrottlingReasons */
-	bool		maybe_applied;	/* a failed attempt may have taken effect */
+	bool		maybe_applied;	/* an attempt reached DynamoDB whole, and its
+								 * answer, if any, does not say whether it
+								 * took effect */
 	DdbCheck   *fault;			/* what broke DynamoDB's shapes in an answer
 								 * that parsed, or NULL */
 	int			attempts;
+	bool		budget_spent;	/* a retry was refused: the connection's retry
+								 * budget was spent */
 
 	/* private to transport.c */
 	int			throttled;		/* attempts throttled */
+	int			retry_cost;		/* what its last retry took from the retry
+								 * budget, 0 if none */
 	double		budget_reserved;	/* units reserved in its group's budget */
 	TimestampTz first_attempt_at;
 	TimestampTz retry_at;
@@ -335,6 +345,7 @@ extern void ddb_group_set_max_inflight(DdbGroup *group, int max_inflight);
 extern void ddb_group_reset(DdbGroup *group);
 extern void ddb_group_free(DdbGroup *group);
 extern void ddb_group_hold(DdbGroup **holder, MemoryContext cxt);
+extern long ddb_group_rows_in_doubt(DdbGroup *group);
 extern DdbStats *ddb_group_stats(DdbGroup *group);
 extern DdbConn *ddb_group_conn(DdbGroup *group);
 extern void ddb_group_set_budget(DdbGroup *group, Budget *budget);
@@ -348,10 +359,12 @@ extern void ddb_count_retry(DdbRequest *req);
 extern DdbRequest *ddb_wait_any(DdbGroup *group);
 extern void ddb_wait_for(DdbRequest *req);
 extern DdbRequest *ddb_run(DdbGroup *group, const char *action,
-						   const char *body, size_t len, bool idempotent);
+						   const char *body, size_t len);
 extern DdbJson *ddb_call(DdbGroup *group, const char *action,
 						 const char *body, size_t len);
 pg_noreturn extern void ddb_report_error(DdbRequest *req);
+extern void report_write_progress(const char *doing, const char *done,
+								  const char *relname, int64 rows, long doubt);
 extern void ddb_request_json_fault(DdbRequest *req, long status,
 								   const char *reason);
 extern void ddb_request_shape_fault(DdbRequest *req, const DdbCheck *check);
@@ -422,8 +435,9 @@ typedef struct RetryBudget
 } RetryBudget;
 
 extern void retry_budget_init(RetryBudget *budget);
-extern void retry_budget_refill(RetryBudget *budget);
+extern void retry_budget_refill(RetryBudget *budget, DdbRequest *req);
 extern bool retry_is_throttle(const char *type);
+extern bool retry_is_transient(const char *type);
 extern bool retry_schedule(DdbRequest *req, RetryBudget *budget, bool timeout);
 extern DdbRequest *ddb_request_again(DdbRequest *req, const char *action,
 									 const char *body, size_t len, bool progressed);
@@ -530,6 +544,17 @@ extern char *codec_av_text(const DdbJson *av);
 /* TransactWriteItems takes at most this many actions. */
 #define DDB_TRANSACT_MAX 100
 
+/*
+ * The attribute a conditional PutItem stores beside the row's own: a
+ * random token of the put, PUT_TOKEN_HEX hex digits.  When the answer to
+ * an attempt is lost and a retry finds the key taken, the stored token
+ * tells the put's own item (the lost attempt was applied) from one that
+ * was there before, however alike.  Reads never show it.
+ */
+#define PUT_TOKEN_ATTRIBUTE "shard_fdw_put"
+#define PUT_TOKEN_HEX 16
+
+
 extern void request_write_key_value(JsonWriter *w, const ShardKey *key, const char *text);
 extern void request_write_key_texts(JsonWriter *w, ShardTable *t, const char *pk,
 									const char *sk);
@@ -537,8 +562,8 @@ extern void request_write_partition_condition(JsonWriter *w, ShardTable *t, cons
 extern void request_write_start_key(JsonWriter *w, const DdbJson *start_key);
 extern int	request_infinite_value(Oid typid, Datum value);
 extern char *request_put(ShardTable *t, const char *item, bool conditional, size_t *len);
+extern char *request_get_put_token(ShardTable *t, const DdbJson *item, size_t *len);
 extern char *request_batch_put(ShardTable *t, char **items, int n, size_t *len);
-extern char *request_get_stored(ShardTable *t, const DdbJson *item, size_t *len);
 extern char *request_update(ShardTable *t, TupleTableSlot *slot, const char *pk,
 							const char *sk, const char *const *index_keys, size_t *len);
 extern bool request_is_key_attribute(ShardTable *t, const char *attribute);

@@ -383,6 +383,45 @@ ddb_group_hold(DdbGroup **holder, MemoryContext cxt)
 	MemoryContextRegisterResetCallback(cxt, cb);
 }
 
+/*
+ * The rows (DdbRequest.rows) of the group's requests not handed out yet
+ * that may have taken effect: finished ones that succeeded, those in
+ * flight whose request went out whole, and any an attempt of which
+ * reached DynamoDB unanswered (maybe_applied).  A statement that stops
+ * with them unjudged says they may have been written.
+ */
+long
+ddb_group_rows_in_doubt(DdbGroup *g)
+{
+	DdbTransport *t = g->conn->transport;
+	dlist_iter	it;
+	long		rows = 0;
+
+	dlist_foreach(it, &t->attempts)
+	{
+		DdbAttempt *a = dlist_container(DdbAttempt, node, it.cur);
+
+		if (a->req->group == g &&
+			(a->req->maybe_applied || a->x.sent == a->x.out_len))
+			rows += a->req->rows;
+	}
+	dlist_foreach(it, &t->queue)
+	{
+		DdbRequest *req = dlist_container(DdbRequest, node, it.cur);
+
+		if (req->group == g && req->maybe_applied)
+			rows += req->rows;
+	}
+	dlist_foreach(it, &g->done)
+	{
+		DdbRequest *req = dlist_container(DdbRequest, node, it.cur);
+
+		if (req->status == DDB_OK || req->maybe_applied)
+			rows += req->rows;
+	}
+	return rows;
+}
+
 /* The counters of a group. */
 DdbStats *
 ddb_group_stats(DdbGroup *g)
@@ -450,7 +489,6 @@ ddb_request_create(DdbGroup *group, const char *action,
 	memcpy(req->body, body, len);
 	req->body[len] = '\0';
 	req->body_len = len;
-	req->idempotent = true;
 	req->max_retries = group->conn->server->max_retries;
 	req->max_throttle_retries = req->max_retries;
 	req->timeout_ms = (int) Min(group->conn->server->request_timeout_ms, INT_MAX);
@@ -711,7 +749,7 @@ ddb_request_json_fault(DdbRequest *req, long status, const char *reason)
 	set_error(req, "InvalidResponse",
 			  psprintf("the response (HTTP %ld) is not valid JSON: %s",
 					   status, reason));
-	req->maybe_applied |= !req->idempotent;
+	req->maybe_applied = true;
 }
 
 /* See shard_fdw.h: fail req for an answer that parsed but breaks DynamoDB's shapes. */
@@ -726,7 +764,7 @@ ddb_request_shape_fault(DdbRequest *req, const DdbCheck *check)
 					   check->where, check->reason));
 	req->fault = MemoryContextAlloc(req->cxt, sizeof(DdbCheck));
 	*req->fault = *check;
-	req->maybe_applied |= !req->idempotent;
+	req->maybe_applied = true;
 }
 
 /* The ThrottlingReasons of an error body (throttlingReasons in some). */
@@ -756,6 +794,33 @@ has_key_range_reason(const DdbJson *body)
 			return true;
 	}
 	return false;
+}
+
+/*
+ * True when a TransactionCanceledException body cancels for throttling
+ * only: each of its CancellationReasons is ThrottlingError or None (the
+ * action that caused nothing), one at least ThrottlingError.  That is
+ * how DynamoDB says a transaction was throttled.
+ */
+static bool
+transaction_throttled(const DdbJson *body)
+{
+	const DdbJson *reasons = ddbjson_get(body, "CancellationReasons");
+	bool		throttled = false;
+
+	if (strcmp(ddbjson_get_string(body, "__type") ? ddbjson_get_string(body, "__type") : "",
+			   "com.amazonaws.dynamodb.v20120810#TransactionCanceledException") != 0 ||
+		reasons == NULL || reasons->kind != DJ_ARRAY)
+		return false;
+	for (int i = 0; i < reasons->n; i++)
+	{
+		const char *code = ddbjson_get_string(&reasons->elems[i], "Code");
+
+		if (code == NULL || (strcmp(code, "None") != 0 && strcmp(code, "ThrottlingError") != 0))
+			return false;
+		throttled |= strcmp(code, "ThrottlingError") == 0;
+	}
+	return throttled;
 }
 
 /* Add a response's ConsumedCapacity (an object or an array) to stats. */
@@ -798,7 +863,7 @@ judge_answer(DdbRequest *req, DdbAttempt *a, long status)
 		{
 			set_error(req, "CRC32CheckFailed",
 					  "the response body does not match its x-amz-crc32 header");
-			req->maybe_applied |= !req->idempotent;
+			req->maybe_applied = true;
 			return true;
 		}
 	}
@@ -809,7 +874,7 @@ judge_answer(DdbRequest *req, DdbAttempt *a, long status)
 		set_error(req, "InvalidResponse",
 				  psprintf("the response (HTTP %ld) escapes half a UTF-16 surrogate pair at byte %ld, which is not Unicode",
 						   status, surrogate));
-		req->maybe_applied |= !req->idempotent;
+		req->maybe_applied = true;
 		return false;
 	}
 	old = MemoryContextSwitchTo(req->cxt);
@@ -842,7 +907,8 @@ judge_answer(DdbRequest *req, DdbAttempt *a, long status)
 	set_error(req, ddbjson_get_string(body, "__type") ? ddbjson_get_string(body, "__type") : "HttpError",
 			  ddbjson_get_string(body, "message") ? ddbjson_get_string(body, "message") :
 			  ddbjson_get_string(body, "Message"));
-	if (retry_is_throttle(req->error_type))
+	req->last_throttled = retry_is_throttle(req->error_type) || transaction_throttled(body);
+	if (req->last_throttled)
 	{
 		req->key_throttled |= has_key_range_reason(body);
 		req->throttle_reasons |= throttling_reasons(body) != NULL;
@@ -850,9 +916,9 @@ judge_answer(DdbRequest *req, DdbAttempt *a, long status)
 		backend_stats.throttles++;
 		return true;
 	}
-	if (status >= 500)
+	if (status >= 500 || retry_is_transient(req->error_type))
 	{
-		req->maybe_applied |= !req->idempotent;
+		req->maybe_applied = true;
 		return true;
 	}
 	return false;
@@ -868,6 +934,7 @@ judge_transport_error(DdbRequest *req, DdbAttempt *a, CURLcode code)
 	const char *detail = a->errbuf[0] ? a->errbuf : curl_easy_strerror(code);
 
 	req->http_status = 0;
+	req->last_throttled = false;
 	set_error(req, code == CURLE_OPERATION_TIMEDOUT ? "Timeout" : "ConnectionError", detail);
 	switch (code)
 	{
@@ -1031,7 +1098,7 @@ attempt_done(DdbTransport *t, DdbAttempt *a, CURLcode code)
 	req->group->running--;
 	answer_arrived(t);
 	/* the whole request went out on a connection that failed unanswered */
-	req->maybe_applied |= !req->idempotent && a->x.reached;
+	req->maybe_applied |= a->x.reached;
 	a->from_dynamodb = a->x.answer.request_id || a->x.answer.crc[0] != '\0';
 	if (code == CURLE_OK)
 	{
@@ -1054,7 +1121,7 @@ attempt_done(DdbTransport *t, DdbAttempt *a, CURLcode code)
 	if (!retry)
 	{
 		if (req->response != NULL)
-			retry_budget_refill(&t->budget);
+			retry_budget_refill(&t->budget, req);
 		finish(req, req->response ? DDB_OK : DDB_FAILED);
 		return;
 	}
@@ -1225,17 +1292,13 @@ ddb_wait_for(DdbRequest *req)
 
 /*
  * Run one request to completion and return it, succeeded or failed; the
- * caller judges it and frees it (or leaves it to the group).  idempotent
- * is false for conditional writes, whose failed attempts may have been
- * applied.
+ * caller judges it and frees it (or leaves it to the group).
  */
 DdbRequest *
-ddb_run(DdbGroup *group, const char *action, const char *body, size_t len,
-		bool idempotent)
+ddb_run(DdbGroup *group, const char *action, const char *body, size_t len)
 {
 	DdbRequest *req = ddb_request_create(group, action, body, len);
 
-	req->idempotent = idempotent;
 	ddb_submit(req);
 	ddb_wait_for(req);
 	return req;
@@ -1248,7 +1311,7 @@ ddb_run(DdbGroup *group, const char *action, const char *body, size_t len,
 DdbJson *
 ddb_call(DdbGroup *group, const char *action, const char *body, size_t len)
 {
-	DdbRequest *req = ddb_run(group, action, body, len, true);
+	DdbRequest *req = ddb_run(group, action, body, len);
 
 	if (req->status != DDB_OK)
 		ddb_report_error(req);

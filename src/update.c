@@ -108,22 +108,22 @@ shard_exec_update(EState *estate, ResultRelInfo *rinfo, TupleTableSlot *slot,
 		route_index_key(ms->t, &ms->t->index_sk, texts)};
 
 		body = request_update(ms->t, slot, old_pk, old_sk, index_keys, &len);
-		req = ddb_run(ms->group, "UpdateItem", body, len, false);
+		req = ddb_run(ms->group, "UpdateItem", body, len);
 		if (req->status != DDB_OK)
 		{
 			if (strcmp(req->error_type, "ConditionalCheckFailedException") != 0)
-				ddb_report_error(req);
+				modify_report_error(ms, req, 1);
 			result = NULL;
 		}
 	}
 	else
 	{
 		body = request_move(ms->t, old_pk, old_sk, NULL, item, &len);
-		req = ddb_run(ms->group, "TransactWriteItems", body, len, false);
+		req = ddb_run(ms->group, "TransactWriteItems", body, len);
 		if (req->status != DDB_OK)
 		{
 			if (strcmp(req->error_type, "TransactionCanceledException") != 0)
-				ddb_report_error(req);
+				modify_report_error(ms, req, 1);
 			/* DynamoDB lists a reason per item: [Delete's, Put's] */
 			if (strstr(req->error_message, "[ConditionalCheckFailed"))
 				result = NULL;	/* the old item vanished */
@@ -135,7 +135,7 @@ shard_exec_update(EState *estate, ResultRelInfo *rinfo, TupleTableSlot *slot,
 						 errdetail("Moving the item to key (%s%s%s) would overwrite another item.",
 								   new_pk, new_sk ? ", " : "", new_sk ? new_sk : "")));
 			else
-				ddb_report_error(req);
+				modify_report_error(ms, req, 1);
 		}
 	}
 	if (result)
@@ -171,9 +171,9 @@ shard_exec_delete(EState *estate, ResultRelInfo *rinfo, TupleTableSlot *slot,
 	MemoryContextReset(ms->rowcxt);
 	(void) old_key(ms, planSlot, &pk, &sk, NULL);
 	body = request_delete(ms->t, pk, sk, &len);
-	req = ddb_run(ms->group, "DeleteItem", body, len, false);
+	req = ddb_run(ms->group, "DeleteItem", body, len);
 	if (req->status != DDB_OK)
-		ddb_report_error(req);
+		modify_report_error(ms, req, 1);
 	item = ddbjson_get(req->response, "Attributes");
 	if (item == NULL && req->maybe_applied)
 	{

@@ -76,7 +76,8 @@ end_consistent_get(JsonWriter *w, size_t *len)
 
 /*
  * The PutItem body of an item (JSON text); conditional: only where the
- * key is free.
+ * key is free, the item then carrying a fresh put token (see
+ * PUT_TOKEN_ATTRIBUTE).
  */
 char *
 request_put(ShardTable *t, const char *item, bool conditional, size_t *len)
@@ -86,10 +87,49 @@ request_put(ShardTable *t, const char *item, bool conditional, size_t *len)
 
 	jw_begin_request(&w, &out, t->table);
 	jw_key(&w, "Item");
-	jw_raw(&w, item);
 	if (conditional)
+	{
+		uint8		token[PUT_TOKEN_HEX / 2];
+		char		token_hex[PUT_TOKEN_HEX + 1];
+		size_t		n = strlen(item);
+
+		Assert(n >= 2 && item[n - 1] == '}');
+		if (!pg_strong_random(token, sizeof(token)))
+			ereport(ERROR,
+					(errcode(ERRCODE_INTERNAL_ERROR),
+					 errmsg("could not generate the put token of a PutItem")));
+		for (int i = 0; i < (int) sizeof(token); i++)
+			sprintf(token_hex + 2 * i, "%02x", token[i]);
+		jw_raw(&w, psprintf("%.*s,\"" PUT_TOKEN_ATTRIBUTE "\":{\"S\":\"%s\"}}",
+							(int) (n - 1), item, token_hex));
 		write_condition(&w, "attribute_not_exists(#k)", t->pk.attribute, NIL);
+	}
+	else
+		jw_raw(&w, item);
 	return jw_end_request(&w, len);
+}
+
+/*
+ * The strongly consistent GetItem body of the put token (request_put) of
+ * the stored item with item's key.
+ */
+char *
+request_get_put_token(ShardTable *t, const DdbJson *item, size_t *len)
+{
+	Buf			out;
+	JsonWriter	w;
+
+	jw_begin_request(&w, &out, t->table);
+	jw_key(&w, "Key");
+	write_key_of_item(&w, t, item);
+	jw_key(&w, "ProjectionExpression");
+	jw_cstring(&w, "#t");
+	jw_key(&w, "ExpressionAttributeNames");
+	jw_begin_object(&w);
+	jw_key(&w, "#t");
+	jw_cstring(&w, PUT_TOKEN_ATTRIBUTE);
+	jw_end_object(&w);
+	return end_consistent_get(&w, len);
 }
 
 /* The BatchWriteItem body that puts items[0..n-1] (at most 25). */
@@ -120,19 +160,6 @@ request_batch_put(ShardTable *t, char **items, int n, size_t *len)
 	jw_end_array(&w);
 	jw_end_object(&w);
 	return jw_end_request(&w, len);
-}
-
-/* The strongly consistent GetItem body of the stored item with item's key. */
-char *
-request_get_stored(ShardTable *t, const DdbJson *item, size_t *len)
-{
-	Buf			out;
-	JsonWriter	w;
-
-	jw_begin_request(&w, &out, t->table);
-	jw_key(&w, "Key");
-	write_key_of_item(&w, t, item);
-	return end_consistent_get(&w, len);
 }
 
 /*

@@ -9,8 +9,7 @@
 # .cache/wire-SEED.out; the last line is "N passed, N failed".
 #
 # Environment: SHARD_FDW_WIRE_KINDS, SHARD_FDW_WIRE_FAULTS (comma lists
-# narrowing the statement and fault kinds), SHARD_FDW_WIRE_EXACT_WRITTEN=1
-# (a written claim below the truth fails), SHARD_FDW_WIRE_TIMEOUT_OPTION and
+# narrowing the statement and fault kinds), SHARD_FDW_WIRE_TIMEOUT_OPTION and
 # SHARD_FDW_WIRE_TIMEOUT_MS (the option bounding an attempt, e.g.
 # attempt_timeout_ms once the extension has it), SHARD_FDW_WIRE_CREDENTIALS=0
 # (skip the credential refresh test), SHARD_FDW_WIRE_CORES=1 (let crashed

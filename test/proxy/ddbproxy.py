@@ -34,7 +34,9 @@ Control API, JSON over HTTP on the same port:
 A fault spec is an object.  Common keys: "kind" (required), "action"
 (X-Amz-Target operation such as "PutItem"; default any), "table" (default
 any), "count" (requests it fires on, default 1), "skip" (matching requests
-let through before it fires, default 0).  A request whose client has
+let through before it fires, default 0), "rate" (the share of the matching
+requests it fires on, drawn from a generator seeded by "seed", default 1:
+every one; with a large "count", faults at a rate).  A request whose client has
 closed the connection by the time the proxy gets to it (a statement that
 failed while its other requests were in flight) neither fires nor is
 counted as skipped: it is forwarded, and the fault waits for the next.
@@ -145,8 +147,12 @@ change); lek entries add "stream" and "repeated": true when the served
 LastEvaluatedKey is one that stream had already been given.  Stats count
 applied mutations by name under "mutations".
 
-Budgets cost one token per item written by PutItem, UpdateItem, DeleteItem,
-BatchWriteItem and TransactWriteItems.  "key_budget" and "table_budget" are
+Budgets cost one token per item written by PutItem, UpdateItem, DeleteItem
+and BatchWriteItem, two per item a TransactWriteItems writes (a
+transactional write takes two write units in DynamoDB); a throttled
+TransactWriteItems is cancelled as DynamoDB cancels one,
+TransactionCanceledException with a ThrottlingError reason for each write
+refused.  "key_budget" and "table_budget" are
 {"rate": tokens per second, "burst": bucket size} or null (off, the
 default).  A BatchWriteItem returns its throttled items in UnprocessedItems
 and fails only when every item is throttled; the other operations fail
@@ -214,6 +220,9 @@ STATUS_ERRORS = {
     503: ("ServiceUnavailableException", "Service unavailable"),
 }
 KEY_RANGE_REASON = "TableWriteKeyRangeThroughputExceeded"
+TRANSACTION_THROTTLE = ("Throughput exceeds the current capacity of your table or index. "
+                        "DynamoDB is automatically scaling your table or index so please "
+                        "try again shortly.")
 TABLE_REASON = "TableWriteProvisionedThroughputExceeded"
 FAULT_KEYS = {
     "status": {"status", "error", "message", "when"},
@@ -227,7 +236,7 @@ FAULT_KEYS = {
     "mutate": {"mutation", "seed", "attributes"},
     "unprocessed": {"processed"},
 }
-COMMON_FAULT_KEYS = {"kind", "action", "table", "count", "skip"}
+COMMON_FAULT_KEYS = {"kind", "action", "table", "count", "skip", "rate", "seed"}
 DEFAULT_MALFORMED_BODY = '{"Count":1,"Items":[{"pk":{"S":"trunc'
 
 
@@ -491,6 +500,8 @@ class Fault:
     count: int = 1
     skip: int = 0
     params: dict = field(default_factory=dict)
+    rate: float = 1.0
+    rng: random.Random = None
     fired: int = 0
     state: dict = field(default_factory=dict)
 
@@ -511,7 +522,9 @@ class Fault:
                 f"unknown mutation {params['mutation']!r}: one of {sorted(MUTATIONS)}")
         return cls(kind=kind, action=action_name(spec.get("action")) or None,
                    table=spec.get("table"), count=int(spec.get("count", 1)),
-                   skip=int(spec.get("skip", 0)), params=params)
+                   skip=int(spec.get("skip", 0)), params=params,
+                   rate=float(spec.get("rate", 1.0)),
+                   rng=random.Random(spec.get("seed", 0)))
 
     def matches(self, action, tables):
         """Whether a request of this action on these tables is targeted."""
@@ -521,7 +534,7 @@ class Fault:
     def as_json(self):
         """The spec as the control API shows it."""
         doc = {"kind": self.kind, "action": self.action, "table": self.table,
-               "count": self.count, "skip": self.skip}
+               "count": self.count, "skip": self.skip, "rate": self.rate}
         doc.update(self.params)
         return doc
 
@@ -566,6 +579,8 @@ class FaultQueue:
                 if fault.skip > 0:
                     fault.skip -= 1
                     return None
+                if fault.rate < 1.0 and fault.rng.random() >= fault.rate:
+                    return None
                 fault.count -= 1
                 fault.fired += 1
                 if fault.count <= 0:
@@ -586,19 +601,19 @@ class TokenBucket:
         self.tokens = burst
         self.stamp = now
 
-    def try_take(self, now):
-        """Take one token if there is one."""
+    def try_take(self, now, cost):
+        """Take cost tokens if there are as many."""
         self.tokens = min(self.burst,
                           self.tokens + (now - self.stamp) * self.rate)
         self.stamp = now
-        if self.tokens >= 1:
-            self.tokens -= 1
+        if self.tokens >= cost:
+            self.tokens -= cost
             return True
         return False
 
-    def give_back(self):
-        """Return a token taken by try_take."""
-        self.tokens += 1
+    def give_back(self, cost):
+        """Return tokens taken by try_take."""
+        self.tokens += cost
 
 
 class Budgets:
@@ -621,8 +636,8 @@ class Budgets:
         """Whether any budget is on."""
         return self.key_limit is not None or self.table_limit is not None
 
-    def admit(self, writes, all_or_nothing):
-        """Take tokens for (table, key) writes.
+    def admit(self, writes, all_or_nothing, cost=1):
+        """Take cost tokens for each of the (table, key) writes.
 
         Returns one throttling reason per write (None when admitted).  With
         all_or_nothing, a single refusal gives back every token taken.
@@ -631,21 +646,21 @@ class Budgets:
         with self.lock:
             verdicts, taken = [], []
             for table, key in writes:
-                reason, buckets = self.admit_one(table, key, now)
+                reason, buckets = self.admit_one(table, key, now, cost)
                 verdicts.append(reason)
                 taken.extend(buckets)
             if all_or_nothing and any(verdicts):
                 for bucket in taken:
-                    bucket.give_back()
+                    bucket.give_back(cost)
             return verdicts
 
-    def admit_one(self, table, key, now):
-        """Take a token from each bucket of one write, or none at all."""
+    def admit_one(self, table, key, now, cost):
+        """Take cost tokens from each bucket of one write, or none at all."""
         taken = []
         for bucket, reason in self.buckets_of(table, key, now):
-            if not bucket.try_take(now):
+            if not bucket.try_take(now, cost):
                 for done in taken:
-                    done.give_back()
+                    done.give_back(cost)
                 return reason, []
             taken.append(bucket)
         return None, taken
@@ -1202,10 +1217,15 @@ class Handler(BaseHTTPRequestHandler):
                  for t in {t for t, _ in writes}}
         keyed = [(t, partition_value(infos.get(t), item)) for t, item in writes]
         batch = action == "BatchWriteItem"
-        verdicts = self.proxy.budgets.admit(keyed, all_or_nothing=not batch)
+        transaction = action == "TransactWriteItems"
+        verdicts = self.proxy.budgets.admit(keyed, all_or_nothing=not batch,
+                                            cost=2 if transaction else 1)
         refused = [r for r in verdicts if r]
         if not refused:
             return self.forward(body)
+        if transaction:
+            self.proxy.stats.throttled(sorted(set(refused)))
+            raise transaction_throttled(request, verdicts)
         if not batch or len(refused) == len(writes):
             self.proxy.stats.throttled(sorted(set(refused)))
             raise throttle_error(
@@ -1948,6 +1968,25 @@ def throttle_error(error, reasons, message=None):
     member, default_message = THROTTLE_ERRORS[error]
     extra = {member: reasons} if reasons else {}
     return ProxyError(400, DDB + error, message or default_message, extra)
+
+
+def transaction_throttled(request, verdicts):
+    """The TransactionCanceledException DynamoDB answers a throttled
+    TransactWriteItems with: a CancellationReasons entry per action,
+    ThrottlingError for each write refused (verdicts, in the order of
+    write_items), None for the others."""
+    writes = iter(verdicts)
+    reasons = []
+    for entry in request.get("TransactItems", []):
+        refused = any(kind in ("Put", "Update", "Delete") and next(writes)
+                      for kind in entry)
+        reasons.append({"Code": "ThrottlingError", "Message": TRANSACTION_THROTTLE}
+                       if refused else {"Code": "None"})
+    codes = ", ".join(r["Code"] for r in reasons)
+    return ProxyError(400, DDB + "TransactionCanceledException",
+                      "Transaction cancelled, please refer cancellation reasons "
+                      f"for specific reasons [{codes}]",
+                      {"CancellationReasons": reasons})
 
 
 def parse_credentials(values):

@@ -38,9 +38,7 @@ Each statement must:
   its rows, each item old or new, no row stored twice), and its error's
   claim "N rows of this statement written" (or "deleted"; with ", and up
   to M more may have been", the range N..N+M) must hold the number of its
-  rows DynamoDB holds: a claim above the truth always fails; one below it
-  (an answer lost for a write that was applied) is recorded and printed,
-  and fails only with SHARD_FDW_WIRE_EXACT_WRITTEN=1.
+  rows DynamoDB holds, or the statement fails the test.
 
 Besides the matrix: the front's control API and counters; a self-test of
 the checks (each kind's check passes its outcome without faults and fails
@@ -49,11 +47,10 @@ the statement's back, an import's column dropped, reltuples spoiled); and
 a deterministic case of the matrix's stale_copy: an answer sent again,
 unasked, after a statement's last answer waits on the kept-alive
 connection, and the next statement in the session must not take it for
-its own (stale_copy is left out of the matrix's random faults unless
-SHARD_FDW_WIRE_STALE=1, so that its findings are not all that one bug's;
-a finding after bytes sent unasked on the session's connections, by
-double_copy, double_other or extra_bytes, says so).  After a finding the
-session is closed, so that its connections start afresh.
+its own (a finding after bytes sent unasked on the session's
+connections, by stale_copy, double_copy, double_other or extra_bytes,
+says so).  After a finding the session is closed, so that its
+connections start afresh.
 
 A last test restarts nothing of the bed: it starts a cluster of its own
 (as test_credentials.py does) whose credentials come from the container
@@ -69,9 +66,7 @@ run until it is spent), SHARD_FDW_WIRE_KINDS and SHARD_FDW_WIRE_FAULTS
 reproduce a finding), SHARD_FDW_WIRE_TIMEOUT_OPTION (default
 request_timeout_ms: the server option bounding one attempt, which the
 late answers outlast) and SHARD_FDW_WIRE_TIMEOUT_MS,
-SHARD_FDW_WIRE_EXACT_WRITTEN, SHARD_FDW_WIRE_CREDENTIALS=0 to skip the
-refresh test, SHARD_FDW_WIRE_STALE=1 to put stale_copy among the
-matrix's faults.  Prints the statements run per kind, the faults injected
+SHARD_FDW_WIRE_CREDENTIALS=0 to skip the refresh test.  matrix's faults.  Prints the statements run per kind, the faults injected
 per kind and every finding with its seed, statement number and faults;
 ends with "N passed, N failed".
 """
@@ -102,14 +97,8 @@ ONLY_KINDS = [k for k in os.environ.get("SHARD_FDW_WIRE_KINDS", "").split(",") i
 ONLY_FAULTS = [k for k in os.environ.get("SHARD_FDW_WIRE_FAULTS", "").split(",") if k]
 TIMEOUT_OPTION = os.environ.get("SHARD_FDW_WIRE_TIMEOUT_OPTION", "request_timeout_ms")
 TIMEOUT_MS = int(os.environ.get("SHARD_FDW_WIRE_TIMEOUT_MS", "2000"))
-EXACT_WRITTEN = os.environ.get("SHARD_FDW_WIRE_EXACT_WRITTEN", "0") == "1"
 CREDENTIALS = os.environ.get("SHARD_FDW_WIRE_CREDENTIALS", "1") != "0"
 CREDENTIALS_QUIET = os.environ.get("SHARD_FDW_WIRE_CREDENTIALS") == "quiet"
-# stale_copy in the matrix's random faults: off while the extension reads an
-# unasked answer left on an idle connection as the next request's (which
-# unasked_answer_on_an_idle_connection shows), so that the matrix's findings
-# are not all that one bug's consequences; SHARD_FDW_WIRE_STALE=1 puts it in.
-STALE = os.environ.get("SHARD_FDW_WIRE_STALE", "0") == "1"
 # Faults that send bytes past an answer: an answer after them may be out of
 # step while the extension takes unasked bytes for the next answer.
 UNASKED = {"stale_copy", "double_copy", "double_other", "extra_bytes"}
@@ -491,9 +480,9 @@ def copy_sql(table, rows):
 
 
 def claim_check(out, statement_rows_written, kind, record=True):
-    """Compare an error's written/deleted claim with the truth; a claim
-    above the truth is a problem, one below it is recorded (and a problem
-    with SHARD_FDW_WIRE_EXACT_WRITTEN=1)."""
+    """Compare an error's written/deleted claim with the truth: a claim
+    above the truth, or one whose rows that may have been written do not
+    reach it, is a problem (recorded)."""
     claimed = out.claimed or 0      # no claim: nothing written, it says
     if claimed <= statement_rows_written <= claimed + out.maybe:
         return []
@@ -512,10 +501,8 @@ def claim_check(out, statement_rows_written, kind, record=True):
               f"{statement_rows_written}; faults "
               f"{current.get('fired')}\n    sql: {current.get('sql', '')[:160]!r}\n    "
               + "\n    ".join(l for l in out.lines if l.startswith(("ERROR", "DETAIL", "CONTEXT"))))
-    if EXACT_WRITTEN:
-        return [f"error claims {out.claimed} rows but DynamoDB holds {statement_rows_written} "
-                "(SHARD_FDW_WIRE_EXACT_WRITTEN)"]
-    return []
+    return [f"error claims {out.claimed} rows (and up to {out.maybe} more) but DynamoDB "
+            f"holds {statement_rows_written}"]
 
 
 def insert_check(rows, duplicate_at=None):
@@ -1001,8 +988,7 @@ GENERATORS = {
 def fault_profile(front):
     """One to three fault kinds of the front at random rates: late
     answers and connect resets rarer, each costing a timeout."""
-    kinds = ONLY_FAULTS or [k for k in (FAULTS_TLS if front == "tls" else FAULTS_TCP)
-                            if STALE or k != "stale_copy"]
+    kinds = ONLY_FAULTS or list(FAULTS_TLS if front == "tls" else FAULTS_TCP)
     picked = rng.sample(kinds, min(len(kinds), rng.choice((1, 1, 2, 3))))
     rates = {}
     for kind in picked:
@@ -1148,8 +1134,7 @@ def set_up():
     print(f"seed {SEED} (SHARD_FDW_TEST_SEED), "
           + (f"{SECONDS:.0f} s of statements (SHARD_FDW_WIRE_SECONDS)" if SECONDS
              else f"{STATEMENTS} statements (SHARD_FDW_WIRE_STATEMENTS)")
-          + f", {TIMEOUT_OPTION} {TIMEOUT_MS}, late answers {LATE_MS} ms, "
-          f"exact written claims {'on' if EXACT_WRITTEN else 'off'} (SHARD_FDW_WIRE_EXACT_WRITTEN)",
+          + f", {TIMEOUT_OPTION} {TIMEOUT_MS}, late answers {LATE_MS} ms",
           flush=True)
     client = bed.ddb(direct=True)
     state["work"] = tempfile.mkdtemp(prefix="shard_fdw_wire.")
@@ -1336,7 +1321,7 @@ def checks_catch_wrong_outcomes():
     read returned, a command tag one off, an item written into the table
     behind the statement's back, a column dropped from an import,
     reltuples spoiled after ANALYZE.  A written claim above the truth
-    fails; so, with SHARD_FDW_WIRE_EXACT_WRITTEN=1, one below it."""
+    fails, and so does one below it."""
     for kind, generate in GENERATORS.items():
         statement = generate("plain")
         if statement.prepare:
@@ -1360,7 +1345,7 @@ def checks_catch_wrong_outcomes():
     over = Outcome(["ERROR:  HV000: x", "CONTEXT:  writing: 3 rows of this statement written"])
     assert claim_check(over, 2, "self-test", record=False), "a claim above the truth passed"
     under = Outcome(["ERROR:  HV000: x", "CONTEXT:  writing: 1 row of this statement written"])
-    assert bool(claim_check(under, 2, "self-test", record=False)) == EXACT_WRITTEN
+    assert claim_check(under, 2, "self-test", record=False), "a claim below the truth passed"
     ranged = Outcome(["ERROR:  HV000: x", "CONTEXT:  writing: 1 row of this statement written, "
                       "and up to 2 more may have been (answers lost)"])
     assert not claim_check(ranged, 3, "self-test", record=False), "an honest range failed"
@@ -1434,7 +1419,6 @@ def statements_under_wire_faults():
     under = [c for c in claims if c.get("under")]
     print(f"  written claims checked against DynamoDB: {len(claims)} mismatches "
           f"({len(under)} under-counts"
-          + (", failing" if EXACT_WRITTEN else ", recorded only: SHARD_FDW_WIRE_EXACT_WRITTEN=1 fails them")
           + ")")
     for entry in findings:
         after = (f"; after bytes sent unasked at #{entry['after_unasked']}"
