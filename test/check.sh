@@ -4,8 +4,9 @@
 # starts DynamoDB Local, the fault-injecting proxy and a throwaway
 # PostgreSQL, runs the regression tests (sql/ against expected/), the
 # scripted tests (test/scripts/test_*.py) and sqlsmith (test/sqlsmith.sh),
-# repeats the regression tests and a shorter sqlsmith run with the
-# extension built under AddressSanitizer and UndefinedBehaviorSanitizer,
+# repeats the regression tests, a shorter sqlsmith run and the
+# connection-fault tests with the extension built under AddressSanitizer
+# and UndefinedBehaviorSanitizer,
 # reinstalls the normal build, and runs the regression tests on the other
 # PostgreSQL versions Debian ships (test/versions.sh; CHECK_VERSIONS, by
 # default "17 18", empty to skip). A stage fails when its server log shows
@@ -189,9 +190,30 @@ sanitizer_reports() {
     [ "$found" -eq 0 ]
 }
 
+# faults_under_sanitizers: the request path under connection faults with
+# the sanitizer build: the lost answers' reproductions and a shorter run of
+# the wire-fault matrix (SHARD_FDW_WIRE_ASAN_STATEMENTS, default 80), whose
+# own cluster for the credential refresh test is left out.
+faults_under_sanitizers() {
+    local script out
+    for script in test/scripts/test_lost_answers.py test/scripts/test_wire.py; do
+        echo "---- $script (sanitizer build)"
+        curl -s -f -X POST "$SHARD_FDW_PROXY/reset" >/dev/null ||
+            die "the proxy does not answer at $SHARD_FDW_PROXY"
+        out="$RUN_DIR/asan-$(basename "$script").out"
+        if ! SHARD_FDW_WIRE_STATEMENTS="${SHARD_FDW_WIRE_ASAN_STATEMENTS:-80}" \
+            SHARD_FDW_WIRE_CREDENTIALS=0 "$PYTHON" "$script" 2>&1 | tee "$out"; then
+            add_runner_counts "$out" || add_counts 0 1
+            return 1
+        fi
+        add_runner_counts "$out" || add_counts 1 0
+    done
+}
+
 # sanitized_installcheck: rebuild with SANITIZE=1, restart PostgreSQL with
-# the sanitizer runtimes preloaded, rerun the regression tests and a shorter
-# sqlsmith run, and fail on any sanitizer report.
+# the sanitizer runtimes preloaded, rerun the regression tests, a shorter
+# sqlsmith run and the connection-fault tests, and fail on any sanitizer
+# report.
 sanitized_installcheck() {
     local reports="$RUN_DIR/sanitizer" helper="$RUN_DIR/swift_demangle_stub.so"
     local log="$RUN_DIR/pg/postgres.log" offset status=0
@@ -209,6 +231,7 @@ sanitized_installcheck() {
         UBSAN_OPTIONS="print_stacktrace=1:log_path=$reports/ubsan"
     installcheck || status=1
     [ "$status" -ne 0 ] || random_sql "${SQLSMITH_ASAN_QUERIES:-3000}" || status=1
+    [ "$status" -ne 0 ] || faults_under_sanitizers || status=1
     pg_stop
     pg_start
     no_backend_crashed
@@ -302,7 +325,7 @@ stage "sqlsmith"
 random_sql "${SQLSMITH_QUERIES:-6000}" || die "test/sqlsmith.sh failed"
 no_backend_crashed
 
-stage "regression tests and sqlsmith under ASan and UBSan"
+stage "regression tests, sqlsmith and connection faults under ASan and UBSan"
 sanitized_installcheck
 
 stage "reinstall the normal build"
