@@ -472,6 +472,8 @@ extern long route_write_shard(ShardTable *t, const char *const *values,
 extern void layout_load(ShardTable *t, List *options);
 extern void layout_record(Oid relid, AlterTableCmd *cmd);
 extern int	layout_of_item(ShardTable *t, const DdbJson *item, long *shard);
+extern ShardTable *layout_item_layout(ShardTable *t, const DdbJson *item);
+extern bool layout_places_column(ShardTable *t, int col);
 extern bool layout_item_is_row(ShardTable *t, const DdbJson *item);
 extern bool layout_sort_key_is_row(ShardTable *t, const DdbJson *item);
 extern char *layout_describe(ShardTable *layout);

@@ -165,6 +165,7 @@ shard_exec_delete(EState *estate, ResultRelInfo *rinfo, TupleTableSlot *slot,
 	size_t		len;
 	DdbRequest *req;
 	const DdbJson *item;
+	ShardTable *layout;
 	TupleTableSlot *result = slot;
 
 	modify_push_context(ms, &cb);
@@ -198,13 +199,14 @@ shard_exec_delete(EState *estate, ResultRelInfo *rinfo, TupleTableSlot *slot,
 		ExecClearTuple(slot);
 		memset(slot->tts_isnull, true, sizeof(bool) * slot->tts_tupleDescriptor->natts);
 		MemoryContextSwitchTo(old);
+		layout = layout_item_layout(ms->t, item);
 		for (int i = 0; i < ms->t->ncolumns; i++)
 		{
-			ShardColumn *col = &ms->t->columns[i];
+			AttrNumber	attnum = ms->t->columns[i].attnum;
 
-			slot->tts_values[col->attnum - 1] =
-				codec_read_value(ddbjson_get(item, col->attribute), col, item, ms->t,
-								 &slot->tts_isnull[col->attnum - 1]);
+			/* a column the item holds only inside its key is read from there */
+			slot->tts_values[attnum - 1] =
+				scan_item_column(ms->t, layout, item, i, &slot->tts_isnull[attnum - 1]);
 		}
 		ExecStoreVirtualTuple(slot);
 		ms->written++;
