@@ -571,6 +571,41 @@ layout_holds(ShardTable *l, const char *const *texts, const char *pk)
 }
 
 /*
+ * The key to seek the row of key texts under when an UPDATE or DELETE
+ * found its item gone from partition key pk (sort key sk, for messages):
+ * the one key the newest layout of t gives the row, to which
+ * shard_fdw_reshard moves an item not there yet.  NULL when pk is such a
+ * key already (no move leaves it: the item was deleted), the row makes no
+ * key, or t has no earlier layout.  A row the newest layout may store
+ * under several keys (random shards) cannot be sought: that is a
+ * serialization failure, and the statement is to run again.
+ */
+char *
+layout_moved_to(ShardTable *t, const char *const *texts, const char *pk, const char *sk)
+{
+	List	   *keys;
+	ListCell   *lc;
+
+	if (t->nlayouts == 1)
+		return NULL;
+	keys = layout_partition_keys(t, texts);
+	foreach(lc, keys)
+		if (strcmp(lfirst(lc), pk) == 0)
+			return NULL;
+	if (keys == NIL)
+		return NULL;
+	if (list_length(keys) > 1)
+		ereport(ERROR,
+				(errcode(ERRCODE_T_R_SERIALIZATION_FAILURE),
+				 errmsg("could not follow the item of key (%s%s%s) of foreign table \"%s\" into its newest layout",
+						pk, sk ? ", " : "", sk ? sk : "", t->relname),
+				 errdetail("The item moved while the statement ran, and the newest layout may store its row under any of %d keys.",
+						   list_length(keys)),
+				 errhint("Run the statement again: it reads the row where it is now.")));
+	return linitial(keys);
+}
+
+/*
  * True when item is where shard_fdw_reshard leaves it: under a key the
  * newest layout may give its row, or under a key no layout's template
  * matches (another table's, or a legacy base key).

@@ -49,7 +49,8 @@ old_junk_name(AttrNumber attnum)
 /*
  * AddForeignUpdateTargets: UPDATE and DELETE find an item by its stored
  * key, so the scan hands them the old values of the key columns (of every
- * layout), and in
+ * layout, and the shard_by columns while the table has earlier layouts: a
+ * row moved meanwhile is followed to its newest key), and in
  * ctid the shard the item was read from (block number; the legacy
  * unsharded key is LEGACY_SHARD_BLOCK) and its layout (offset).  A DELETE with RETURNING gets
  * every column's old value: when the answer of a DeleteItem that was
@@ -70,7 +71,9 @@ shard_add_update_targets(PlannerInfo *root, Index rtindex,
 	{
 		ShardColumn *col = &t->columns[i];
 
-		if (!whole_row && !route_key_uses(t, i))
+		/* while items move, the newest layout's shard_by columns too */
+		if (!whole_row && !route_key_uses(t, i) &&
+			!(t->nlayouts > 1 && list_member_int(t->shard_by, i)))
 			continue;
 		add_row_identity_var(root, makeVar(rtindex, col->attnum, col->typid,
 										   col->typmod, col->collation, 0),

@@ -483,6 +483,8 @@ extern List *layout_partition_keys(ShardTable *l, const char *const *texts);
 extern const char **layout_item_texts(ShardTable *t, ShardTable *l, const DdbJson *item);
 extern bool layout_holds(ShardTable *l, const char *const *texts, const char *pk);
 extern bool layout_item_settled(ShardTable *t, const DdbJson *item);
+extern char *layout_moved_to(ShardTable *t, const char *const *texts, const char *pk,
+							 const char *sk);
 
 /* ---------------------------------------------------------------------
  * in describe.c
