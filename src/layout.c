@@ -20,6 +20,7 @@
 #include "nodes/makefuncs.h"
 #include "utils/builtins.h"
 #include "utils/lsyscache.h"
+#include "utils/memutils.h"
 
 #include "scan.h"
 
@@ -198,6 +199,7 @@ layout_record(Oid relid, AlterTableCmd *cmd)
 	const char *history;
 	Buf			out;
 	JsonWriter	w;
+	MemoryContext old_cxt;
 
 	for (const char *const *name = fixed_options; *name; name++)
 	{
@@ -246,10 +248,13 @@ layout_record(Oid relid, AlterTableCmd *cmd)
 			jw_tree(&w, &j->elems[i]);
 	}
 	jw_end_array(&w);
+	/* the event trigger's memory goes when it returns; the command's stays */
+	old_cxt = MemoryContextSwitchTo(GetMemoryChunkContext(cmd));
 	cmd->def = (Node *) lappend((List *) cmd->def,
 								makeDefElemExtended(NULL, "layout_history",
-													(Node *) makeString(out.data),
+													(Node *) makeString(pstrdup(out.data)),
 													history ? DEFELEM_SET : DEFELEM_ADD, -1));
+	MemoryContextSwitchTo(old_cxt);
 }
 
 /* Whether key (len bytes) matches tmpl; its shard in *shard when not NULL. */
