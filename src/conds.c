@@ -359,6 +359,19 @@ key_fixed(ShardTable *t, ShardKey *k, List *conds)
 }
 
 /*
+ * True when conds fix the partition key of every layout of t: a Query
+ * must read each layout's keys of the partition.
+ */
+static bool
+partition_fixed(ShardTable *t, List *conds)
+{
+	for (int i = 0; i < t->nlayouts; i++)
+		if (!key_fixed(t->layouts[i], &t->layouts[i]->pk, conds))
+			return false;
+	return true;
+}
+
+/*
  * True when DynamoDB's order of column col's stored values is the order of
  * its values (text aside, whose collation is the caller's to check):
  * numbers, timestamps and dates stored as N, bytes as B, and text, dates
@@ -535,7 +548,10 @@ filterable(ShardTable *t, Cond *c)
 	ShardColumn *col = &t->columns[c->col];
 	CondOp		op = c->op;
 
-	/* a Query's FilterExpression cannot name key attributes */
+	/*
+	 * a Query's FilterExpression cannot name key attributes, and an item
+	 * may keep a column of any layout's key only inside that key
+	 */
 	if (col->ddb_type == DDB_TYPE_ITEM || col->explicit_type ||
 		route_key_uses(t, c->col))
 		return false;
@@ -710,7 +726,7 @@ conds_analyse(ShardTable *t, Index relid, List *clauses, bool outer_ok, int open
 		else
 			a.exact = false;
 	}
-	a.keyed = key_fixed(t, &t->pk, a.key_conds);
+	a.keyed = partition_fixed(t, a.key_conds);
 	/* an index's keys repeat: no condition on them makes one item's key */
 	a.full_key = a.keyed && t->index == NULL &&
 		(t->sk.attribute == NULL || key_fixed(t, &t->sk, a.key_conds));
@@ -738,7 +754,7 @@ conds_analyse(ShardTable *t, Index relid, List *clauses, bool outer_ok, int open
 				kept = lappend(kept, c);
 		}
 		a.key_conds = kept;
-		a.keyed = key_fixed(t, &t->pk, a.key_conds);
+		a.keyed = partition_fixed(t, a.key_conds);
 	}
 	if (!a.keyed)
 		find_buckets(t, &a, recognised, open_order);

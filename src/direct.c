@@ -8,7 +8,9 @@
  *
  * A DeleteItem that finds its item already gone (ConditionalCheckFailed)
  * does not count, so the row count is the number of items this statement
- * deleted, as a row-by-row DELETE would report it.  DELETE with RETURNING,
+ * deleted, as a row-by-row DELETE would report it.  An item that
+ * shard_fdw_reshard moved meanwhile into the newest layout is deleted
+ * there.  DELETE with RETURNING,
  * UPDATE, and plans where the scan is not directly under the ModifyTable
  * (joins, partitions) go row by row (modify.c).
  *
@@ -19,6 +21,7 @@
 #include "executor/executor.h"
 #include "nodes/plannodes.h"
 #include "parser/parsetree.h"
+#include "utils/memutils.h"
 
 #include "scan.h"
 
@@ -86,6 +89,62 @@ delete_error_context(void *arg)
 }
 
 /*
+ * The DeleteItem of an item that shard_fdw_reshard may move while it is
+ * in flight (one under a key the newest layout does not give its row):
+ * its row's key texts and its key, to follow the item into the newest
+ * layout when the delete finds it gone.  All of it is in cxt.
+ */
+typedef struct Follow
+{
+	MemoryContext cxt;
+	const char **texts;
+	char	   *pk;
+	char	   *sk;
+	bool		again;			/* sent again, to the newest layout's key */
+} Follow;
+
+/*
+ * The Follow of item, or NULL when the item is where the newest layout
+ * puts its row (or the table has no earlier layout): nothing moves it.
+ */
+static Follow *
+follow_of(DirectDelete *dd, const DdbJson *item)
+{
+	ShardTable *t = dd->t;
+	MemoryContext cxt;
+	MemoryContext old;
+	Follow	   *f;
+
+	if (t->nlayouts == 1 || layout_item_settled(t, item))
+		return NULL;
+	/* the scan resets the per-tuple context it runs in at every item */
+	cxt = AllocSetContextCreate(GetMemoryChunkContext(dd), "shard_fdw delete follow",
+								ALLOCSET_SMALL_SIZES);
+	old = MemoryContextSwitchTo(cxt);
+	f = palloc0(sizeof(Follow));
+	f->cxt = cxt;
+	f->texts = layout_item_texts(t, layout_item_layout(t, item), item);
+	f->pk = pstrdup(codec_av_text(ddbjson_get(item, t->pk.attribute)));
+	if (t->sk.attribute)
+		f->sk = pstrdup(codec_av_text(ddbjson_get(item, t->sk.attribute)));
+	MemoryContextSwitchTo(old);
+	return f;
+}
+
+/* Submit a DeleteItem (body, len bytes) owned by f (NULL: nobody). */
+static void
+submit_delete(DirectDelete *dd, char *body, size_t len, Follow *f)
+{
+	DdbRequest *req = ddb_request_create(dd->group, "DeleteItem", body, len);
+
+	req->owner = f;
+	req->rows = 1;
+	ddb_submit(req);
+	pfree(body);
+	dd->in_flight++;
+}
+
+/*
  * Send the DeleteItem of an item: its key attributes as read, on
  * condition that the item still exists.
  */
@@ -94,36 +153,58 @@ send_delete(DirectDelete *dd, const DdbJson *item)
 {
 	size_t		len;
 	char	   *body = request_delete_item(dd->t, item, false, &len);
-	DdbRequest *req;
 
-	req = ddb_request_create(dd->group, "DeleteItem", body, len);
-	req->rows = 1;
-	ddb_submit(req);
-	pfree(body);
-	dd->in_flight++;
+	submit_delete(dd, body, len, follow_of(dd, item));
 }
 
 /*
  * Judge a finished DeleteItem and free it.  A failed condition means the
  * item was gone, unless an earlier attempt of this very request may have
- * deleted it.
+ * deleted it; an item gone from a key the newest layout does not give
+ * its row may have moved there meanwhile (layout_moved_to), and is
+ * deleted there: by key, returning the old item, which tells whether it
+ * was found.
  */
 static void
 judge_delete(DirectDelete *dd, DdbRequest *req)
 {
+	Follow	   *f = req->owner;
+	char	   *key = NULL;
+	bool		found;
+
 	dd->in_flight--;
-	if (req->status == DDB_OK)
-		dd->deleted++;
-	else if (strcmp(req->error_type, "ConditionalCheckFailedException") != 0)
+	if (req->status != DDB_OK &&
+		strcmp(req->error_type, "ConditionalCheckFailedException") != 0)
 	{
 		dd->doubt += req->maybe_applied;
 		ddb_report_error(req);
 	}
-	else if (req->maybe_applied)
+	found = req->maybe_applied ||
+		(req->status == DDB_OK &&
+		 (f == NULL || !f->again || ddbjson_get(req->response, "Attributes") != NULL));
+	ddb_request_free(req);
+	if (!found && f && !f->again)
+	{
+		MemoryContext old = MemoryContextSwitchTo(f->cxt);
+
+		key = layout_moved_to(dd->t, f->texts, f->pk, f->sk);
+		MemoryContextSwitchTo(old);
+	}
+	if (key)
+	{
+		size_t		len;
+		char	   *body = request_delete(dd->t, key, f->sk, &len);
+
+		f->again = true;
+		submit_delete(dd, body, len, f);
+		return;
+	}
+	if (found)
 		dd->deleted++;
 	else
 		dd->gone++;
-	ddb_request_free(req);
+	if (f)
+		MemoryContextDelete(f->cxt);
 }
 
 /*

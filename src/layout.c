@@ -20,6 +20,7 @@
 #include "nodes/makefuncs.h"
 #include "utils/builtins.h"
 #include "utils/lsyscache.h"
+#include "utils/memutils.h"
 
 #include "scan.h"
 
@@ -198,6 +199,7 @@ layout_record(Oid relid, AlterTableCmd *cmd)
 	const char *history;
 	Buf			out;
 	JsonWriter	w;
+	MemoryContext old_cxt;
 
 	for (const char *const *name = fixed_options; *name; name++)
 	{
@@ -246,10 +248,13 @@ layout_record(Oid relid, AlterTableCmd *cmd)
 			jw_tree(&w, &j->elems[i]);
 	}
 	jw_end_array(&w);
+	/* the event trigger's memory goes when it returns; the command's stays */
+	old_cxt = MemoryContextSwitchTo(GetMemoryChunkContext(cmd));
 	cmd->def = (Node *) lappend((List *) cmd->def,
 								makeDefElemExtended(NULL, "layout_history",
-													(Node *) makeString(out.data),
+													(Node *) makeString(pstrdup(out.data)),
 													history ? DEFELEM_SET : DEFELEM_ADD, -1));
+	MemoryContextSwitchTo(old_cxt);
 }
 
 /* Whether key (len bytes) matches tmpl; its shard in *shard when not NULL. */
@@ -264,35 +269,159 @@ template_matches(const KeyTemplate *tmpl, const char *key, size_t len, long *sha
 }
 
 /*
- * The layout (index into t->layouts) whose partition key template the
- * item's partition key matches, with its shard in *shard (0 when the
- * template has none); -1 when none does (a legacy base key).  Layouts that
- * share a template render the same keys, so the first that matches is the
- * item's.
+ * True when layout l stores items under shard (-1: its template has no
+ * {shard} field): one of its shards, or any for a dynamic layout, whose
+ * count is in its metadata.
  */
-int
-layout_of_item(ShardTable *t, const DdbJson *item, long *shard)
+static bool
+layout_has_shard(const ShardTable *l, long shard)
+{
+	return shard < 0 || l->strategy == SHARD_DYNAMIC ||
+		(shard >= l->shard_base && shard < l->shard_base + l->shards);
+}
+
+/* Whether key (len bytes) matches l's partition key template, as template_matches. */
+static bool
+layout_reads_key(const ShardTable *l, const char *key, size_t len, long *shard)
+{
+	*shard = -1;
+	return l->pk.template == NULL || template_matches(l->pk.template, key, len, shard);
+}
+
+/* True when the layouts share their partition key template. */
+static bool
+same_template(const ShardTable *a, const ShardTable *b)
+{
+	return a->pk.format == b->pk.format ||
+		(a->pk.format && b->pk.format && strcmp(a->pk.format, b->pk.format) == 0);
+}
+
+/*
+ * True when layout l, reading partition key pk (len bytes) of item with its
+ * template, gets a row it would store there: the row's key texts (its
+ * attributes, or the fields of l's templates) render pk again, at the
+ * shard l gives the row when holds.
+ */
+static bool
+layout_reading_agrees(ShardTable *t, ShardTable *l, const DdbJson *item, const char *pk,
+					  long shard, bool holds)
+{
+	const char **texts = layout_item_texts(t, l, item);
+	char		err[SFDW_ERRLEN];
+	char	   *again;
+
+	if (holds)
+		return layout_holds(l, texts, pk);
+	again = route_partition_key(l, texts, shard, false, err, sizeof(err));
+	return again != NULL && strcmp(again, pk) == 0;
+}
+
+/*
+ * The layout (index into t->layouts) that stores item, with its shard in
+ * *shard (0 when its template has none), and in *row whether that layout
+ * has the shard (so that the item is a row of t); -1 when no layout's
+ * template reads its partition key (a legacy base key, or another
+ * table's).  Layouts that share a template render the same keys, so the
+ * newest of them that has the shard is the item's.  Where layouts of
+ * other templates both read the key, the item is the one whose reading
+ * gives a row stored right there: the first whose templates render the
+ * key back from the row at the shard that layout gives it, else at the
+ * shard read (an item another application placed otherwise), else the
+ * newest reading.  So an item is decoded, judged and found again by the
+ * templates that wrote it.
+ */
+static int
+item_layout(ShardTable *t, const DdbJson *item, long *shard, bool *row)
 {
 	const char *key;
+	size_t		len;
+	int			first = -1;
+	int			found = -1;
+	long		first_shard = 0;
+	bool		ambiguous = false;
 
 	*shard = 0;
-	if (t->pk.template == NULL)
+	*row = true;
+	if (t->nlayouts == 1 && t->pk.template == NULL)
 		return 0;
 	key = codec_av_text(ddbjson_get(item, t->pk.attribute));
 	if (key == NULL)
 		return 0;
+	len = strlen(key);
 	for (int i = 0; i < t->nlayouts; i++)
 	{
 		ShardTable *l = t->layouts[i];
+		long		s;
 
-		if (template_matches(l->pk.template, key, strlen(key), shard))
+		if (!layout_reads_key(l, key, len, &s))
+			continue;
+		if (first < 0)
 		{
-			if (*shard < 0)
-				*shard = 0;
-			return i;
+			first = i;
+			first_shard = s;
 		}
+		if (!layout_has_shard(l, s))
+			continue;
+		if (found < 0)
+		{
+			found = i;
+			*shard = Max(s, 0);
+		}
+		else if (!same_template(l, t->layouts[found]))
+			ambiguous = true;
 	}
-	return -1;
+	if (found < 0)
+	{
+		*row = false;
+		*shard = Max(first_shard, 0);
+		return first;
+	}
+	if (!ambiguous)
+		return found;
+	for (int pass = 0; pass < 2; pass++)
+		for (int i = found; i < t->nlayouts; i++)
+		{
+			ShardTable *l = t->layouts[i];
+			long		s;
+
+			if (layout_reads_key(l, key, len, &s) && layout_has_shard(l, s) &&
+				layout_reading_agrees(t, l, item, key, s, pass == 0))
+			{
+				*shard = Max(s, 0);
+				return i;
+			}
+		}
+	return found;
+}
+
+/*
+ * The layout (index into t->layouts) that stores item, with its shard in
+ * *shard (0 when its template has none); -1 when no layout's template
+ * reads its partition key (a legacy base key).  See item_layout.
+ */
+int
+layout_of_item(ShardTable *t, const DdbJson *item, long *shard)
+{
+	bool		row;
+
+	return item_layout(t, item, shard, &row);
+}
+
+/*
+ * The layout whose templates item's key columns are decoded with: the one
+ * that stores it, or t itself (whose base key template reads a legacy
+ * item's key).
+ */
+ShardTable *
+layout_item_layout(ShardTable *t, const DdbJson *item)
+{
+	long		shard;
+	int			layout;
+
+	if (t->nlayouts == 1)
+		return t;
+	layout = layout_of_item(t, item, &shard);
+	return layout < 0 ? t : t->layouts[layout];
 }
 
 /*
@@ -323,28 +452,18 @@ bool
 layout_item_is_row(ShardTable *t, const DdbJson *item)
 {
 	const char *key;
-	size_t		len;
-	bool		row = false;
+	long		shard;
+	bool		row;
 
-	if (t->pk.template == NULL)
+	if (t->pk.template == NULL && t->nlayouts == 1)
 		return true;
 	key = key_text(&t->pk, item);
 	if (key == NULL)
 		return true;
-	len = strlen(key);
-	for (int i = 0; i < t->nlayouts && !row; i++)
-	{
-		ShardTable *l = t->layouts[i];
-		long		shard;
-
-		/* a dynamic key's shard count is in its metadata: any shard is one */
-		row = template_matches(l->pk.template, key, len, &shard) &&
-			(shard < 0 || l->strategy == SHARD_DYNAMIC ||
-			 (shard >= l->shard_base && shard < l->shard_base + l->shards));
-	}
-	if (!row && t->legacy_unsharded && t->pk.base != NULL)
-		row = template_matches(t->pk.base, key, len, NULL);
-	return row;
+	if (item_layout(t, item, &shard, &row) >= 0 && row)
+		return true;
+	return t->legacy_unsharded && t->pk.base != NULL &&
+		template_matches(t->pk.base, key, strlen(key), NULL);
 }
 
 /*
@@ -394,9 +513,23 @@ layout_partition_keys(ShardTable *l, const char *const *texts)
 }
 
 /*
- * The key texts of the columns of item that place it (key and shard_by
- * columns), indexed by column: the attribute, or the field of a key
- * template of layout l that holds the column.
+ * True when column col places a row of t in some layout: a key's column or
+ * a field of its template, a shard_by column, or a field of an index key's
+ * template (route_column_option).
+ */
+bool
+layout_places_column(ShardTable *t, int col)
+{
+	for (int i = 0; i < t->nlayouts; i++)
+		if (route_column_option(t->layouts[i], col) != NULL)
+			return true;
+	return false;
+}
+
+/*
+ * The key texts of the columns of item that place it in any layout of t
+ * (layout_places_column), indexed by column: the attribute, or the field
+ * of a key template of layout l that holds the column.
  */
 const char **
 layout_item_texts(ShardTable *t, ShardTable *l, const DdbJson *item)
@@ -411,7 +544,7 @@ layout_item_texts(ShardTable *t, ShardTable *l, const DdbJson *item)
 		bool		isnull;
 		char	   *text;
 
-		if (route_column_option(t, i) == NULL)
+		if (!layout_places_column(t, i))
 			continue;
 		av = ddbjson_get(item, col->attribute);
 		if (av != NULL)
@@ -440,6 +573,41 @@ layout_holds(ShardTable *l, const char *const *texts, const char *pk)
 		if (strcmp(lfirst(lc), pk) == 0)
 			return true;
 	return false;
+}
+
+/*
+ * The key to seek the row of key texts under when an UPDATE or DELETE
+ * found its item gone from partition key pk (sort key sk, for messages):
+ * the one key the newest layout of t gives the row, to which
+ * shard_fdw_reshard moves an item not there yet.  NULL when pk is such a
+ * key already (no move leaves it: the item was deleted), the row makes no
+ * key, or t has no earlier layout.  A row the newest layout may store
+ * under several keys (random shards) cannot be sought: that is a
+ * serialization failure, and the statement is to run again.
+ */
+char *
+layout_moved_to(ShardTable *t, const char *const *texts, const char *pk, const char *sk)
+{
+	List	   *keys;
+	ListCell   *lc;
+
+	if (t->nlayouts == 1)
+		return NULL;
+	keys = layout_partition_keys(t, texts);
+	foreach(lc, keys)
+		if (strcmp(lfirst(lc), pk) == 0)
+			return NULL;
+	if (keys == NIL)
+		return NULL;
+	if (list_length(keys) > 1)
+		ereport(ERROR,
+				(errcode(ERRCODE_T_R_SERIALIZATION_FAILURE),
+				 errmsg("could not follow the item of key (%s%s%s) of foreign table \"%s\" into its newest layout",
+						pk, sk ? ", " : "", sk ? sk : "", t->relname),
+				 errdetail("The item moved while the statement ran, and the newest layout may store its row under any of %d keys.",
+						   list_length(keys)),
+				 errhint("Run the statement again: it reads the row where it is now.")));
+	return linitial(keys);
 }
 
 /*
@@ -548,41 +716,48 @@ whole_item_identity(const DdbJson *item)
 	return buf.data;
 }
 
-/* The identity of an item of the table itself (layout_item_identity). */
+/*
+ * The identity of an item of the table itself (layout_item_identity): the
+ * key texts of the columns any layout's partition key template holds, read
+ * as the layout that stores the item reads them (the key itself when no
+ * template reads one), then its sort key.
+ */
 static char *
 key_identity(ShardTable *t, const DdbJson *item)
 {
 	StringInfoData buf;
 	const char *pk = codec_av_text(ddbjson_get(item, t->pk.attribute));
 	const char *sk = t->sk.attribute ? codec_av_text(ddbjson_get(item, t->sk.attribute)) : NULL;
-	long		shard;
-	int			layout = layout_of_item(t, item, &shard);
-	const KeyTemplate *tmpl = NULL;
+	const char **texts = NULL;
+	bool		known = false;
 
 	initStringInfo(&buf);
 	if (pk != NULL && t->pk.template != NULL)
-		tmpl = layout < 0 ? t->pk.base : t->layouts[layout]->pk.template;
-	if (tmpl == NULL)
-		append_field(&buf, pk ? pk : "");
-	else
+		texts = layout_item_texts(t, layout_item_layout(t, item), item);
+	for (int i = 0; texts && i < t->ncolumns; i++)
 	{
-		KeySpan    *spans = palloc(sizeof(KeySpan) * tmpl->nparts);
+		bool		held = false;
 
-		if (!keyfmt_decode(tmpl, pk, strlen(pk), spans, NULL))
-			append_field(&buf, pk);
-		else
-			for (int i = 0; i < tmpl->nparts; i++)
-				if (tmpl->parts[i].kind == KP_COLUMN)
-					append_field(&buf, keyfmt_field_text(tmpl, i, pk, &spans[i]));
+		for (int l = 0; l < t->nlayouts; l++)
+			held |= route_key_has_column(t->layouts[l], &t->layouts[l]->pk, i);
+		if (held)
+			append_field(&buf, texts[i] ? texts[i] : "");
+		known |= held && texts[i] != NULL;
+	}
+	/* a key no template reads is its own identity */
+	if (!known)
+	{
+		resetStringInfo(&buf);
+		append_field(&buf, pk ? pk : "");
 	}
 	append_field(&buf, sk ? sk : "");
 	return buf.data;
 }
 
 /*
- * What identifies item's row whichever layout stores it: the column fields
- * of its partition key (decoded by the template of its layout, or of the
- * base key for a legacy item), then its sort key; read through an index,
+ * What identifies item's row whichever layout stores it: the key texts of
+ * its partition key's columns (decoded by the templates of its layout, or
+ * of the base key for a legacy item), then its sort key; read through an index,
  * the whole item.  Two items with the same identity are one row stored
  * twice (a move in progress), or one item met in a partition that two
  * layouts share.

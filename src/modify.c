@@ -48,7 +48,9 @@ old_junk_name(AttrNumber attnum)
 
 /*
  * AddForeignUpdateTargets: UPDATE and DELETE find an item by its stored
- * key, so the scan hands them the old values of the key columns, and in
+ * key, so the scan hands them the old values of the key columns (of every
+ * layout, and the shard_by columns while the table has earlier layouts: a
+ * row moved meanwhile is followed to its newest key), and in
  * ctid the shard the item was read from (block number; the legacy
  * unsharded key is LEGACY_SHARD_BLOCK) and its layout (offset).  A DELETE with RETURNING gets
  * every column's old value: when the answer of a DeleteItem that was
@@ -69,7 +71,9 @@ shard_add_update_targets(PlannerInfo *root, Index rtindex,
 	{
 		ShardColumn *col = &t->columns[i];
 
-		if (!whole_row && !route_key_uses(t, i))
+		/* while items move, the newest layout's shard_by columns too */
+		if (!whole_row && !route_key_uses(t, i) &&
+			!(t->nlayouts > 1 && list_member_int(t->shard_by, i)))
 			continue;
 		add_row_identity_var(root, makeVar(rtindex, col->attnum, col->typid,
 										   col->typmod, col->collation, 0),
@@ -173,8 +177,9 @@ shard_begin_insert(ModifyTableState *mtstate, ResultRelInfo *rinfo)
 
 /*
  * The key texts of the row's columns that its item key or its shard is
- * made of, indexed by column as route.c takes them; errors name a NULL
- * one and the option that needs it.
+ * made of, in the newest layout or an earlier one, indexed by column as
+ * route.c takes them; errors name a NULL one the newest layout needs and
+ * the option that needs it.
  */
 const char **
 modify_row_key_texts(ModifyState *ms, TupleTableSlot *slot)
@@ -189,11 +194,15 @@ modify_row_key_texts(ModifyState *ms, TupleTableSlot *slot)
 		bool		isnull;
 		Datum		value;
 
-		if (option == NULL)
+		if (option == NULL && !layout_places_column(t, i))
 			continue;
 		value = slot_getattr(slot, col->attnum, &isnull);
-		/* an index key without a value is left out: a sparse index */
-		if (isnull && strncmp(option, "index_", 6) == 0)
+		/*
+		 * an index key without a value is left out (a sparse index), and so
+		 * is a column only an earlier layout needs: that layout cannot
+		 * store the row
+		 */
+		if (isnull && (option == NULL || strncmp(option, "index_", 6) == 0))
 			continue;
 		if (isnull)
 			ereport(ERROR,

@@ -42,9 +42,14 @@ typedef struct Reshard
 	MemoryContext pagecxt;		/* reset per page read */
 } Reshard;
 
-/* Item (as read) with its partition key attribute set to pk, as JSON text. */
+/*
+ * Item (as read) with its partition key attribute set to pk, as JSON text.
+ * A column the item held only inside its old key (texts, indexed by
+ * column, are its row's key texts) that the newest layout's keys do not
+ * hold becomes an attribute of its own, so that no value is lost.
+ */
 static char *
-item_at(ShardTable *t, const DdbJson *item, const char *pk)
+item_at(ShardTable *t, const DdbJson *item, const char *const *texts, const char *pk)
 {
 	Buf			out;
 	JsonWriter	w;
@@ -59,6 +64,16 @@ item_at(ShardTable *t, const DdbJson *item, const char *pk)
 			request_write_key_value(&w, &t->pk, pk);
 		else
 			jw_tree(&w, &item->elems[i]);
+	}
+	for (int i = 0; i < t->ncolumns; i++)
+	{
+		ShardColumn *col = &t->columns[i];
+
+		if (texts[i] == NULL || route_key_option(t, i) != NULL ||
+			col->ddb_type == DDB_TYPE_ITEM || ddbjson_get(item, col->attribute) != NULL)
+			continue;
+		jw_key(&w, col->attribute);
+		codec_write_value(&w, col, codec_text_to_datum(texts[i], col, item, t));
 	}
 	jw_end_object(&w);
 	return out.data;
@@ -107,7 +122,7 @@ send_move(Reshard *r, const DdbJson *item)
 				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
 				 errmsg("cannot build the new key of item (%s) of foreign table \"%s\": %s",
 						codec_item_key_text(item, t), t->relname, err)));
-	body = request_move(t, NULL, NULL, item, item_at(t, item, target), &len);
+	body = request_move(t, NULL, NULL, item, item_at(t, item, m->texts, target), &len);
 	req = ddb_request_create(r->writes, "TransactWriteItems", body, len);
 	req->owner = m;
 	ddb_submit(req);

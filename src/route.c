@@ -140,11 +140,18 @@ route_key_option(ShardTable *t, int col)
 	return NULL;
 }
 
-/* True when the item key uses column col (see route_key_option). */
+/*
+ * True when the item key uses column col (see route_key_option) in t's
+ * newest layout or an earlier one still read: its items may hold the
+ * column's value only inside their key.
+ */
 bool
 route_key_uses(ShardTable *t, int col)
 {
-	return route_key_option(t, col) != NULL;
+	for (int i = 0; i < t->nlayouts; i++)
+		if (route_key_option(t->layouts[i], col) != NULL)
+			return true;
+	return false;
 }
 
 /*

@@ -446,19 +446,19 @@ check_item_key(ShardTable *t, const DdbJson *item, ShardKey *k)
 }
 
 /*
- * The value of column col (an index into the table's columns) in item:
- * its attribute, or when the item lacks it, its text in a key.
+ * The value of column col (an index into t's columns) in item, stored
+ * under layout l (one of t's layouts): its attribute, or when the item
+ * lacks it, its text in a key, as l's templates wrote it.
  */
 Datum
-shard_scan_item_value(ShardScanState *ss, const DdbJson *item, int col, bool *isnull)
+scan_item_column(ShardTable *t, ShardTable *l, const DdbJson *item, int col, bool *isnull)
 {
-	ShardTable *t = ss->t;
 	ShardColumn *c = &t->columns[col];
 	const DdbJson *av = ddbjson_get(item, c->attribute);
 
 	if (av == NULL && c->ddb_type != DDB_TYPE_ITEM)
 	{
-		char	   *text = scan_key_field(t, &t->pk, item, c->name);
+		char	   *text = scan_key_field(l, &l->pk, item, c->name);
 
 		if (text == NULL)
 			text = scan_key_field(t, &t->sk, item, c->name);
@@ -468,11 +468,25 @@ shard_scan_item_value(ShardScanState *ss, const DdbJson *item, int col, bool *is
 	return codec_read_value(av, c, item, t, isnull);
 }
 
-/* Fill the values of slot from item (the slot is left empty). */
+/*
+ * The value of column col (an index into the table's columns) in item:
+ * see scan_item_column; the item's layout is found here.
+ */
+Datum
+shard_scan_item_value(ShardScanState *ss, const DdbJson *item, int col, bool *isnull)
+{
+	return scan_item_column(ss->t, layout_item_layout(ss->t, item), item, col, isnull);
+}
+
+/*
+ * Fill the values of slot from item, stored under layout (an index into
+ * the table's layouts, -1 for a legacy base key); the slot is left empty.
+ */
 static void
-item_to_values(ShardScanState *ss, const DdbJson *item, TupleTableSlot *slot)
+item_to_values(ShardScanState *ss, const DdbJson *item, int layout, TupleTableSlot *slot)
 {
 	ShardTable *t = ss->t;
+	ShardTable *l = layout < 0 ? t : t->layouts[layout];
 	ListCell   *lc;
 
 	check_item_key(t, item, &t->pk);
@@ -483,8 +497,8 @@ item_to_values(ShardScanState *ss, const DdbJson *item, TupleTableSlot *slot)
 	{
 		int			att = t->columns[lfirst_int(lc)].attnum - 1;
 
-		slot->tts_values[att] = shard_scan_item_value(ss, item, lfirst_int(lc),
-													  &slot->tts_isnull[att]);
+		slot->tts_values[att] = scan_item_column(t, l, item, lfirst_int(lc),
+												 &slot->tts_isnull[att]);
 	}
 }
 
@@ -510,8 +524,11 @@ store_row(ShardScanState *ss, TupleTableSlot *slot, BlockNumber shard, int layou
 }
 
 /*
- * Where item is stored, as store_row puts it in ctid: its layout, returned,
- * and its shard in *shard.  Only UPDATE and DELETE need it: 0 otherwise.
+ * Where item is stored: its layout (index into the table's layouts, -1
+ * for a legacy base key), returned, and its shard in *shard as store_row
+ * puts it in ctid.  Only UPDATE and DELETE need the shard, and only they
+ * and a table with earlier layouts (whose items are decoded by the
+ * templates of their own layout) the layout: 0 otherwise.
  */
 static int
 item_place(ShardScanState *ss, const DdbJson *item, BlockNumber *shard)
@@ -520,11 +537,11 @@ item_place(ShardScanState *ss, const DdbJson *item, BlockNumber *shard)
 	int			layout;
 
 	*shard = 0;
-	if (!ss->need_ctid)
+	if (!ss->need_ctid && ss->t->nlayouts == 1)
 		return 0;
 	layout = layout_of_item(ss->t, item, &n);
 	*shard = layout < 0 ? LEGACY_SHARD_BLOCK : (BlockNumber) n;
-	return Max(layout, 0);
+	return layout;
 }
 
 /* Fill slot from item. */
@@ -534,8 +551,8 @@ item_to_slot(ShardScanState *ss, const DdbJson *item, TupleTableSlot *slot)
 	BlockNumber shard;
 	int			layout = item_place(ss, item, &shard);
 
-	item_to_values(ss, item, slot);
-	store_row(ss, slot, shard, layout);
+	item_to_values(ss, item, layout, slot);
+	store_row(ss, slot, shard, Max(layout, 0));
 }
 
 /* ---------------------------------------------------------------------
@@ -1156,15 +1173,15 @@ store_all(ShardScanState *ss, TupleTableSlot *slot)
 	{
 		MemoryContextReset(ss->rowcxt);
 		old = MemoryContextSwitchTo(ss->rowcxt);
-		item_to_values(ss, item, slot);
-		memcpy(values, slot->tts_values, sizeof(Datum) * natts);
-		memcpy(nulls, slot->tts_isnull, sizeof(bool) * natts);
 		{
 			BlockNumber shard;
 			int			layout = item_place(ss, item, &shard);
 
-			values[natts] = Int64GetDatum(((int64) layout << 32) | shard);
+			item_to_values(ss, item, layout, slot);
+			values[natts] = Int64GetDatum(((int64) Max(layout, 0) << 32) | shard);
 		}
+		memcpy(values, slot->tts_values, sizeof(Datum) * natts);
+		memcpy(nulls, slot->tts_isnull, sizeof(bool) * natts);
 		tuplestore_putvalues(ss->stored, store_desc, values, nulls);
 		MemoryContextSwitchTo(old);
 	}
@@ -1312,10 +1329,11 @@ shard_scan_segments(Oid relid, const int *segs, int nsegs, int total,
 	while ((item = next_item(ss)) != NULL)
 	{
 		MemoryContext old;
+		BlockNumber shard;
 
 		MemoryContextReset(ss->rowcxt);
 		old = MemoryContextSwitchTo(ss->rowcxt);
-		item_to_values(ss, item, slot);
+		item_to_values(ss, item, item_place(ss, item, &shard), slot);
 		ExecStoreVirtualTuple(slot);
 		fn(slot, arg);
 		MemoryContextSwitchTo(old);

@@ -35,6 +35,8 @@ extern const DdbJson *shard_scan_next_match(ShardScanState *ss,
 											ForeignScanState *node);
 extern Datum shard_scan_item_value(ShardScanState *ss, const DdbJson *item,
 								   int col, bool *isnull);
+extern Datum scan_item_column(ShardTable *t, ShardTable *l, const DdbJson *item,
+							  int col, bool *isnull);
 extern void shard_scan_reset(ShardScanState *ss);
 extern void shard_scan_stop(ShardScanState *ss);
 extern void shard_scan_explain(ShardScanState *ss, ExplainState *es, Plan *plan);

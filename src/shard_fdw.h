@@ -486,6 +486,8 @@ extern long route_write_shard(ShardTable *t, const char *const *values,
 extern void layout_load(ShardTable *t, List *options);
 extern void layout_record(Oid relid, AlterTableCmd *cmd);
 extern int	layout_of_item(ShardTable *t, const DdbJson *item, long *shard);
+extern ShardTable *layout_item_layout(ShardTable *t, const DdbJson *item);
+extern bool layout_places_column(ShardTable *t, int col);
 extern bool layout_item_is_row(ShardTable *t, const DdbJson *item);
 extern bool layout_sort_key_is_row(ShardTable *t, const DdbJson *item);
 extern char *layout_describe(ShardTable *layout);
@@ -495,6 +497,8 @@ extern List *layout_partition_keys(ShardTable *l, const char *const *texts);
 extern const char **layout_item_texts(ShardTable *t, ShardTable *l, const DdbJson *item);
 extern bool layout_holds(ShardTable *l, const char *const *texts, const char *pk);
 extern bool layout_item_settled(ShardTable *t, const DdbJson *item);
+extern char *layout_moved_to(ShardTable *t, const char *const *texts, const char *pk,
+							 const char *sk);
 
 /* ---------------------------------------------------------------------
  * in describe.c

@@ -22,20 +22,22 @@
 /*
  * The stored key of the row an UPDATE or DELETE is at: rendered from the
  * old values of the key columns and the shard and layout the scan read it
- * from; the shard is returned, and *earlier, when not NULL, tells whether
- * the layout is an earlier one than the newest.
+ * from; the shard is returned, *texts gets the old key texts (indexed by
+ * column, as route.c takes them), and *earlier, when not NULL, tells
+ * whether the layout is an earlier one than the newest.
  */
 static BlockNumber
-old_key(ModifyState *ms, TupleTableSlot *planSlot, char **pk, char **sk, bool *earlier)
+old_key(ModifyState *ms, TupleTableSlot *planSlot, char **pk, char **sk,
+		const char ***texts, bool *earlier)
 {
 	ShardTable *t = ms->t;
 	ShardTable *layout;
-	const char **texts = palloc0(sizeof(char *) * Max(t->ncolumns, 1));
 	bool		isnull;
 	Datum		ctid = ExecGetJunkAttribute(planSlot, ms->ctid_attno, &isnull);
 	BlockNumber block;
 	char		err[SFDW_ERRLEN];
 
+	*texts = palloc0(sizeof(char *) * Max(t->ncolumns, 1));
 	if (isnull)
 		elog(ERROR, "shard_fdw: ctid is NULL");
 	block = ItemPointerGetBlockNumberNoCheck((ItemPointer) DatumGetPointer(ctid));
@@ -45,13 +47,14 @@ old_key(ModifyState *ms, TupleTableSlot *planSlot, char **pk, char **sk, bool *e
 	{
 		Datum		v;
 
-		if (ms->old_attnos[i] == 0 || !route_key_uses(t, i))
+		if (ms->old_attnos[i] == 0 ||
+			(!route_key_uses(t, i) && !list_member_int(t->shard_by, i)))
 			continue;
 		v = ExecGetJunkAttribute(planSlot, ms->old_attnos[i], &isnull);
 		if (!isnull)
-			texts[i] = codec_key_text(&t->columns[i], v);
+			(*texts)[i] = codec_key_text(&t->columns[i], v);
 	}
-	*pk = route_partition_key(layout, texts, block, block == LEGACY_SHARD_BLOCK, err, sizeof(err));
+	*pk = route_partition_key(layout, *texts, block, block == LEGACY_SHARD_BLOCK, err, sizeof(err));
 	*sk = NULL;
 	if (earlier)
 		*earlier = layout != t;
@@ -59,46 +62,50 @@ old_key(ModifyState *ms, TupleTableSlot *planSlot, char **pk, char **sk, bool *e
 		elog(ERROR, "shard_fdw: cannot rebuild the key of a row read: %s", err);
 	if (t->sk.attribute == NULL)
 		return block;
-	*sk = route_sort_key(t, texts, err, sizeof(err));
+	*sk = route_sort_key(t, *texts, err, sizeof(err));
 	if (*sk == NULL)
 		elog(ERROR, "shard_fdw: cannot rebuild the sort key of a row read: %s", err);
 	return block;
 }
 
 /*
- * ExecForeignUpdate: an UpdateItem when the key stays, a TransactWriteItems
- * that moves the item when a key column changes (e.g. a new score in seed
- * 002's sort key).  A row whose item vanished meanwhile is not updated.
+ * Where the item of the row of old key texts went, when an UPDATE or
+ * DELETE found it gone from partition key pk (sort key sk) of shard
+ * block: see layout_moved_to.  A legacy base key no move leaves.
  */
-TupleTableSlot *
-shard_exec_update(EState *estate, ResultRelInfo *rinfo, TupleTableSlot *slot,
-				  TupleTableSlot *planSlot)
+static char *
+moved_to(ModifyState *ms, const char *const *texts, const char *pk, const char *sk,
+		 BlockNumber block)
 {
-	ModifyState *ms = rinfo->ri_FdwState;
-	MemoryContext old = MemoryContextSwitchTo(ms->rowcxt);
-	ErrorContextCallback cb;
-	char	   *old_pk;
-	char	   *old_sk;
+	if (block == LEGACY_SHARD_BLOCK)
+		return NULL;
+	return layout_moved_to(ms->t, texts, pk, sk);
+}
+
+/*
+ * Write the row in slot over its item under old_pk, old_sk (shard block,
+ * of an earlier layout when earlier): an UpdateItem when the key stays, a
+ * TransactWriteItems that moves the item when a key column changes (e.g.
+ * a new score in seed 002's sort key).  False when the item is gone.
+ */
+static bool
+update_item(ModifyState *ms, TupleTableSlot *slot, const char *old_pk, const char *old_sk,
+			BlockNumber block, bool earlier)
+{
+	long		shard = block;
 	char	   *item;
 	char	   *new_pk;
 	char	   *new_sk;
-	long		shard;
-	bool		earlier;
 	char	   *body;
 	size_t		len;
 	DdbRequest *req;
-	TupleTableSlot *result = slot;
-
-	modify_push_context(ms, &cb);
-	MemoryContextReset(ms->rowcxt);
-	shard = old_key(ms, planSlot, &old_pk, &old_sk, &earlier);
 
 	/*
 	 * a random or dynamic shard stays; a legacy item, or one of an earlier
 	 * layout, moves into the shard the newest layout gives
 	 */
 	if ((ms->t->strategy != SHARD_RANDOM && ms->t->strategy != SHARD_DYNAMIC) ||
-		shard == LEGACY_SHARD_BLOCK || earlier)
+		block == LEGACY_SHARD_BLOCK || earlier)
 		shard = SHARD_BY_STRATEGY;
 	item = modify_item_json(ms, slot, shard, &new_pk, &new_sk);
 	if (strcmp(new_pk, old_pk) == 0 && (old_sk == NULL || strcmp(new_sk, old_sk) == 0))
@@ -113,44 +120,87 @@ shard_exec_update(EState *estate, ResultRelInfo *rinfo, TupleTableSlot *slot,
 		{
 			if (strcmp(req->error_type, "ConditionalCheckFailedException") != 0)
 				modify_report_error(ms, req, 1);
-			result = NULL;
+			return false;
 		}
+		return true;
 	}
-	else
-	{
-		body = request_move(ms->t, old_pk, old_sk, NULL, item, &len);
-		req = ddb_run(ms->group, "TransactWriteItems", body, len);
-		if (req->status != DDB_OK)
-		{
-			if (strcmp(req->error_type, "TransactionCanceledException") != 0)
-				modify_report_error(ms, req, 1);
-			/* DynamoDB lists a reason per item: [Delete's, Put's] */
-			if (strstr(req->error_message, "[ConditionalCheckFailed"))
-				result = NULL;	/* the old item vanished */
-			else if (strstr(req->error_message, "ConditionalCheckFailed]"))
-				ereport(ERROR,
-						(errcode(ERRCODE_UNIQUE_VIOLATION),
-						 errmsg("duplicate key value violates the primary key of DynamoDB table \"%s\"",
-								ms->t->table),
-						 errdetail("Moving the item to key (%s%s%s) would overwrite another item.",
-								   new_pk, new_sk ? ", " : "", new_sk ? new_sk : "")));
-			else
-				modify_report_error(ms, req, 1);
-		}
-	}
-	if (result)
+	body = request_move(ms->t, old_pk, old_sk, NULL, item, &len);
+	req = ddb_run(ms->group, "TransactWriteItems", body, len);
+	if (req->status == DDB_OK)
+		return true;
+	if (strcmp(req->error_type, "TransactionCanceledException") != 0)
+		modify_report_error(ms, req, 1);
+	/* DynamoDB lists a reason per item: [Delete's, Put's] */
+	if (strstr(req->error_message, "[ConditionalCheckFailed"))
+		return false;			/* the old item vanished */
+	if (strstr(req->error_message, "ConditionalCheckFailed]"))
+		ereport(ERROR,
+				(errcode(ERRCODE_UNIQUE_VIOLATION),
+				 errmsg("duplicate key value violates the primary key of DynamoDB table \"%s\"",
+						ms->t->table),
+				 errdetail("Moving the item to key (%s%s%s) would overwrite another item.",
+						   new_pk, new_sk ? ", " : "", new_sk ? new_sk : "")));
+	modify_report_error(ms, req, 1);
+	return false;
+}
+
+/*
+ * ExecForeignUpdate: write the row over its item (update_item).  An item
+ * that shard_fdw_reshard moved meanwhile into the newest layout is
+ * updated there (moved_to); a row whose item vanished otherwise is not
+ * updated.
+ */
+TupleTableSlot *
+shard_exec_update(EState *estate, ResultRelInfo *rinfo, TupleTableSlot *slot,
+				  TupleTableSlot *planSlot)
+{
+	ModifyState *ms = rinfo->ri_FdwState;
+	MemoryContext old = MemoryContextSwitchTo(ms->rowcxt);
+	ErrorContextCallback cb;
+	const char **texts;
+	char	   *pk;
+	char	   *sk;
+	BlockNumber block;
+	bool		earlier;
+	bool		updated;
+
+	modify_push_context(ms, &cb);
+	MemoryContextReset(ms->rowcxt);
+	block = old_key(ms, planSlot, &pk, &sk, &texts, &earlier);
+	updated = update_item(ms, slot, pk, sk, block, earlier);
+	/* there the item is where the newest layout puts the row: written as an earlier one */
+	if (!updated && (pk = moved_to(ms, texts, pk, sk, block)) != NULL)
+		updated = update_item(ms, slot, pk, sk, block, true);
+	if (updated)
 		ms->written++;
 	MemoryContextSwitchTo(old);
 	modify_pop_context(&cb);
-	return result;
+	return updated ? slot : NULL;
+}
+
+/*
+ * The DeleteItem of the item under pk, sk, asking for the old item, run;
+ * errors are raised.
+ */
+static DdbRequest *
+delete_item(ModifyState *ms, const char *pk, const char *sk)
+{
+	size_t		len;
+	char	   *body = request_delete(ms->t, pk, sk, &len);
+	DdbRequest *req = ddb_run(ms->group, "DeleteItem", body, len);
+
+	if (req->status != DDB_OK)
+		modify_report_error(ms, req, 1);
+	return req;
 }
 
 /*
  * ExecForeignDelete: a DeleteItem of the stored key.  The old item comes
- * back (ReturnValues ALL_OLD) for RETURNING; a row whose item was already
- * gone is not counted.  When an earlier attempt may have deleted the item
- * (its answer lost), the retry finds nothing: the row counts, and RETURNING
- * gives it as the scan read it.
+ * back (ReturnValues ALL_OLD) for RETURNING; an item moved meanwhile into
+ * the newest layout is deleted there (moved_to); a row whose item was
+ * already gone otherwise is not counted.  When an earlier attempt may have
+ * deleted the item (its answer lost), the retry finds nothing: the row
+ * counts, and RETURNING gives it as the scan read it.
  */
 TupleTableSlot *
 shard_exec_delete(EState *estate, ResultRelInfo *rinfo, TupleTableSlot *slot,
@@ -159,22 +209,27 @@ shard_exec_delete(EState *estate, ResultRelInfo *rinfo, TupleTableSlot *slot,
 	ModifyState *ms = rinfo->ri_FdwState;
 	MemoryContext old = MemoryContextSwitchTo(ms->rowcxt);
 	ErrorContextCallback cb;
+	const char **texts;
 	char	   *pk;
 	char	   *sk;
-	char	   *body;
-	size_t		len;
+	BlockNumber block;
 	DdbRequest *req;
 	const DdbJson *item;
+	ShardTable *layout;
 	TupleTableSlot *result = slot;
 
 	modify_push_context(ms, &cb);
 	MemoryContextReset(ms->rowcxt);
-	(void) old_key(ms, planSlot, &pk, &sk, NULL);
-	body = request_delete(ms->t, pk, sk, &len);
-	req = ddb_run(ms->group, "DeleteItem", body, len);
-	if (req->status != DDB_OK)
-		modify_report_error(ms, req, 1);
+	block = old_key(ms, planSlot, &pk, &sk, &texts, NULL);
+	req = delete_item(ms, pk, sk);
 	item = ddbjson_get(req->response, "Attributes");
+	/* the item moved into the newest layout meanwhile: delete it there */
+	if (item == NULL && !req->maybe_applied &&
+		(pk = moved_to(ms, texts, pk, sk, block)) != NULL)
+	{
+		req = delete_item(ms, pk, sk);
+		item = ddbjson_get(req->response, "Attributes");
+	}
 	if (item == NULL && req->maybe_applied)
 	{
 		ExecClearTuple(slot);
@@ -198,13 +253,14 @@ shard_exec_delete(EState *estate, ResultRelInfo *rinfo, TupleTableSlot *slot,
 		ExecClearTuple(slot);
 		memset(slot->tts_isnull, true, sizeof(bool) * slot->tts_tupleDescriptor->natts);
 		MemoryContextSwitchTo(old);
+		layout = layout_item_layout(ms->t, item);
 		for (int i = 0; i < ms->t->ncolumns; i++)
 		{
-			ShardColumn *col = &ms->t->columns[i];
+			AttrNumber	attnum = ms->t->columns[i].attnum;
 
-			slot->tts_values[col->attnum - 1] =
-				codec_read_value(ddbjson_get(item, col->attribute), col, item, ms->t,
-								 &slot->tts_isnull[col->attnum - 1]);
+			/* a column the item holds only inside its key is read from there */
+			slot->tts_values[attnum - 1] =
+				scan_item_column(ms->t, layout, item, i, &slot->tts_isnull[attnum - 1]);
 		}
 		ExecStoreVirtualTuple(slot);
 		ms->written++;
