@@ -14,10 +14,11 @@ MODULE_big = shard_fdw
 DATA = shard_fdw--0.1.sql
 PGFILEDESC = "shard_fdw - foreign data wrapper for sharded DynamoDB tables"
 
-PURE_SRCS = src/pure.c src/sigv4.c src/ddbjson.c src/ddbshape.c src/keyfmt.c \
-	src/shardhash.c src/avorder.c src/awscreds.c src/infer.c src/http1.c
-PG_SRCS = $(filter-out $(PURE_SRCS),$(wildcard src/*.c))
-OBJS = $(PURE_SRCS:.c=.o) $(PG_SRCS:.c=.o)
+# src/ holds one folder per layer, calls only going down (test/layers.py):
+# core (plain C, no PostgreSQL header), catalog, wire, dynamo, fdw, sql.
+LAYERS = core catalog wire dynamo fdw sql
+PURE_SRCS = $(wildcard src/core/*.c)
+OBJS = $(patsubst %.c,%.o,$(foreach layer,$(LAYERS),$(wildcard src/$(layer)/*.c)))
 
 REGRESS = $(sort $(patsubst sql/%.sql,%,$(wildcard sql/*.sql)))
 REGRESS_OPTS = --inputdir=. --load-extension=shard_fdw
@@ -26,7 +27,7 @@ REGRESS_OPTS = --inputdir=. --load-extension=shard_fdw
 # the rule there; PostgreSQL's own headers are read as system headers.
 WARNINGS = -Wall -Wextra -Werror
 PG_CPPFLAGS = -Isrc -isystem $(shell $(PG_CONFIG) --includedir-server)
-PG_CFLAGS = $(WARNINGS) -Wno-unused-parameter
+PG_CFLAGS = $(WARNINGS) -Wno-unused-parameter -MMD -MP
 SHLIB_LINK = -lcurl -lssl -lcrypto -lz -lm
 
 ifdef SANITIZE
@@ -34,25 +35,26 @@ PG_CFLAGS += -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-
 SHLIB_LINK += -fsanitize=address,undefined
 endif
 
-EXTRA_CLEAN = test/unit/unit_tests test/unit/suites.h $(FUZZ_TARGETS) test/fuzz/found
+EXTRA_CLEAN = test/unit/unit_tests test/unit/suites.h $(FUZZ_TARGETS) test/fuzz/found \
+	$(OBJS:.o=.d)
 
 PG_CONFIG ?= pg_config
 PGXS := $(shell $(PG_CONFIG) --pgxs)
 include $(PGXS)
 
-# Every object depends on every header: the structs are shared.
-$(OBJS): $(wildcard src/*.h)
+# Each object depends on the headers it includes, as the compiler found them.
+-include $(OBJS:.o=.d)
 
 UNIT_SRCS = $(wildcard test/unit/*.c) test/alloc/arena.c
 UNIT_SUITES = $(patsubst test/unit/test_%.c,%,$(wildcard test/unit/test_*.c))
 UNIT_CFLAGS = -std=gnu11 -g -O1 $(WARNINGS) -fsanitize=address,undefined \
-	-fno-omit-frame-pointer -fno-sanitize-recover=undefined -Isrc -Itest/unit -Itest/alloc
+	-fno-omit-frame-pointer -fno-sanitize-recover=undefined -Isrc -Itest -Itest/unit
 
 # Every test/unit/test_NAME.c defines suite_NAME: the list main.c runs.
 test/unit/suites.h: $(wildcard test/unit/test_*.c)
 	@for s in $(UNIT_SUITES); do echo "UNIT_SUITE($$s)"; done > $@
 
-test/unit/unit_tests: $(PURE_SRCS) $(UNIT_SRCS) $(wildcard src/*.h) test/unit/unit.h test/unit/suites.h test/alloc/arena.h
+test/unit/unit_tests: $(PURE_SRCS) $(UNIT_SRCS) $(wildcard src/core/*.h) test/unit/unit.h test/unit/suites.h test/alloc/arena.h
 	$(CC) $(UNIT_CFLAGS) -o $@ $(PURE_SRCS) $(UNIT_SRCS) -lssl -lcrypto
 
 .PHONY: unit
@@ -73,24 +75,24 @@ FUZZ_TARGETS = test/fuzz/fuzz_response test/fuzz/fuzz_keyfmt test/fuzz/fuzz_awsc
 FUZZ_SECONDS ?= 30
 FUZZ_CC = clang
 FUZZ_CFLAGS = -g -O1 -fsanitize=fuzzer,address,undefined \
-	-fno-sanitize-recover=undefined -fno-omit-frame-pointer -Isrc -Itest/alloc
+	-fno-sanitize-recover=undefined -fno-omit-frame-pointer -Isrc -Itest
 
-test/fuzz/fuzz_response: test/fuzz/fuzz_response.c test/alloc/arena.c src/pure.c src/ddbjson.c src/ddbshape.c src/avorder.c src/pure.h src/ddbjson.h src/avorder.h
+test/fuzz/fuzz_response: test/fuzz/fuzz_response.c test/alloc/arena.c test/fuzz/init.c src/core/pure.c src/core/ddbjson.c src/core/jsonwrite.c src/core/ddbshape.c src/core/avorder.c src/core/pure.h src/core/ddbjson.h src/core/avorder.h
 	$(FUZZ_CC) $(FUZZ_CFLAGS) -o $@ $(filter %.c,$^)
 
-test/fuzz/fuzz_keyfmt: test/fuzz/fuzz_keyfmt.c test/alloc/arena.c src/pure.c src/keyfmt.c src/pure.h src/keyfmt.h
+test/fuzz/fuzz_keyfmt: test/fuzz/fuzz_keyfmt.c test/alloc/arena.c test/fuzz/init.c src/core/pure.c src/core/keyfmt.c src/core/pure.h src/core/keyfmt.h
 	$(FUZZ_CC) $(FUZZ_CFLAGS) -o $@ $(filter %.c,$^)
 
-test/fuzz/fuzz_awscreds: test/fuzz/fuzz_awscreds.c test/alloc/arena.c src/pure.c src/sigv4.c src/ddbjson.c src/ddbshape.c src/avorder.c src/awscreds.c src/pure.h src/sigv4.h src/ddbjson.h src/awscreds.h
+test/fuzz/fuzz_awscreds: test/fuzz/fuzz_awscreds.c test/alloc/arena.c test/fuzz/init.c src/core/pure.c src/core/sigv4.c src/core/ddbjson.c src/core/jsonwrite.c src/core/ddbshape.c src/core/avorder.c src/core/awscreds.c src/core/pure.h src/core/sigv4.h src/core/ddbjson.h src/core/awscreds.h
 	$(FUZZ_CC) $(FUZZ_CFLAGS) -o $@ $(filter %.c,$^) -lssl -lcrypto
 
-test/fuzz/fuzz_infer: test/fuzz/fuzz_infer.c test/alloc/arena.c src/pure.c src/infer.c src/keyfmt.c src/shardhash.c src/pure.h src/infer.h src/keyfmt.h src/shardhash.h
+test/fuzz/fuzz_infer: test/fuzz/fuzz_infer.c test/alloc/arena.c test/fuzz/init.c src/core/pure.c src/core/infer.c src/core/keyfmt.c src/core/shardhash.c src/core/pure.h src/core/infer.h src/core/keyfmt.h src/core/shardhash.h
 	$(FUZZ_CC) $(FUZZ_CFLAGS) -o $@ $(filter %.c,$^) -lssl -lcrypto
 
-test/fuzz/fuzz_http1: test/fuzz/fuzz_http1.c test/alloc/arena.c src/pure.c src/http1.c src/ddbshape.c src/ddbjson.c src/avorder.c src/pure.h src/http1.h src/sigv4.h src/ddbjson.h src/avorder.h
+test/fuzz/fuzz_http1: test/fuzz/fuzz_http1.c test/alloc/arena.c test/fuzz/init.c src/core/pure.c src/core/http1.c src/core/ddbshape.c src/core/ddbjson.c src/core/jsonwrite.c src/core/avorder.c src/core/pure.h src/core/http1.h src/core/sigv4.h src/core/ddbjson.h src/core/avorder.h
 	$(FUZZ_CC) $(FUZZ_CFLAGS) -o $@ $(filter %.c,$^)
 
-test/fuzz/fuzz_exchange: test/fuzz/fuzz_exchange.c test/alloc/arena.c src/pure.c src/http1.c src/ddbshape.c src/ddbjson.c src/avorder.c src/pure.h src/http1.h src/sigv4.h src/ddbjson.h src/avorder.h test/alloc/arena.h
+test/fuzz/fuzz_exchange: test/fuzz/fuzz_exchange.c test/alloc/arena.c test/fuzz/init.c src/core/pure.c src/core/http1.c src/core/ddbshape.c src/core/ddbjson.c src/core/jsonwrite.c src/core/avorder.c src/core/pure.h src/core/http1.h src/core/sigv4.h src/core/ddbjson.h src/core/avorder.h test/alloc/arena.h
 	$(FUZZ_CC) $(FUZZ_CFLAGS) -o $@ $(filter %.c,$^)
 
 .PHONY: fuzz

@@ -130,42 +130,26 @@ maybe_fail(void)
 		longjmp(*fail_jump, 1);
 }
 
-void *
-sfdw_alloc_in(SfdwArena *arena, size_t size)
+/* Zeroed or not, in arena (NULL: the current one). */
+static void *
+arena_alloc(SfdwArena *arena, size_t size, bool zeroed)
 {
 	void	   *p;
 
 	maybe_fail();
-	p = calloc(1, size ? size : 1);
+	p = zeroed ? calloc(1, size ? size : 1) : malloc(size ? size : 1);
 	if (p == NULL)
 		out_of_memory();
+	/* filled with a byte no parse writes, so a read of one never written shows */
+	if (!zeroed)
+		memset(p, 0xA5, size);
 	keep(arena ? arena : current, p);
 	return p;
 }
 
-void *
-sfdw_alloc(size_t size)
-{
-	return sfdw_alloc_in(NULL, size);
-}
-
-/* Filled with a byte no parse writes, so a read of one never written shows. */
-void *
-sfdw_alloc_uninit(size_t size)
-{
-	void	   *p;
-
-	maybe_fail();
-	p = malloc(size ? size : 1);
-	if (p == NULL)
-		out_of_memory();
-	memset(p, 0xA5, size);
-	keep(current, p);
-	return p;
-}
-
-void *
-sfdw_realloc(void *ptr, size_t size)
+/* A block resized in its arena. */
+static void *
+arena_realloc(void *ptr, size_t size)
 {
 	SfdwArena  *arena;
 	void	   *p;
@@ -179,9 +163,19 @@ sfdw_realloc(void *ptr, size_t size)
 	return p;
 }
 
-void
-sfdw_free(void *ptr)
+/* A block freed, and out of its arena. */
+static void
+arena_free(void *ptr)
 {
 	drop(ptr);
 	free(ptr);
+}
+
+static const SfdwAllocator arena_allocator = {arena_alloc, arena_realloc, arena_free};
+
+/* See arena.h. */
+void
+arena_install(void)
+{
+	sfdw_set_allocator(&arena_allocator);
 }

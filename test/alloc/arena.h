@@ -1,9 +1,10 @@
 /*-------------------------------------------------------------------------
  *
  * arena.h
- *		The allocator of the plain-C modules (pure.h) in the unit tests and
- *		the fuzz targets: malloc, so that AddressSanitizer sees every
- *		block, with arenas that behave as the extension's memory contexts.
+ *		The allocator the unit tests and the fuzz targets hand down to the
+ *		plain-C modules (pure.h, arena_install): malloc, so that
+ *		AddressSanitizer sees every block, with arenas that behave as the
+ *		extension's memory contexts.
  *
  * A block is allocated in an arena: the one named (sfdw_alloc_in), or the
  * current one (sfdw_alloc, sfdw_alloc_uninit; none until arena_switch
@@ -20,7 +21,10 @@
 
 #include <setjmp.h>
 
-#include "pure.h"
+#include "core/pure.h"
+
+/* Hand the arena allocator down to the plain-C modules (sfdw_set_allocator). */
+extern void arena_install(void);
 
 extern SfdwArena *arena_create(void);
 extern SfdwArena *arena_switch(SfdwArena *arena);	/* returns the one before */

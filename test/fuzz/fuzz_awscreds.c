@@ -15,7 +15,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "awscreds.h"
+#include "core/awscreds.h"
 
 /* Abort unless the parsed credentials are fit to send. */
 static void

@@ -29,8 +29,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "arena.h"
-#include "http1.h"
+#include "alloc/arena.h"
+#include "core/http1.h"
 
 /* A small limit, so that bodies reach it. */
 #define MAX_BODY 2048

@@ -22,7 +22,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "http1.h"
+#include "core/http1.h"
 
 /* A small limit, so that bodies reach it. */
 #define MAX_BODY 4096

@@ -15,8 +15,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "infer.h"
-#include "keyfmt.h"
+#include "core/infer.h"
+#include "core/keyfmt.h"
 
 /* The most keys read from one input. */
 #define MAX_KEYS 64

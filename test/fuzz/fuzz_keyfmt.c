@@ -22,7 +22,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "keyfmt.h"
+#include "core/keyfmt.h"
 
 int
 LLVMFuzzerTestOneInput(const unsigned char *data, size_t size)

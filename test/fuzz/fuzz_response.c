@@ -23,7 +23,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "ddbjson.h"
+#include "core/ddbjson.h"
 
 /* Abort unless every AttributeValue of a checked tree has its shape. */
 static void

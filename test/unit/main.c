@@ -11,7 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "arena.h"
+#include "alloc/arena.h"
 #include "unit.h"
 
 int			unit_passed = 0;
@@ -77,6 +77,7 @@ main(int argc, char **argv)
 		return 2;
 	}
 	unit_testdata_dir = argv[1];
+	arena_install();
 #define UNIT_SUITE(name) suite_##name();
 #include "suites.h"
 #undef UNIT_SUITE

@@ -5,7 +5,7 @@
  *
  *-------------------------------------------------------------------------
  */
-#include "avorder.h"
+#include "core/avorder.h"
 #include "unit.h"
 
 /* An AttributeValue {"type": "text"} parsed from JSON. */

@@ -10,7 +10,7 @@
  */
 #include <stdlib.h>
 
-#include "awscreds.h"
+#include "core/awscreds.h"
 #include "unit.h"
 
 /* Resolve a profile that must resolve. */

@@ -13,7 +13,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 
-#include "ddbjson.h"
+#include "core/ddbjson.h"
 #include "unit.h"
 
 /* A DynamoDB Query response, compact as the service sends it. */

@@ -11,8 +11,8 @@
  *
  *-------------------------------------------------------------------------
  */
-#include "arena.h"
-#include "http1.h"
+#include "alloc/arena.h"
+#include "core/http1.h"
 #include "unit.h"
 
 static const char REQUEST[] = "POST / HTTP/1.1\r\nContent-Length: 2\r\n\r\n{}";

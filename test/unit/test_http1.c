@@ -11,7 +11,7 @@
  *
  *-------------------------------------------------------------------------
  */
-#include "http1.h"
+#include "core/http1.h"
 #include "unit.h"
 
 /* The body limit of the cases that do not name one. */

@@ -13,7 +13,7 @@
  */
 #include <string.h>
 
-#include "infer.h"
+#include "core/infer.h"
 #include "unit.h"
 
 #define LEN(a) ((int) (sizeof(a) / sizeof((a)[0])))

@@ -7,7 +7,7 @@
  *
  *-------------------------------------------------------------------------
  */
-#include "keyfmt.h"
+#include "core/keyfmt.h"
 #include "unit.h"
 
 /* Parse a template that must be valid. */

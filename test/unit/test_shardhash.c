@@ -13,7 +13,7 @@
  */
 #include <stdint.h>
 
-#include "shardhash.h"
+#include "core/shardhash.h"
 #include "unit.h"
 
 /* The bucket of a NUL-terminated string. */

@@ -19,8 +19,8 @@
 #include <strings.h>
 #include <sys/stat.h>
 
-#include "pure.h"
-#include "sigv4.h"
+#include "core/pure.h"
+#include "core/sigv4.h"
 #include "unit.h"
 
 /* What the AWS suite signs with. */

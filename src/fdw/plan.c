@@ -1,0 +1,913 @@
+/*-------------------------------------------------------------------------
+ *
+ * plan.c
+ *		The planner's side of a scan: with the reading of its WHERE
+ *		conditions (conds.c: the partition key values that make it a Query,
+ *		or a GetItem when the whole key is known, the sort key condition,
+ *		the FilterExpression), its estimates and costs, which columns are
+ *		fetched, whether the order of the sort key can be claimed for ORDER
+ *		BY, and whether a LIMIT can be sent as each shard's Limit.
+ *
+ * Every condition is also kept as a local qual: PostgreSQL checks every row
+ * DynamoDB returns.  A condition DynamoDB evaluates exactly as PostgreSQL
+ * would is "exact"; a LIMIT goes to DynamoDB only when every condition is.
+ *
+ *-------------------------------------------------------------------------
+ */
+#include "fdw/fdw.h"
+
+#include <math.h>
+
+#include "access/htup_details.h"
+#include "access/sysattr.h"
+#include "catalog/pg_class.h"
+#include "catalog/pg_type.h"
+#include "miscadmin.h"
+#include "nodes/makefuncs.h"
+#include "nodes/nodeFuncs.h"
+#include "optimizer/clauses.h"
+#include "optimizer/optimizer.h"
+#include "optimizer/pathnode.h"
+#include "optimizer/paths.h"
+#include "optimizer/planmain.h"
+#include "optimizer/restrictinfo.h"
+#include "parser/parsetree.h"
+#include "utils/array.h"
+#include "utils/builtins.h"
+#include "utils/lsyscache.h"
+#include "utils/selfuncs.h"
+#include "utils/syscache.h"
+#include "utils/typcache.h"
+
+
+/* Planner state of one foreign relation, in baserel->fdw_private. */
+typedef struct RelInfo
+{
+	ShardTable *table;
+	Bitmapset  *attrs_used;		/* columns the query needs, attno-offset */
+	Analysis	restrict_analysis;	/* of the relation's own conditions */
+} RelInfo;
+
+/* ---------------------------------------------------------------------
+ * Estimates
+ *
+ * Every read is costed by one rule (read_cost): the round trips it waits
+ * for one after another, the requests it sends and the items it reads.
+ * What it reads comes from ANALYZE's figures: the table's items
+ * (reltuples), and the items of one partition key value, reltuples over
+ * the distinct values of the partition key's columns, spread evenly over
+ * the shards; a sort key condition reads its selectivity's share of them.
+ * Before ANALYZE a partition key value is taken to hold 100 items in
+ * each shard it is spread over (a partition is sharded because it is
+ * large), and a table 10000 items or one such partition if that is more.
+ * ---------------------------------------------------------------------
+ */
+
+#define DEFAULT_TABLE_ITEMS 10000.0
+#define DEFAULT_SHARD_ITEMS 100.0
+#define ROUND_TRIP_COST 100.0	/* waiting for DynamoDB: a few ms */
+#define REQUEST_COST 1.0		/* signing, sending, parsing one request */
+#define ITEM_COST 0.02			/* reading and converting one item */
+#define PAGE_ITEMS 2000.0		/* items in one page (1 MB), roughly */
+
+/* What a read sends and reads. */
+typedef struct ReadSize
+{
+	double		requests;
+	double		rounds;			/* round trips one after another */
+	double		items;			/* items read */
+} ReadSize;
+
+/* True when ANALYZE has run on the relation. */
+static bool
+has_stats(RelOptInfo *rel)
+{
+	return rel->pages > 0 && rel->tuples >= 0;
+}
+
+/* Before ANALYZE: the items of one partition key value, over all its shards. */
+static double
+default_partition_items(ShardTable *t)
+{
+	return DEFAULT_SHARD_ITEMS * (t->strategy == SHARD_NONE ? 1 : Max(t->shards, 1));
+}
+
+/* Before ANALYZE: the items of the table. */
+static double
+default_table_items(ShardTable *t)
+{
+	return Max(DEFAULT_TABLE_ITEMS, default_partition_items(t));
+}
+
+/* The items of one partition key value, over all its shards. */
+static double
+partition_items(PlannerInfo *root, RelOptInfo *rel, ShardTable *t)
+{
+	List	   *vars = NIL;
+
+	if (!has_stats(rel))
+		return default_partition_items(t);
+	for (int i = 0; i < t->ncolumns; i++)
+		if (shard_key_has_column(t, &t->pk, i))
+			vars = lappend(vars, makeVar(rel->relid, t->columns[i].attnum,
+										 t->columns[i].typid, -1, InvalidOid, 0));
+	if (vars == NIL)
+		return rel->tuples;
+	return rel->tuples / Max(shard_estimate_num_groups(root, vars, rel->tuples), 1.0);
+}
+
+/*
+ * The shards a Query of one partition key value reads: one when the
+ * conditions fix every shard_by column of a calculated or range table,
+ * else all of them.  *all gets the shards a value is spread over.
+ */
+static int
+shards_read(ShardTable *t, const Analysis *a, int *all)
+{
+	bool		fixed = t->shard_by != NIL &&
+		(t->strategy == SHARD_CALCULATED || t->strategy == SHARD_RANGE);
+	ListCell   *lc;
+
+	*all = t->strategy == SHARD_NONE ? 1 : Max(t->shards, 1);
+	foreach(lc, t->shard_by)
+		fixed &= conds_fixed_by(a->key_conds, lfirst_int(lc));
+	return fixed ? 1 : *all + (t->legacy_unsharded ? 1 : 0);
+}
+
+/* The share of a partition's items that the sort key condition reads. */
+static double
+sort_selectivity(PlannerInfo *root, RelOptInfo *rel, const Analysis *a)
+{
+	List	   *clauses = NIL;
+	ListCell   *lc;
+
+	foreach(lc, a->sort_conds)
+		clauses = lappend(clauses, ((Cond *) lfirst(lc))->rinfo);
+	return clauselist_selectivity(root, clauses, rel->relid, JOIN_INNER, NULL);
+}
+
+/*
+ * What the read that a sends reads for lookups partition key values (or
+ * whole keys, for a GetItem), up to max_concurrency requests in flight.
+ * partitions bounds the partition key values among them.
+ */
+static ReadSize
+read_size(PlannerInfo *root, RelOptInfo *rel, ShardTable *t, const Analysis *a,
+		  double lookups, double partitions)
+{
+	ReadSize	r;
+	double		conc = shard_get_server(rel->serverid)->max_concurrency;
+
+	if (a->full_key)
+	{
+		r.items = lookups;
+		r.requests = ceil(lookups / BATCH_GET_MAX);
+		r.rounds = ceil(r.requests / conc);
+	}
+	else if (a->keyed)
+	{
+		int			all;
+		int			shards = shards_read(t, a, &all);
+		double		per_stream = partition_items(root, rel, t) / all *
+			sort_selectivity(root, rel, a);
+		double		pages = Max(1.0, ceil(per_stream / PAGE_ITEMS));
+		double		streams = shards == 1 ?
+			Min(lookups, Min(partitions, lookups) * all) :
+			Min(partitions, lookups) * shards;
+
+		r.items = streams * per_stream;
+		r.requests = streams * pages;
+		r.rounds = ceil(streams / conc) * pages;
+	}
+	else
+	{
+		r.items = has_stats(rel) ? rel->tuples : default_table_items(t);
+		r.requests = Max(conc, ceil(r.items / PAGE_ITEMS));
+		r.rounds = ceil(r.requests / conc);
+	}
+	return r;
+}
+
+/* The cost of a read of size r returning rows rows. */
+static void
+read_cost(const ReadSize *r, double rows, Cost *startup, Cost *total)
+{
+	*startup = ROUND_TRIP_COST;
+	*total = r->rounds * ROUND_TRIP_COST + r->requests * REQUEST_COST +
+		r->items * ITEM_COST + rows * cpu_tuple_cost;
+}
+
+/*
+ * The rows of a scan of rel under its own conditions (analysed in a).
+ * Without statistics: the default items of the table, of a partition key
+ * value, or 1 for a whole key, each narrowed by the other conditions.
+ */
+static double
+rel_rows(PlannerInfo *root, RelOptInfo *rel, ShardTable *t, const Analysis *a)
+{
+	double		sel = clauselist_selectivity(root, rel->baserestrictinfo, 0, JOIN_INNER, NULL);
+	double		base;
+
+	if (has_stats(rel))
+		return clamp_row_est(rel->tuples * sel);
+	base = a->full_key ? 1.0 : a->keyed ? default_partition_items(t) : default_table_items(t);
+	return Min(clamp_row_est(base * sel / pow(DEFAULT_EQ_SEL, list_length(a->key_conds))),
+			   base);
+}
+
+/* ---------------------------------------------------------------------
+ * Callbacks
+ * ---------------------------------------------------------------------
+ */
+
+/* GetForeignRelSize: analyse the conditions and estimate the rows. */
+void
+shard_get_rel_size(PlannerInfo *root, RelOptInfo *baserel, Oid foreigntableid)
+{
+	RelInfo    *ri = palloc0(sizeof(RelInfo));
+	ListCell   *lc;
+
+	baserel->fdw_private = ri;
+	ri->table = shard_get_table(foreigntableid);
+	pull_varattnos((Node *) baserel->reltarget->exprs, baserel->relid, &ri->attrs_used);
+	foreach(lc, baserel->baserestrictinfo)
+		pull_varattnos((Node *) lfirst_node(RestrictInfo, lc)->clause,
+					   baserel->relid, &ri->attrs_used);
+	ri->restrict_analysis = conds_analyse(ri->table, baserel->relid,
+									baserel->baserestrictinfo, false, 0, NIL);
+
+	baserel->rows = rel_rows(root, baserel, ri->table, &ri->restrict_analysis);
+}
+
+/*
+ * True when path key pk orders by column col as DynamoDB orders the sort
+ * key: in the default order of the column's type, under a byte-order
+ * collation (numbers, dates and bytes have none).
+ */
+static bool
+pathkey_orders_column(ShardTable *t, Index relid, PathKey *pk, int col)
+{
+	TypeCacheEntry *tce = lookup_type_cache(t->columns[col].typid,
+											TYPECACHE_BTREE_OPFAMILY);
+	ListCell   *lc;
+
+	if (pk->pk_opfamily != tce->btree_opf ||
+		!conds_byte_order_collation(pk->pk_eclass->ec_collation))
+		return false;
+	foreach(lc, pk->pk_eclass->ec_members)
+	{
+		EquivalenceMember *em = lfirst(lc);
+
+		if (conds_column_of(t, relid, em->em_expr) == col)
+			return true;
+	}
+	return false;
+}
+
+/*
+ * The pathkeys the scan can deliver when keyed: the longest prefix of the
+ * query's that follows the sort key's columns (sort_order_columns), all
+ * ascending or all descending; else NIL.  When it is a proper prefix,
+ * PostgreSQL finishes the order (an Incremental Sort over the groups of
+ * rows equal on the prefix).
+ */
+static List *
+ordered_pathkeys(PlannerInfo *root, RelOptInfo *baserel, RelInfo *ri)
+{
+	List	   *cols = conds_sort_order_columns(ri->table);
+	int			n = 0;
+	ListCell   *lc;
+
+	foreach(lc, root->query_pathkeys)
+	{
+		PathKey    *pk = lfirst(lc);
+
+		if (n == list_length(cols) ||
+			shard_pathkey_ascending(pk) !=
+			shard_pathkey_ascending(linitial_node(PathKey, root->query_pathkeys)) ||
+			!pathkey_orders_column(ri->table, baserel->relid, pk, list_nth_int(cols, n)))
+			break;
+		n++;
+	}
+	return n == 0 ? NIL : list_truncate(list_copy(root->query_pathkeys), n);
+}
+
+/* Which column an equivalence class member must be. */
+typedef struct MatchColumn
+{
+	ShardTable *table;
+	Index		relid;
+	int			col;
+} MatchColumn;
+
+/* Callback of generate_implied_equalities_for_column. */
+static bool
+ec_member_is_column(PlannerInfo *root, RelOptInfo *rel, EquivalenceClass *ec,
+					EquivalenceMember *em, void *arg)
+{
+	MatchColumn *m = arg;
+
+	return conds_column_of(m->table, m->relid, em->em_expr) == m->col;
+}
+
+/*
+ * True when an IN list in key_conds fixes a sort key column: the rows are
+ * whole keys to get, and a Query, which takes one sort key condition,
+ * cannot read them in order.
+ */
+static bool
+sort_key_in_list(ShardTable *t, List *key_conds)
+{
+	ListCell   *lc;
+
+	foreach(lc, key_conds)
+	{
+		Cond	   *c = lfirst(lc);
+
+		if (c->op == COND_IN && shard_key_has_column(t, &t->sk, c->col))
+			return true;
+	}
+	return false;
+}
+
+/* GetForeignPaths: the plain path, an ordered one, and parameterized ones. */
+void
+shard_get_paths(PlannerInfo *root, RelOptInfo *baserel, Oid foreigntableid)
+{
+	RelInfo    *ri = baserel->fdw_private;
+	Analysis   *a = &ri->restrict_analysis;
+	Cost		startup;
+	Cost		total;
+	List	   *pathkeys;
+	ListCell   *lc;
+	List	   *join_conds = NIL;
+	List	   *candidates;
+	Relids		outer = NULL;
+	ReadSize	size;
+
+	size = read_size(root, baserel, ri->table, a, a->full_key ? baserel->rows : 1, 1);
+	read_cost(&size, baserel->rows, &startup, &total);
+	add_path(baserel, (Path *)
+			 shard_create_foreignscan_path(root, baserel, NULL, baserel->rows,
+										   startup, total, NIL, NULL, NULL, NIL));
+
+	pathkeys = a->keyed && !sort_key_in_list(ri->table, a->key_conds) ?
+		ordered_pathkeys(root, baserel, ri) : NIL;
+	/*
+	 * The whole order is a little cheaper than the plain read; a prefix of
+	 * it dearer, past add_path's fuzz of 1 %, so that both paths stay and a
+	 * Sort of every row takes the plain read (whole pages) while only an
+	 * Incremental Sort, which stops early under a LIMIT, takes the prefix
+	 * (pages of each shard's Limit).
+	 */
+	if (pathkeys != NIL)
+		add_path(baserel, (Path *)
+				 shard_create_foreignscan_path(root, baserel, NULL, baserel->rows,
+											   startup,
+											   total * (list_length(pathkeys) <
+														list_length(root->query_pathkeys) ?
+														1.05 : 0.99),
+											   pathkeys, NULL, NULL, NIL));
+
+	/*
+	 * A time range bounded on one side is read bucket by bucket away from
+	 * that side when the query wants its rows in that order and stops at a
+	 * LIMIT: the path that delivers that order.
+	 */
+	if (!a->keyed && root->limit_tuples > 0 &&
+		bms_membership(root->all_baserels) == BMS_SINGLETON &&
+		(pathkeys = ordered_pathkeys(root, baserel, ri)) != NIL)
+	{
+		Analysis	open = conds_analyse(ri->table, baserel->relid, baserel->baserestrictinfo,
+								   false,
+								   shard_pathkey_ascending(linitial_node(PathKey, pathkeys)) ?
+								   1 : -1, NIL);
+
+		if (open.keyed && open.bucket_open && open.bucket_col == conds_sort_order_column(ri->table))
+		{
+			size = read_size(root, baserel, ri->table, &open, 1, 1);
+			read_cost(&size, baserel->rows, &startup, &total);
+			add_path(baserel, (Path *)
+					 shard_create_foreignscan_path(root, baserel, NULL, baserel->rows,
+												   startup, total, pathkeys,
+												   NULL, NULL, NIL));
+		}
+	}
+
+	/*
+	 * Join clauses that fix partition key columns make a parameterized
+	 * path: a nested loop then sends one keyed Query per outer row.  Those
+	 * clauses are in joininfo, or implied by equivalence classes.
+	 */
+	candidates = list_copy(baserel->joininfo);
+	for (int i = 0; i < ri->table->ncolumns; i++)
+	{
+		MatchColumn arg = {ri->table, baserel->relid, i};
+
+		if (!shard_key_has_column(ri->table, &ri->table->pk, i))
+			continue;
+		candidates = list_concat(candidates,
+								 generate_implied_equalities_for_column(root, baserel,
+																		ec_member_is_column,
+																		&arg,
+																		baserel->lateral_referencers));
+	}
+	foreach(lc, candidates)
+	{
+		RestrictInfo *rinfo = lfirst_node(RestrictInfo, lc);
+		Cond		c;
+
+		if (!join_clause_is_movable_to(rinfo, baserel) ||
+			!conds_recognise(ri->table, baserel->relid, rinfo->clause, true, &c) ||
+			c.op != COND_EQ || !shard_key_has_column(ri->table, &ri->table->pk, c.col))
+			continue;
+		join_conds = lappend(join_conds, rinfo);
+		outer = bms_union(outer, bms_difference(rinfo->clause_relids, baserel->relids));
+	}
+	if (join_conds != NIL && !a->keyed)
+	{
+		Analysis	joined = conds_analyse(ri->table, baserel->relid,
+									 list_concat(list_copy(baserel->baserestrictinfo),
+												 join_conds), true, 0, NIL);
+
+		if (joined.keyed)
+		{
+			ParamPathInfo *ppi = get_baserel_parampathinfo(root, baserel, outer);
+			double		rows = has_stats(baserel) ? ppi->ppi_rows :
+				Min(ppi->ppi_rows, default_partition_items(ri->table));
+
+			/* one loop: a round trip for one value */
+			size = read_size(root, baserel, ri->table, &joined, 1, 1);
+			read_cost(&size, rows, &startup, &total);
+			add_path(baserel, (Path *)
+					 shard_create_foreignscan_path(root, baserel, NULL, rows,
+												   startup, total, NIL, outer,
+												   NULL, NIL));
+		}
+	}
+}
+
+/*
+ * The columns to fetch, as column indexes, and the attributes to ask for;
+ * *attrs is NIL when the whole item is needed.
+ */
+static List *
+fetched_columns(RelInfo *ri, List **attrs)
+{
+	ShardTable *t = ri->table;
+	List	   *cols = NIL;
+	bool		whole_row = bms_is_member(0 - FirstLowInvalidHeapAttributeNumber,
+										  ri->attrs_used);
+	bool		whole_item = false;
+
+	*attrs = NIL;
+	for (int i = 0; i < t->ncolumns; i++)
+	{
+		ShardColumn *col = &t->columns[i];
+
+		if (!whole_row &&
+			!bms_is_member(col->attnum - FirstLowInvalidHeapAttributeNumber, ri->attrs_used))
+			continue;
+		cols = lappend_int(cols, i);
+		if (col->ddb_type == DDB_TYPE_ITEM)
+			whole_item = true;
+		*attrs = list_append_unique(*attrs, makeString(col->attribute));
+	}
+	if (whole_item)
+		*attrs = NIL;
+	else
+	{
+		/*
+		 * The keys always come too: columns missing from an item are decoded
+		 * from them, the merge orders by the sort key, and errors name the
+		 * item by them.
+		 */
+		if (t->pk.attribute)
+			*attrs = list_append_unique(*attrs, makeString(t->pk.attribute));
+		if (t->sk.attribute)
+			*attrs = list_append_unique(*attrs, makeString(t->sk.attribute));
+	}
+	return cols;
+}
+
+/* Flatten conditions into (column, op, fdw_exprs index) triples. */
+static List *
+flatten_conds(List *conds, List **fdw_exprs)
+{
+	List	   *result = NIL;
+	ListCell   *lc;
+
+	foreach(lc, conds)
+	{
+		Cond	   *c = lfirst(lc);
+
+		result = lappend_int(result, c->col);
+		result = lappend_int(result, c->op);
+		if (c->value)
+		{
+			*fdw_exprs = lappend(*fdw_exprs, c->value);
+			result = lappend_int(result, list_length(*fdw_exprs) - 1);
+		}
+		else
+			result = lappend_int(result, -1);
+	}
+	return result;
+}
+
+/*
+ * The rows a LIMIT (with its OFFSET) lets the scan stop after, which sets
+ * each shard's Limit; 0 unless this relation is the whole query, every
+ * condition is exact, and the rows come in the query's order (or the query
+ * asks for none).
+ */
+static int
+shard_limit(PlannerInfo *root, RelOptInfo *baserel, Analysis *a, List *pathkeys)
+{
+	if (root->limit_tuples <= 0 || !a->exact ||
+		bms_membership(root->all_baserels) != BMS_SINGLETON ||
+		(root->query_pathkeys != NIL && pathkeys == NIL))
+		return 0;
+	return (int) Min(root->limit_tuples, 1000000.0);
+}
+
+/*
+ * True when query q adds items to the DynamoDB table that foreign table
+ * relid (t) reads: it is an INSERT into a foreign table on the same server
+ * and DynamoDB table, or an UPDATE of one that may move items to a new key:
+ * it assigns a column of the item key or one that chooses a calculated or
+ * range shard, or the table has legacy unsharded items or earlier layouts
+ * (an update moves their items into the newest layout's shard).
+ */
+static bool
+query_adds_items(Query *q, Oid relid, ShardTable *t)
+{
+	RangeTblEntry *rte;
+	ShardTable *target;
+	Bitmapset  *updated;
+
+	if ((q->commandType != CMD_INSERT && q->commandType != CMD_UPDATE) ||
+		q->resultRelation == 0)
+		return false;
+	rte = rt_fetch(q->resultRelation, q->rtable);
+	if (rte->relkind != RELKIND_FOREIGN_TABLE ||
+		GetForeignTable(rte->relid)->serverid != GetForeignTable(relid)->serverid)
+		return false;
+	target = shard_get_table(rte->relid);
+	if (strcmp(target->table, t->table) != 0)
+		return false;
+	if (q->commandType == CMD_INSERT || target->legacy_unsharded || target->nlayouts > 1)
+		return true;
+	updated = SHARD_UPDATED_COLS(q, rte);
+	for (int i = 0; i < target->ncolumns; i++)
+		if (shard_column_option(target, i) != NULL &&
+			bms_is_member(target->columns[i].attnum - FirstLowInvalidHeapAttributeNumber,
+						  updated))
+			return true;
+	return false;
+}
+
+/*
+ * True when the scan must read every item before its first row is used:
+ * the query it is planned for, or one it is part of (INSERT ... SELECT),
+ * adds items to its DynamoDB table.  DynamoDB reads no snapshot: the later
+ * pages of the scan would hold the items written meanwhile, and an UPDATE
+ * that moves items ahead of the scan would meet them again and again.
+ */
+static bool
+must_read_all(PlannerInfo *root, Oid relid, ShardTable *t)
+{
+	for (; root != NULL; root = root->parent_root)
+		if (query_adds_items(root->parse, relid, t))
+			return true;
+	return false;
+}
+
+/*
+ * GetForeignPlan: carry the decisions to the executor in fdw_private.  The
+ * join clauses of a parameterized path still name the outer relation here;
+ * PostgreSQL replaces those Vars in fdw_exprs with parameters afterwards.
+ */
+ForeignScan *
+shard_get_plan(PlannerInfo *root, RelOptInfo *baserel, Oid foreigntableid,
+			   ForeignPath *best_path, List *tlist, List *scan_clauses,
+			   Plan *outer_plan)
+{
+	RelInfo    *ri = baserel->fdw_private;
+	List	   *attrs;
+	List	   *cols = fetched_columns(ri, &attrs);
+	List	   *fdw_exprs = NIL;
+	int			order = best_path->path.pathkeys == NIL ? 0 :
+		shard_pathkey_ascending(linitial_node(PathKey, best_path->path.pathkeys)) ? 1 : -1;
+	Analysis	a = conds_analyse(ri->table, baserel->relid, scan_clauses,
+							best_path->path.param_info != NULL, order,
+							best_path->fdw_private ? linitial(best_path->fdw_private) : NIL);
+	ScanOp		op = a.full_key ? SCAN_OP_GET :
+		a.keyed ? SCAN_OP_QUERY : SCAN_OP_SCAN;
+	List	   *fdw_private;
+	List	   *bucket_conds;
+
+	if (op == SCAN_OP_GET && order != 0)
+		op = SCAN_OP_QUERY;
+
+	fdw_private = list_make4(makeInteger(op), cols, attrs,
+							 flatten_conds(a.key_conds, &fdw_exprs));
+	fdw_private = lappend(fdw_private, flatten_conds(a.sort_conds, &fdw_exprs));
+	fdw_private = lappend(fdw_private, flatten_conds(a.filters, &fdw_exprs));
+	fdw_private = lappend(fdw_private, makeInteger(order));
+	fdw_private = lappend(fdw_private,
+						  makeInteger(shard_limit(root, baserel, &a, best_path->path.pathkeys)));
+	fdw_private = lappend(fdw_private,
+						  makeBoolean(bms_is_member(SelfItemPointerAttributeNumber -
+													FirstLowInvalidHeapAttributeNumber,
+													ri->attrs_used)));
+	fdw_private = lappend(fdw_private,
+						  makeBoolean(must_read_all(root, foreigntableid, ri->table)));
+	fdw_private = lappend(fdw_private,
+						  list_concat(list_make4_int(a.bucket_col, a.nbuckets,
+													 a.bucket_shards, a.bucket_over),
+									  list_make3_int(a.bucket_col >= 0 &&
+													 conds_sort_order_column(ri->table) == a.bucket_col,
+													 root->limit_tuples <= 0,
+													 a.bucket_open)));
+	bucket_conds = NIL;
+	if (a.bucket_col >= 0 && !a.bucket_over && a.bucket_lo)
+		bucket_conds = lappend(bucket_conds, a.bucket_lo);
+	if (a.bucket_col >= 0 && !a.bucket_over && a.bucket_hi)
+		bucket_conds = lappend(bucket_conds, a.bucket_hi);
+	fdw_private = lappend(fdw_private, flatten_conds(bucket_conds, &fdw_exprs));
+	return make_foreignscan(tlist, extract_actual_clauses(scan_clauses, false),
+							baserel->relid, fdw_exprs, fdw_private, NIL, NIL,
+							outer_plan);
+}
+
+/* ---------------------------------------------------------------------
+ * Aggregates (upper.c)
+ * ---------------------------------------------------------------------
+ */
+
+/*
+ * True when column col is among the leading fields of the sort key
+ * template that the equalities in conds fix, each of fixed width, so that
+ * the begins_with of their text holds exactly the keys with those values.
+ */
+static bool
+in_fixed_prefix(ShardTable *t, List *conds, int col)
+{
+	KeyTemplate *tmpl = t->sk.template;
+
+	for (int i = 0; tmpl && i < tmpl->nparts; i += 2)
+	{
+		int			c;
+
+		if (tmpl->parts[i].kind != KP_COLUMN)
+			return false;
+		c = shard_find_column(t, tmpl->parts[i].text) - t->columns;
+		if (!conds_fixed_by(conds, c) || !conds_field_fixed_width(t, i))
+			return false;
+		if (c == col)
+			return true;
+	}
+	return false;
+}
+
+/*
+ * True when DynamoDB itself checks every key equality of a: each fixes a
+ * column of the partition key, or of the sort key's part of the key
+ * condition (the whole sort key, or leading fields of fixed width, which
+ * then take the place of any sort key bound), and none only chooses a
+ * shard.
+ */
+static bool
+key_conds_evaluated(ShardTable *t, Analysis *a)
+{
+	ListCell   *lc;
+
+	foreach(lc, a->key_conds)
+	{
+		Cond	   *c = lfirst(lc);
+
+		if (shard_key_has_column(t, &t->pk, c->col))
+			continue;
+		if (a->sort_conds != NIL ||
+			!(a->full_key || in_fixed_prefix(t, a->key_conds, c->col)))
+			return false;
+	}
+	return true;
+}
+
+/*
+ * True when filter c goes into the FilterExpression whatever the scan
+ * meets when it runs: its value is a constant (a parameter may turn out a
+ * NaN or a longer list) that DynamoDB can hold, not a NaN or an infinity,
+ * or an IN list of at most MAX_IN_OPERANDS of them.  request.c leaves any
+ * other filter to the local check alone.  Adds its operands to *operands.
+ */
+static bool
+filter_always_sent(Cond *c, int *operands)
+{
+	Expr	   *value = c->value;
+	Const	   *k;
+	Datum	   *elems;
+	bool	   *nulls;
+	int			n;
+	int16		elmlen;
+	bool		elmbyval;
+	char		elmalign;
+	Oid			elemtype;
+
+	(*operands)++;
+	if (value && IsA(value, RelabelType))
+		value = ((RelabelType *) value)->arg;
+	if (value == NULL || c->op == COND_PREFIX)
+		return true;
+	if (!IsA(value, Const))
+		return false;
+	k = (Const *) value;
+	if (k->constisnull)
+		return true;
+	if (c->op != COND_IN)
+		return request_infinite_value(k->consttype, k->constvalue) == 0;
+	elemtype = get_element_type(k->consttype);
+	get_typlenbyvalalign(elemtype, &elmlen, &elmbyval, &elmalign);
+	deconstruct_array(DatumGetArrayTypeP(k->constvalue), elemtype, elmlen, elmbyval,
+					  elmalign, &elems, &nulls, &n);
+	*operands += n;
+	for (int i = 0; i < n; i++)
+		if (!nulls[i] && request_infinite_value(elemtype, elems[i]) != 0)
+			return false;
+	return n <= MAX_IN_OPERANDS;
+}
+
+/*
+ * True when the filters of a all go into the FilterExpression whatever
+ * happens (filter_always_sent), and their expression stays well within
+ * DynamoDB's 4 KB: at most 80 bytes a condition and 10 an operand.
+ */
+static bool
+filters_always_sent(List *filters)
+{
+	int			operands = 0;
+	ListCell   *lc;
+
+	foreach(lc, filters)
+		if (!filter_always_sent(lfirst(lc), &operands))
+			return false;
+	return list_length(filters) * 80 + operands * 10 <= 4000;
+}
+
+/*
+ * True when the conditions of foreign relation baserel make a Query (not a
+ * GetItem) that DynamoDB evaluates exactly, so that what DynamoDB counts
+ * is what the query counts; *filtered says whether some of them are
+ * filters, which DynamoDB applies after a Limit.
+ */
+bool
+shard_plan_exact_query(RelOptInfo *baserel, bool *filtered)
+{
+	RelInfo    *ri = baserel->fdw_private;
+	Analysis   *a = &ri->restrict_analysis;
+
+	ShardTable *t = ri->table;
+
+	*filtered = a->filters != NIL;
+	/* reads bucket by bucket are left to their own executor */
+	return a->keyed && a->exact && a->bucket_col < 0 &&
+		!a->full_key &&
+		!sort_key_in_list(t, a->key_conds) && key_conds_evaluated(t, a) &&
+		filters_always_sent(a->filters) &&
+		/* a bound on a narrow field misses the keys of wider values */
+		(a->sort_conds == NIL || t->sk.template == NULL || conds_field_fixed_width(t, 0));
+}
+
+/*
+ * True when reading the sort key in order reads column col in its order
+ * under collation: col leads the sort key's order, a template's field with
+ * the same width for every value, and sorts as its bytes do (see
+ * pathkey_orders_column).
+ */
+bool
+shard_plan_sort_column(ShardTable *t, int col, Oid collation)
+{
+	return col == conds_sort_order_column(t) && conds_byte_order_collation(collation) &&
+		(t->sk.template == NULL || conds_field_fixed_width(t, 0));
+}
+
+/*
+ * True when an equality that the scan's key condition uses fixes column
+ * col of foreign relation baserel to one value of the column's own type.
+ */
+bool
+shard_plan_fixed_column(RelOptInfo *baserel, int col)
+{
+	RelInfo    *ri = baserel->fdw_private;
+	ListCell   *lc;
+
+	foreach(lc, ri->restrict_analysis.key_conds)
+	{
+		Cond	   *c = lfirst(lc);
+
+		if (c->col == col && c->op == COND_EQ &&
+			exprType((Node *) c->value) == ri->table->columns[col].typid)
+			return true;
+	}
+	return false;
+}
+
+/* ---------------------------------------------------------------------
+ * Batched lookup joins (executed in join.c)
+ * ---------------------------------------------------------------------
+ */
+
+/* Outer rows per batch of Queries, and per BatchGetItem. */
+#define LOOKUP_BATCH_ROWS 10000
+
+/*
+ * Find in restrictlist (a join's clauses) the equalities that fix key
+ * columns of foreign relation inner with values of relation outer; true
+ * when they make every read keyed, filling *lookup.  Not for a relation
+ * that the statement modifies or that must be read whole first.
+ */
+bool
+shard_lookup_keys(PlannerInfo *root, RelOptInfo *inner, RelOptInfo *outer,
+				  List *restrictlist, ShardLookup *lookup)
+{
+	RelInfo    *ri = inner->fdw_private;
+	ShardTable *t = ri->table;
+	ListCell   *lc;
+	Analysis	a;
+
+	memset(lookup, 0, sizeof(*lookup));
+	if (inner->relid == (Index) root->parse->resultRelation ||
+		bms_is_member(SelfItemPointerAttributeNumber - FirstLowInvalidHeapAttributeNumber,
+					  ri->attrs_used) ||
+		must_read_all(root, planner_rt_fetch(inner->relid, root)->relid, t))
+		return false;
+	foreach(lc, restrictlist)
+	{
+		RestrictInfo *rinfo = lfirst_node(RestrictInfo, lc);
+		Cond		c;
+
+		if (!conds_recognise(t, inner->relid, rinfo->clause, true, &c) || c.op != COND_EQ ||
+			!shard_key_uses(t, c.col) || list_member_int(lookup->cols, c.col) ||
+			!bms_is_subset(pull_varnos(root, (Node *) c.value), outer->relids) ||
+			!OidIsValid(lookup_type_cache(exprType((Node *) c.value),
+										  TYPECACHE_HASH_PROC)->hash_proc) ||
+			!OidIsValid(lookup_type_cache(t->columns[c.col].typid,
+										  TYPECACHE_HASH_PROC)->hash_proc))
+			continue;
+		lookup->cols = lappend_int(lookup->cols, c.col);
+		lookup->outer_exprs = lappend(lookup->outer_exprs, c.value);
+		lookup->collations = lappend_oid(lookup->collations,
+										 exprInputCollation((Node *) rinfo->clause));
+	}
+	if (lookup->cols == NIL)
+		return false;
+	a = conds_analyse(t, inner->relid, inner->baserestrictinfo, false, 0, lookup->cols);
+	lookup->whole_keys = a.full_key;
+	lookup->batch_rows = lookup->whole_keys ?
+		(int) BATCH_GET_MAX * shard_get_server(inner->serverid)->max_concurrency :
+		LOOKUP_BATCH_ROWS;
+	return a.keyed;
+}
+
+/*
+ * The path of the foreign scan under a batched lookup join: it reads what
+ * the outer rows of each batch fix (COND_BATCH conditions).
+ */
+Path *
+shard_lookup_path(PlannerInfo *root, RelOptInfo *inner, ShardLookup *lookup)
+{
+	return (Path *) shard_create_foreignscan_path(root, inner, NULL, inner->rows, 0, 0,
+												  NIL, NULL, NULL,
+												  list_make1(lookup->cols));
+}
+
+/*
+ * The cost of the reads of a batched lookup join of outer_rows rows: a
+ * round of requests per batch, reading the partitions (or whole keys) the
+ * batch's rows fix.
+ */
+void
+shard_lookup_cost(PlannerInfo *root, RelOptInfo *inner, ShardLookup *lookup,
+				  double outer_rows, Cost *startup, Cost *total)
+{
+	RelInfo    *ri = inner->fdw_private;
+	Analysis	a = conds_analyse(ri->table, inner->relid, inner->baserestrictinfo, false, 0,
+							lookup->cols);
+	double		batch = Min(Max(outer_rows, 1.0), lookup->batch_rows);
+	double		batches = ceil(Max(outer_rows, 1.0) / batch);
+	List	   *pk_exprs = NIL;
+	ListCell   *lc1;
+	ListCell   *lc2;
+	double		partitions;
+	ReadSize	size;
+
+	forboth(lc1, lookup->cols, lc2, lookup->outer_exprs)
+		if (shard_key_has_column(ri->table, &ri->table->pk, lfirst_int(lc1)))
+			pk_exprs = lappend(pk_exprs, lfirst(lc2));
+	partitions = pk_exprs == NIL ? 1.0 :
+		shard_estimate_num_groups(root, pk_exprs, batch);
+	size = read_size(root, inner, ri->table, &a, batch, partitions);
+	read_cost(&size, 0, startup, total);
+	*total *= batches;
+}

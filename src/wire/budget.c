@@ -1,0 +1,140 @@
+/*-------------------------------------------------------------------------
+ *
+ * budget.c
+ *		Capacity budgets: the max_read_units_per_second and
+ *		max_write_units_per_second of a table (or its server) that the
+ *		requests of a statement keep to.
+ *
+ * A budget is a token bucket, one per table and kind (reads, writes),
+ * shared by every request of the statement on that table and begun anew
+ * with each statement.  It starts empty and fills at the budget's rate.
+ * A request starts only when the bucket is not in debt, and reserves what
+ * requests of its kind have cost so far (one unit before any answered);
+ * its answer's ConsumedCapacity then replaces the reservation.  An answer
+ * is handed to the scan only once the bucket is out of debt again, so
+ * that the statement never ends ahead of its budget: a statement that
+ * consumed C units takes at least C / rate seconds.  transport.c applies
+ * it; the waiting happens there, interruptibly.
+ *
+ *-------------------------------------------------------------------------
+ */
+#include "wire/wire.h"
+
+#include <math.h>
+
+#include "access/xact.h"
+#include "utils/hsearch.h"
+#include "utils/memutils.h"
+
+typedef struct BudgetKey
+{
+	Oid			relid;
+	bool		write;
+} BudgetKey;
+
+struct Budget
+{
+	BudgetKey	key;
+	double		rate;			/* units per second */
+	double		tokens;			/* may be negative: debt */
+	TimestampTz filled_at;		/* when tokens were last brought up to date */
+	TimestampTz statement;		/* the statement start it belongs to */
+	double		spent;			/* units consumed by answered requests */
+	int64		answered;		/* requests answered */
+};
+
+static HTAB *budgets = NULL;
+
+/*
+ * The budget of table t for reads or writes in the current statement, or
+ * NULL when it has none.  Lives for the backend; begun anew (empty) when
+ * a new statement first asks for it.
+ */
+Budget *
+budget_for(ShardTable *t, bool write)
+{
+	int			rate = write ? t->max_write_units : t->max_read_units;
+	BudgetKey	key;
+	Budget	   *b;
+	bool		found;
+	TimestampTz statement = GetCurrentStatementStartTimestamp();
+
+	if (rate <= 0)
+		return NULL;
+	if (budgets == NULL)
+	{
+		HASHCTL		ctl;
+
+		ctl.keysize = sizeof(BudgetKey);
+		ctl.entrysize = sizeof(Budget);
+		ctl.hcxt = TopMemoryContext;
+		budgets = hash_create("shard_fdw budgets", 16, &ctl,
+							  HASH_ELEM | HASH_BLOBS | HASH_CONTEXT);
+	}
+	memset(&key, 0, sizeof(key));
+	key.relid = t->relid;
+	key.write = write;
+	b = hash_search(budgets, &key, HASH_ENTER, &found);
+	if (!found || b->statement != statement || b->rate != rate)
+	{
+		b->rate = rate;
+		b->tokens = 0;
+		b->filled_at = GetCurrentTimestamp();
+		b->statement = statement;
+		b->spent = 0;
+		b->answered = 0;
+	}
+	return b;
+}
+
+/* Bring the bucket's tokens up to now (it holds at most one second's). */
+static void
+budget_fill(Budget *b, TimestampTz now)
+{
+	if (now > b->filled_at)
+	{
+		b->tokens = Min(b->rate, b->tokens + b->rate * (double) (now - b->filled_at) / 1e6);
+		b->filled_at = now;
+	}
+}
+
+/*
+ * Microseconds until the bucket is out of debt (0 when it is not in debt
+ * now).
+ */
+long
+budget_delay_us(Budget *b)
+{
+	budget_fill(b, GetCurrentTimestamp());
+	if (b->tokens >= 0)
+		return 0;
+	return (long) ceil(-b->tokens / b->rate * 1e6);
+}
+
+/*
+ * Reserve, for a request about to start, what requests have cost so far
+ * on average (one unit before any answered); returns the reservation.
+ */
+double
+budget_reserve(Budget *b)
+{
+	double		units = b->answered > 0 ? b->spent / b->answered : 1.0;
+
+	b->tokens -= units;
+	return units;
+}
+
+/*
+ * Settle a request's reservation with the capacity its answer says it
+ * consumed (a failed request consumed none that is known).
+ */
+void
+budget_settle(Budget *b, double reserved, double consumed, bool answered)
+{
+	b->tokens += reserved - consumed;
+	if (answered)
+	{
+		b->spent += consumed;
+		b->answered++;
+	}
+}

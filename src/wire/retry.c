@@ -1,0 +1,131 @@
+/*-------------------------------------------------------------------------
+ *
+ * retry.c
+ *		Where retries are decided: which failures are retried, how long to
+ *		wait before the next attempt, and when to stop.  One policy for
+ *		every request: exponential backoff with full jitter, max_retries
+ *		attempts (max_throttle_retries of them throttled), a deadline of
+ *		request_timeout_ms from the first attempt, and a per-connection
+ *		budget for retries of errors other than throttles, as in the AWS
+ *		SDKs' standard mode.  A batch's unprocessed part, or a throttled
+ *		write sent into a grown key space, is a retry under the same policy
+ *		(transport.c's ddb_request_again).
+ *
+ * transport.c judges each answer (may another attempt succeed?) and asks
+ * here whether, and when, to make it.
+ *
+ *-------------------------------------------------------------------------
+ */
+#include "wire/wire.h"
+
+#include <math.h>
+
+/* Backoff: delay = random[0,1) * min(BASE * 2^attempt, CAP). */
+#define RETRY_BASE_MS 25.0
+#define RETRY_CAP_MS 5000.0
+
+/* The retry budget of a connection: its size, and what a retry costs. */
+#define RETRY_BUDGET 500
+#define RETRY_COST 5
+#define RETRY_TIMEOUT_COST 10
+
+/* See shard_fdw.h: a full budget. */
+void
+retry_budget_init(RetryBudget *budget)
+{
+	budget->tokens = RETRY_BUDGET;
+}
+
+/*
+ * See shard_fdw.h: a success gives back what its last retry cost, or one
+ * token when it needed none (the SDKs' standard mode).
+ */
+void
+retry_budget_refill(RetryBudget *budget, DdbRequest *req)
+{
+	budget->tokens = Min(RETRY_BUDGET, budget->tokens + (req->retry_cost ? req->retry_cost : 1));
+}
+
+/*
+ * True for the errors DynamoDB answers when it throttles a request (the
+ * table's, an index's, a key's or the account's throughput was exceeded):
+ * retried without spending the retry budget, and counted as throttles.
+ */
+bool
+retry_is_throttle(const char *type)
+{
+	return strcmp(type, "ProvisionedThroughputExceededException") == 0 ||
+		strcmp(type, "ThrottlingException") == 0 ||
+		strcmp(type, "RequestLimitExceeded") == 0 ||
+		strcmp(type, "LimitExceededException") == 0;
+}
+
+/*
+ * True for the errors the AWS SDKs retry as transient besides 5xx answers:
+ * a request that timed out inside DynamoDB, one sent while an earlier one
+ * of the same connection had not finished, and a transaction whose
+ * ClientRequestToken an attempt still in progress carries (sent again
+ * with the same token, its retry gets that attempt's outcome).
+ */
+bool
+retry_is_transient(const char *type)
+{
+	return strcmp(type, "RequestTimeout") == 0 ||
+		strcmp(type, "RequestTimeoutException") == 0 ||
+		strcmp(type, "PriorRequestNotComplete") == 0 ||
+		strcmp(type, "TransactionInProgressException") == 0;
+}
+
+/*
+ * The delay before attempt number n (1-based) of a retry: full jitter over
+ * an exponentially growing, capped window.
+ */
+long
+retry_backoff_us(int attempt)
+{
+	double		window = Min(RETRY_CAP_MS, RETRY_BASE_MS * pow(2.0, attempt));
+
+	return (long) (pg_prng_double(&pg_global_prng_state) * window * 1000.0);
+}
+
+/* True when req has attempts left and its deadline has not passed. */
+bool
+retry_within_limits(DdbRequest *req)
+{
+	return req->attempts <= req->max_retries &&
+		!TimestampDifferenceExceeds(req->first_attempt_at, GetCurrentTimestamp(),
+									req->timeout_ms);
+}
+
+/*
+ * After a failed attempt of req that another attempt may mend: true, with
+ * req->retry_at set, when the policy allows another attempt; false when
+ * req has used up its attempts, its throttled attempts, its deadline, or
+ * (for an error other than a throttle) the connection's budget, of which
+ * a retry spends its cost.  timeout: the attempt timed out, which costs
+ * more.
+ */
+bool
+retry_schedule(DdbRequest *req, RetryBudget *budget, bool timeout)
+{
+	bool		throttle = req->last_throttled;
+
+	if (throttle)
+		req->throttled++;
+	if (!retry_within_limits(req) || req->throttled > req->max_throttle_retries)
+		return false;
+	if (!throttle)
+	{
+		int			cost = timeout ? RETRY_TIMEOUT_COST : RETRY_COST;
+
+		if (budget->tokens < cost)
+		{
+			req->budget_spent = true;
+			return false;
+		}
+		budget->tokens -= cost;
+		req->retry_cost = cost;
+	}
+	req->retry_at = GetCurrentTimestamp() + retry_backoff_us(req->attempts);
+	return true;
+}
