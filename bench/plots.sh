@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
-# bench/plots.sh — regenerates every figure of the README's "Benchmarks"
-# section: runs bench/topn.sh, bench/hotkey.sh and bench/reports.sh (each
-# with its own DynamoDB Local, proxy and PostgreSQL) with BENCH_DATA_DIR set,
+# bench/plots.sh — regenerates every figure of doc/benchmarks.md: runs
+# bench/topn.sh, bench/hotkey.sh and bench/reports.sh (each with its own
+# DynamoDB Local, proxy and PostgreSQL) with BENCH_DATA_DIR set,
 # so that they write their measurements as TSV files (bench/benchdata.py),
 # then draws them with gnuplot (Debian's gnuplot-nox, installed when
 # missing) into PNGs:
