@@ -28,7 +28,7 @@
  * ---------------------------------------------------------------------
  */
 
-/* See shard_fdw.h: a key attribute's value text as an AttributeValue. */
+/* See dynamo.h: a key attribute's value text as an AttributeValue. */
 void
 request_write_key_value(JsonWriter *w, const ShardKey *key, const char *text)
 {

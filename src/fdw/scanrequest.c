@@ -102,7 +102,7 @@ forget_names_since(ShardScanState *ss, int names, int values)
 }
 
 /*
- * See shard_fdw.h: 1 when value (of type typid) is a NaN or plus infinity,
+ * See fdw.h: 1 when value (of type typid) is a NaN or plus infinity,
  * which sort above every other value in PostgreSQL, -1 for minus infinity,
  * 0 for any other value: the infinite ones are never stored.
  */

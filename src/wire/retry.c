@@ -29,7 +29,7 @@
 #define RETRY_COST 5
 #define RETRY_TIMEOUT_COST 10
 
-/* See shard_fdw.h: a full budget. */
+/* See wire.h: a full budget. */
 void
 retry_budget_init(RetryBudget *budget)
 {
@@ -37,7 +37,7 @@ retry_budget_init(RetryBudget *budget)
 }
 
 /*
- * See shard_fdw.h: a success gives back what its last retry cost, or one
+ * See wire.h: a success gives back what its last retry cost, or one
  * token when it needed none (the SDKs' standard mode).
  */
 void

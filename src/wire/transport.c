@@ -773,7 +773,7 @@ set_error(DdbRequest *req, const char *type, const char *message)
 	req->error_message = text;
 }
 
-/* See shard_fdw.h: fail req for an answer that is no JSON object. */
+/* See wire.h: fail req for an answer that is no JSON object. */
 void
 ddb_request_json_fault(DdbRequest *req, long status, const char *reason)
 {
@@ -783,7 +783,7 @@ ddb_request_json_fault(DdbRequest *req, long status, const char *reason)
 	req->maybe_applied = true;
 }
 
-/* See shard_fdw.h: fail req for an answer that parsed but breaks DynamoDB's shapes. */
+/* See wire.h: fail req for an answer that parsed but breaks DynamoDB's shapes. */
 void
 ddb_request_shape_fault(DdbRequest *req, const DdbCheck *check)
 {
@@ -1074,8 +1074,8 @@ finish(DdbRequest *req, DdbStatus status)
  * A wait for the answers of two attempts or more, none of them arrived
  * yet, may first sleep, so that the answers arriving meanwhile are read
  * after one wake-up rather than one each: a backend woken from sleep paid
- * about 25 us of CPU for it on the virtual machines measured (README,
- * Benchmarks), and a top-100 over 100 shards woke 90 times.  It sleeps for
+ * about 25 us of CPU for it on the virtual machines measured
+ * (doc/benchmarks.md), and a top-100 over 100 shards woke 90 times.  It sleeps for
  * a share of the time the oldest has been awaited (1 / GATHER_SHARE, at
  * most GATHER_MAX_US), which delays an answer by at most that share of
  * its round trip, and only when the answers have lately come at least one
