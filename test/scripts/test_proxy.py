@@ -490,7 +490,11 @@ def batch_write_returns_unprocessed_items():
 
 @runner.test
 def transact_write_is_throttled_whole():
-    bed.configure(key_budget={"rate": 0, "burst": 1})
+    """A TransactWriteItems over budget is cancelled as DynamoDB cancels
+    one: TransactionCanceledException, a ThrottlingError reason for each
+    write refused; none of it is written, and it keeps no token.  A
+    transactional write takes two tokens an item (two write units)."""
+    bed.configure(key_budget={"rate": 0, "burst": 3})
     try:
         status, _, doc = call("TransactWriteItems", {"TransactItems": [
             {"Put": put("txkey", "1")}, {"Put": put("txkey", "2")}]})
@@ -498,9 +502,10 @@ def transact_write_is_throttled_whole():
     finally:
         bed.configure(key_budget=None)
     assert status == 400, doc
-    assert error_type(doc) == "ProvisionedThroughputExceededException", doc
+    assert error_type(doc) == "TransactionCanceledException", doc
+    assert [r["Code"] for r in doc["CancellationReasons"]] == ["None", "ThrottlingError"], doc
     assert not stored("txkey", "1") and not stored("txkey", "2")
-    assert stored("txkey", "3"), "the refused transaction kept its token"
+    assert stored("txkey", "3"), "the refused transaction kept its tokens"
 
 
 @runner.test
