@@ -37,6 +37,7 @@ sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)),
                                 "..", "test", "scripts"))
 import bed  # noqa: E402  (the test bed's psql, proxy and boto3 helpers)
 import benchdata  # noqa: E402  (bench/benchdata.py: the TSV for bench/plots.sh)
+import topn  # noqa: E402  (seed 002's items and foreign table)
 
 LATENCY_MS = int(os.environ.get("BENCH_LATENCY_MS", "5"))
 PLAYERS = int(os.environ.get("BENCH_PLAYERS", "3000"))
@@ -76,13 +77,6 @@ def make_scores():
             for game, count in ((GAME, PLAYERS), ("h", max(PLAYERS // 10, 1)))}
 
 
-def item(game, player_id, score):
-    """The item seed 002 stores for one score."""
-    shard = bed.fnv1a_32(player_id.encode("utf-8")) % SHARDS
-    return {"pk": f"{game}#{shard}", "sk": f"{score:020d}#{player_id}",
-            "game_id": game, "player_id": player_id, "score": score}
-
-
 def resource(endpoint_variable):
     """A boto3 DynamoDB resource signed with the test bed's credentials; its
     connection pool holds a connection per shard, and it does not retry."""
@@ -101,22 +95,11 @@ def load(scores):
     with resource("SHARD_FDW_DIRECT_ENDPOINT").Table(TABLE).batch_writer() as writer:
         for game, players in scores.items():
             for player_id, score in players:
-                writer.put_item(Item=item(game, player_id, score))
+                writer.put_item(Item=topn.item(player_id, score, SHARDS, game=game))
     bed.psql(f"""
 CREATE EXTENSION IF NOT EXISTS shard_fdw;
-CREATE SERVER ddb FOREIGN DATA WRAPPER shard_fdw
-  OPTIONS (endpoint '{bed.env("SHARD_FDW_ENDPOINT")}');
-CREATE USER MAPPING FOR CURRENT_USER SERVER ddb
-  OPTIONS (access_key_id '{bed.env("SHARD_FDW_ACCESS_KEY")}',
-           secret_access_key '{bed.env("SHARD_FDW_SECRET_KEY")}');
-CREATE FOREIGN TABLE lb (
-  game_id text NOT NULL, player_id text NOT NULL, score bigint NOT NULL
-) SERVER ddb OPTIONS (
-  table '{TABLE}',
-  partition_key 'pk', partition_key_format '{{game_id}}#{{shard}}',
-  sort_key 'sk', sort_key_format '{{score:020}}#{{player_id}}',
-  shards '{SHARDS}', shard_strategy 'calculated', shard_by 'player_id',
-  shard_hash 'fnv1a_32');""")
+{bed.server_sql()}
+{topn.foreign_table("lb", "ddb", SHARDS, TABLE)}""")
 
 
 # --------------------------------------------------------------- running

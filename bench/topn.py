@@ -114,14 +114,17 @@ def sql_literal(text):
     return "'" + text.replace("'", "''") + "'"
 
 
-def foreign_table(name, server, shards):
+def foreign_table(name, server, shards, table=None):
+    """The CREATE FOREIGN TABLE of seed 002's leaderboard as name on
+    server, with that many calculated shards, over the DynamoDB table
+    named table (by default table_name(shards))."""
     return f"""
 CREATE FOREIGN TABLE {name} (
   game_id   text   NOT NULL,
   player_id text   NOT NULL,
   score     bigint NOT NULL
 ) SERVER {server} OPTIONS (
-  table '{table_name(shards)}',
+  table '{table or table_name(shards)}',
   partition_key 'pk', partition_key_format '{{game_id}}#{{shard}}',
   sort_key 'sk',      sort_key_format '{{score:020}}#{{player_id}}',
   shards '{shards}', shard_strategy 'calculated', shard_by 'player_id',

@@ -6,17 +6,9 @@
 \ir sql/include/server.sql
 \ir sql/include/explain_analyze.sql
 \ir sql/include/same_rows.sql
-SELECT ddb_create_table('AggBoards', 'pk', 'sk') AS status;
-
-CREATE FOREIGN TABLE lb (
-  game_id text NOT NULL, player_id text NOT NULL, score bigint NOT NULL,
-  level int, ratio numeric
-) SERVER ddb OPTIONS (
-  table 'AggBoards',
-  partition_key 'pk', partition_key_format '{game_id}#{shard}',
-  sort_key 'sk', sort_key_format '{score:020}#{player_id}',
-  shards '10', shard_strategy 'calculated', shard_by 'player_id',
-  shard_hash 'fnv1a_32');
+\set lb_table AggBoards
+\ir sql/include/leaderboard.sql
+ALTER FOREIGN TABLE lb ADD COLUMN level int, ADD COLUMN ratio numeric;
 CREATE TABLE local_lb AS
   SELECT 'g' || (i % 3) AS game_id, 'p' || i AS player_id,
          ((i * 7919) % 5000)::bigint AS score,

@@ -6,16 +6,8 @@
 \ir sql/include/server.sql
 \ir sql/include/explain_analyze.sql
 \ir sql/include/same_rows.sql
-SELECT ddb_create_table('OrderBoards', 'pk', 'sk') AS status;
-
-CREATE FOREIGN TABLE lb (
-  game_id text NOT NULL, player_id text NOT NULL, score bigint NOT NULL
-) SERVER ddb OPTIONS (
-  table 'OrderBoards',
-  partition_key 'pk', partition_key_format '{game_id}#{shard}',
-  sort_key 'sk', sort_key_format '{score:020}#{player_id}',
-  shards '10', shard_strategy 'calculated', shard_by 'player_id',
-  shard_hash 'fnv1a_32');
+\set lb_table OrderBoards
+\ir sql/include/leaderboard.sql
 -- about ten players per score; names whose byte order and English order
 -- differ ('P' and 'p', 'é' and 'e')
 CREATE TABLE local_lb AS

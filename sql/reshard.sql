@@ -3,16 +3,8 @@
 -- items; counts, top-N and point lookups are exact at every step.
 \ir sql/include/server.sql
 \ir sql/include/explain_analyze.sql
-SELECT ddb_create_table('Reshard', 'pk', 'sk') AS status;
-
-CREATE FOREIGN TABLE lb (
-  game_id text NOT NULL, player_id text NOT NULL, score bigint NOT NULL
-) SERVER ddb OPTIONS (
-  table 'Reshard',
-  partition_key 'pk', partition_key_format '{game_id}#{shard}',
-  sort_key 'sk', sort_key_format '{score:020}#{player_id}',
-  shards '10', shard_strategy 'calculated', shard_by 'player_id',
-  shard_hash 'fnv1a_32');
+\set lb_table Reshard
+\ir sql/include/leaderboard.sql
 CREATE TABLE local_lb AS
   SELECT 'g' AS game_id, 'p' || lpad(i::text, 5, '0') AS player_id,
          (i * 7919) % 1000 AS score

@@ -2,17 +2,10 @@
 -- and range shards, legacy unsharded items, indexes and joins.
 \ir sql/include/server.sql
 \ir sql/include/explain_analyze.sql
-SELECT ddb_create_table('Leaderboards', 'pk', 'sk') AS status;
-
-CREATE FOREIGN TABLE leaderboard (
-  game_id text NOT NULL, player_id text NOT NULL, score bigint NOT NULL,
-  achieved timestamptz
-) SERVER ddb OPTIONS (
-  table 'Leaderboards',
-  partition_key 'pk', partition_key_format '{game_id}#{shard}',
-  sort_key 'sk', sort_key_format '{score:020}#{player_id}',
-  shards '10', shard_strategy 'calculated', shard_by 'player_id',
-  shard_hash 'fnv1a_32');
+\set lb leaderboard
+\set lb_table Leaderboards
+\ir sql/include/leaderboard.sql
+ALTER FOREIGN TABLE leaderboard ADD COLUMN achieved timestamptz;
 CREATE TABLE local_scores AS
   SELECT 'game_' || (i % 2) AS game_id, 'player' || i AS player_id,
          (i * 7919) % 100000 AS score,

@@ -73,16 +73,17 @@ if log_tail | grep -Eq "$SANITIZER_REPORT"; then
     log_tail | grep -E -A 30 "$SANITIZER_REPORT" | head -n 60
     failed=1
 fi
-# XX000 errors with their LOCATION: a function defined in src/ fails the
+# XX000 errors with their LOCATION: a function defined under src/ fails the
 # run ("ours"), PostgreSQL's own are shown
 xx000="$(log_tail | python3 -c '
 import os, re, sys
 lines = sys.stdin.read().splitlines()
 ours = {}
-for name in os.listdir("src"):
-    if name.endswith(".c"):
-        with open(os.path.join("src", name)) as f:
-            ours[name] = set(re.findall(r"^(\w+)\(", f.read(), re.M))
+for folder, _, names in os.walk("src"):
+    for name in names:
+        if name.endswith(".c"):
+            with open(os.path.join(folder, name)) as f:
+                ours[name] = set(re.findall(r"^(\w+)\(", f.read(), re.M))
 for i, line in enumerate(lines):
     m = re.search(r"\b(ERROR|FATAL|PANIC):  XX000: (.*)", line)
     if not m:

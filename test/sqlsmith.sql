@@ -11,46 +11,18 @@ CREATE SERVER ddb FOREIGN DATA WRAPPER shard_fdw
 CREATE USER MAPPING FOR CURRENT_USER SERVER ddb
   OPTIONS (access_key_id :'akid', secret_access_key :'secret');
 
--- DynamoDB tables, made afresh (a table an earlier run left is dropped)
-CREATE FUNCTION pg_temp.make_table(name text, keys text) RETURNS void
-LANGUAGE plpgsql AS $$
-DECLARE
-  existing jsonb := shard_fdw_request('ddb', 'ListTables', '{}') -> 'TableNames';
-BEGIN
-  IF existing ? name THEN
-    PERFORM shard_fdw_request('ddb', 'DeleteTable', jsonb_build_object('TableName', name));
-  END IF;
-  PERFORM shard_fdw_request('ddb', 'CreateTable',
-    jsonb_build_object('TableName', name, 'BillingMode', 'PAY_PER_REQUEST')
-    || keys::jsonb);
-END
-$$;
-SELECT pg_temp.make_table('sqlsmith_leaderboards', '{
-  "KeySchema": [{"AttributeName": "pk", "KeyType": "HASH"},
-                {"AttributeName": "sk", "KeyType": "RANGE"}],
-  "AttributeDefinitions": [{"AttributeName": "pk", "AttributeType": "S"},
-                           {"AttributeName": "sk", "AttributeType": "S"}]}');
-SELECT pg_temp.make_table('sqlsmith_players', '{
-  "KeySchema": [{"AttributeName": "player_id", "KeyType": "HASH"}],
-  "AttributeDefinitions": [{"AttributeName": "player_id", "AttributeType": "S"}]}');
-SELECT pg_temp.make_table('sqlsmith_music', '{
-  "KeySchema": [{"AttributeName": "pk", "KeyType": "HASH"},
-                {"AttributeName": "title", "KeyType": "RANGE"}],
-  "AttributeDefinitions": [{"AttributeName": "pk", "AttributeType": "S"},
-                           {"AttributeName": "title", "AttributeType": "S"}]}');
-SELECT pg_temp.make_table('sqlsmith_audit', '{
-  "KeySchema": [{"AttributeName": "pk", "KeyType": "HASH"},
-                {"AttributeName": "ts", "KeyType": "RANGE"}],
-  "AttributeDefinitions": [{"AttributeName": "pk", "AttributeType": "S"},
-                           {"AttributeName": "ts", "AttributeType": "N"}]}');
-SELECT pg_temp.make_table('sqlsmith_audit_shards', '{
-  "KeySchema": [{"AttributeName": "file_path", "KeyType": "HASH"}],
-  "AttributeDefinitions": [{"AttributeName": "file_path", "AttributeType": "S"}]}');
-SELECT pg_temp.make_table('sqlsmith_types', '{
-  "KeySchema": [{"AttributeName": "pk", "KeyType": "HASH"},
-                {"AttributeName": "sk", "KeyType": "RANGE"}],
-  "AttributeDefinitions": [{"AttributeName": "pk", "AttributeType": "S"},
-                           {"AttributeName": "sk", "AttributeType": "N"}]}');
+-- DynamoDB tables, made afresh (those an earlier run left are dropped)
+\ir ../sql/include/ddb_tables.sql
+SELECT ddb_delete_table(name)
+  FROM jsonb_array_elements_text(shard_fdw_request('ddb', 'ListTables', '{}')
+                                 -> 'TableNames') AS name
+ WHERE name LIKE 'sqlsmith\_%';
+SELECT ddb_create_table('sqlsmith_leaderboards', 'pk', 'sk');
+SELECT ddb_create_table('sqlsmith_players', 'player_id');
+SELECT ddb_create_table('sqlsmith_music', 'pk', 'title');
+SELECT ddb_create_table('sqlsmith_audit', 'pk', 'ts:N');
+SELECT ddb_create_table('sqlsmith_audit_shards', 'file_path');
+SELECT ddb_create_table('sqlsmith_types', 'pk', 'sk:N');
 
 -- seed 002's leaderboard, calculated: 3,000 players of two games
 CREATE FOREIGN TABLE leaderboard (
@@ -163,7 +135,8 @@ SELECT 'k' || (i % 3), i, (i % 100)::smallint, i * 1.25, i / 3.0, i * 1e-3,
 
 -- a global secondary index whose keys repeat (players by level), read
 -- across two layouts of its shards
-SELECT pg_temp.make_table('sqlsmith_ranks', '{
+SELECT shard_fdw_request('ddb', 'CreateTable', '{
+  "TableName": "sqlsmith_ranks", "BillingMode": "PAY_PER_REQUEST",
   "KeySchema": [{"AttributeName": "player_id", "KeyType": "HASH"}],
   "AttributeDefinitions": [{"AttributeName": "player_id", "AttributeType": "S"},
                            {"AttributeName": "gpk", "AttributeType": "S"},
@@ -196,3 +169,6 @@ CREATE TABLE local_scores AS
          (i * 7919) % 100000 AS score
     FROM generate_series(1, 500) i;
 ANALYZE games, local_scores;
+
+-- the table helpers are not sqlsmith's to call
+DROP FUNCTION ddb_create_table, ddb_delete_table;

@@ -70,8 +70,9 @@ choice.  Faults fire only while the front is active (config "active").
 
 In-process use (the test scripts): WireFront(upstream, tls=..., seed=...,
 rates={...}), .url, .ca_file, .configure(...), .stats(), .take_log(),
-.queue(...), .stop().  Run alone it serves until killed, with a control
-API of JSON over HTTP on its own loopback port:
+.queue(...), .stop(); make_certificate() and accepted() for fronts of
+their own.  Run alone it serves until killed, with a control API of JSON
+over HTTP on its own loopback port:
 
   GET    /config   the settings      POST /config  change them (keys:
                    seed, rates ({kind: probability}), active, idle_ms,
@@ -94,6 +95,7 @@ prints one JSON line: {"url", "control", "ca_file"}.  Python 3.11 stdlib.
 import argparse
 import binascii
 import collections
+import contextlib
 import json
 import os
 import random
@@ -157,6 +159,17 @@ def make_certificate(directory):
     for name in ("key.pem", "cert.pem"):
         os.chmod(f"{directory}/{name}", 0o644)
     return f"{directory}/cert.pem", f"{directory}/key.pem"
+
+
+def accepted(listener):
+    """The connections listener accepts, one after another, until it is
+    closed."""
+    while True:
+        try:
+            conn, _ = listener.accept()
+        except OSError:
+            return
+        yield conn
 
 
 # ----------------------------------------------------------------- framing
@@ -482,11 +495,7 @@ class WireFront:
     # ---- connections
 
     def _accept(self):
-        while True:
-            try:
-                conn, _ = self.listener.accept()
-            except OSError:
-                return
+        for conn in accepted(self.listener):
             with self.lock:
                 self.connections += 1
                 number = self.connections
@@ -495,49 +504,35 @@ class WireFront:
     def stop(self):
         """Stop listening and close every connection."""
         self.stopped = True
-        try:
+        with contextlib.suppress(OSError):
             self.listener.close()
-        except OSError:
-            pass
         with self.lock:
             conns = list(self.conns)
         for sock in conns:
-            try:
+            with contextlib.suppress(OSError):
                 sock.shutdown(socket.SHUT_RDWR)
-            except OSError:
-                pass
         if self._own_cert_dir:
             shutil.rmtree(self._own_cert_dir, ignore_errors=True)
 
     @staticmethod
     def _reset(sock):
         """Close sock with a TCP reset (no close_notify on TLS)."""
-        try:
+        with contextlib.suppress(OSError):
             sock.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER, struct.pack("ii", 1, 0))
-        except OSError:
-            pass
-        try:
+        with contextlib.suppress(OSError):
             sock.close()
-        except OSError:
-            pass
 
     @staticmethod
     def _close(sock, notify=True):
         """Close sock cleanly: close_notify first on TLS, then FIN."""
         if isinstance(sock, ssl.SSLSocket) and notify:
-            try:
+            with contextlib.suppress(OSError, ssl.SSLError, ValueError):
                 sock.settimeout(0.3)
                 sock = sock.unwrap()
-            except (OSError, ssl.SSLError, ValueError):
-                pass
-        try:
+        with contextlib.suppress(OSError):
             sock.shutdown(socket.SHUT_RDWR)
-        except OSError:
-            pass
-        try:
+        with contextlib.suppress(OSError):
             sock.close()
-        except OSError:
-            pass
 
     def _serve(self, raw, number):
         """One client connection, request by request."""

@@ -9,17 +9,20 @@ that environment and offers:
 
 * psql(), query(): run SQL through psql; in_database(): a psql() of one
   database that fails on any error; server_sql(): the SQL declaring server
-  ddb and its user mapping;
+  ddb and its user mapping; sql_literal(): a Python value as SQL;
 * Session: one psql kept open, statement by statement, so that they share
   a backend;
 * proxy control: add_fault(), clear_faults(), configure(), stats(),
   reset_proxy();
-* ddb(), unique_name(), create_table(): boto3 against the proxy or DynamoDB
-  Local, signed with the test credentials, SDK retries off;
+* ddb(), unique_name(), create_table(), stored_items(): boto3 against the
+  proxy or DynamoDB Local, signed with the test credentials, SDK retries
+  off;
 * new_table(), drop_scratch(): the tables and database a script makes, and
   their removal;
 * fnv1a_32(): the hash of shard_hash 'fnv1a_32', for the seeds' own
   formulas; run_together(): a function run on several threads at once;
+* Cluster: a throwaway PostgreSQL cluster whose environment (the AWS
+  variables the extension reads) the test chooses; free_port();
 * Runner: registers test functions, runs them in order and ends with the
   line "N passed, N failed"; the exit status is non-zero on any failure.
 """
@@ -27,8 +30,11 @@ that environment and offers:
 import itertools
 import json
 import os
+import pwd
 import queue
 import re
+import shutil
+import socket
 import subprocess
 import sys
 import threading
@@ -73,6 +79,18 @@ def query(sql, database=None):
     """The rows of a query, each a list of column texts (NULL is '')."""
     output = psql(sql, database=database).stdout
     return [line.split(FIELD_SEPARATOR) for line in output.splitlines() if line]
+
+
+def sql_literal(value):
+    """A value as an SQL literal: None is NULL, a bool true or false, an int
+    its digits, anything else its text, quoted."""
+    if value is None:
+        return "NULL"
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, int):
+        return str(value)
+    return "'" + str(value).replace("'", "''") + "'"
 
 
 # ------------------------------------------------------------------- proxy
@@ -270,6 +288,12 @@ def new_table(client, tables, prefix, partition_key, sort_key=None, sort_type="S
     return name
 
 
+def stored_items(client, table):
+    """Every item of a DynamoDB table, read with a consistent Scan."""
+    pages = client.get_paginator("scan").paginate(TableName=table, ConsistentRead=True)
+    return [item for page in pages for item in page["Items"]]
+
+
 def drop_scratch(client, tables, database=None):
     """Remove what a script made: its DynamoDB tables and its database; the
     proxy goes back to its start-up state."""
@@ -325,6 +349,67 @@ def run_together(function, argument_lists):
         thread.start()
     for thread in threads:
         thread.join()
+
+
+def free_port():
+    """A free TCP port on 127.0.0.1 (bound, then released)."""
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return sock.getsockname()[1]
+
+
+class Cluster:
+    """A throwaway PostgreSQL cluster whose environment the test chooses."""
+
+    def __init__(self, workdir):
+        self.dir = os.path.join(workdir, "pg")
+        self.data = os.path.join(self.dir, "data")
+        self.log = os.path.join(self.dir, "postgres.log")
+        self.bin = os.path.dirname(shutil.which("pg_ctl"))
+        self.port = free_port()
+        self.root = os.geteuid() == 0
+        os.makedirs(self.dir)
+        if self.root:
+            user = pwd.getpwnam("postgres")
+            os.chown(self.dir, user.pw_uid, user.pw_gid)
+        self.run([os.path.join(self.bin, "initdb"), "-D", self.data, "-U", "postgres",
+                  "--auth=trust", "--encoding=UTF8", "--locale=C.UTF-8", "--no-sync"], {})
+        with open(os.path.join(self.data, "postgresql.conf"), "a", encoding="utf-8") as conf:
+            conf.write(f"listen_addresses = '127.0.0.1'\nport = {self.port}\n"
+                       f"unix_socket_directories = '{self.dir}'\nfsync = off\n"
+                       "max_connections = 20\ntimezone = 'UTC'\nlc_messages = 'C'\n")
+
+    def run(self, command, environment):
+        """Run a command as the cluster's user in exactly environment."""
+        variables = dict({"PATH": os.environ["PATH"], "HOME": self.dir, "LANG": "C.UTF-8"},
+                         **environment)
+        prefix = ["env", "-i"] + [f"{k}={v}" for k, v in variables.items()]
+        if self.root:
+            prefix += ["setpriv", "--reuid=postgres", "--regid=postgres", "--init-groups", "--"]
+        subprocess.run(prefix + command, check=True, cwd=self.dir,
+                       stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+
+    def start(self, **environment):
+        """(Re)start the server with environment (and none of the caller's
+        AWS variables); instance metadata stays off unless it is given."""
+        self.stop()
+        environment.setdefault("AWS_EC2_METADATA_DISABLED", "true")
+        environment.setdefault("AWS_SHARED_CREDENTIALS_FILE", "/nonexistent/.aws/credentials")
+        environment.setdefault("AWS_CONFIG_FILE", "/nonexistent/.aws/config")
+        environment.setdefault("AWS_REGION", "us-east-1")
+        self.run([os.path.join(self.bin, "pg_ctl"), "-D", self.data, "-l", self.log,
+                  "-w", "-t", "60", "start"], environment)
+
+    def stop(self):
+        """Stop the server if it runs."""
+        if os.path.exists(os.path.join(self.data, "postmaster.pid")):
+            self.run([os.path.join(self.bin, "pg_ctl"), "-D", self.data, "-m", "fast",
+                      "-w", "stop"], {})
+
+    def log_text(self):
+        """The server log."""
+        with open(self.log, encoding="utf-8", errors="replace") as f:
+            return f.read()
 
 
 class Runner:

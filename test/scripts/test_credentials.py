@@ -16,9 +16,7 @@ no key, secret or token reaches a message or the server log.
 """
 
 import os
-import pwd
 import shutil
-import socket
 import subprocess
 import sys
 import tempfile
@@ -48,13 +46,6 @@ LATENCY_MS = 600
 state = {}
 
 
-def free_port():
-    """A free TCP port on 127.0.0.1."""
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return sock.getsockname()[1]
-
-
 def write(path, text):
     """Write a file the cluster's user can read."""
     with open(path, "w", encoding="utf-8") as f:
@@ -63,59 +54,6 @@ def write(path, text):
 
 
 # ------------------------------------------------------------------ cluster
-
-
-class Cluster:
-    """A throwaway PostgreSQL cluster whose environment the test chooses."""
-
-    def __init__(self, workdir):
-        self.dir = os.path.join(workdir, "pg")
-        self.data = os.path.join(self.dir, "data")
-        self.log = os.path.join(self.dir, "postgres.log")
-        self.bin = os.path.dirname(shutil.which("pg_ctl"))
-        self.port = free_port()
-        self.root = os.geteuid() == 0
-        os.makedirs(self.dir)
-        if self.root:
-            user = pwd.getpwnam("postgres")
-            os.chown(self.dir, user.pw_uid, user.pw_gid)
-        self.run([os.path.join(self.bin, "initdb"), "-D", self.data, "-U", "postgres",
-                  "--auth=trust", "--encoding=UTF8", "--locale=C.UTF-8", "--no-sync"], {})
-        with open(os.path.join(self.data, "postgresql.conf"), "a", encoding="utf-8") as conf:
-            conf.write(f"listen_addresses = '127.0.0.1'\nport = {self.port}\n"
-                       f"unix_socket_directories = '{self.dir}'\nfsync = off\n"
-                       "max_connections = 20\ntimezone = 'UTC'\nlc_messages = 'C'\n")
-
-    def run(self, command, environment):
-        """Run a command as the cluster's user in exactly environment."""
-        variables = dict({"PATH": os.environ["PATH"], "HOME": self.dir, "LANG": "C.UTF-8"},
-                         **environment)
-        prefix = ["env", "-i"] + [f"{k}={v}" for k, v in variables.items()]
-        if self.root:
-            prefix += ["setpriv", "--reuid=postgres", "--regid=postgres", "--init-groups", "--"]
-        subprocess.run(prefix + command, check=True, cwd=self.dir,
-                       stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-
-    def start(self, **environment):
-        """(Re)start the server with environment (and none of the caller's
-        AWS variables); instance metadata stays off unless it is given."""
-        self.stop()
-        environment.setdefault("AWS_EC2_METADATA_DISABLED", "true")
-        environment.setdefault("AWS_SHARED_CREDENTIALS_FILE", "/nonexistent/.aws/credentials")
-        environment.setdefault("AWS_CONFIG_FILE", "/nonexistent/.aws/config")
-        self.run([os.path.join(self.bin, "pg_ctl"), "-D", self.data, "-l", self.log,
-                  "-w", "-t", "60", "start"], environment)
-
-    def stop(self):
-        """Stop the server if it runs."""
-        if os.path.exists(os.path.join(self.data, "postmaster.pid")):
-            self.run([os.path.join(self.bin, "pg_ctl"), "-D", self.data, "-m", "fast",
-                      "-w", "stop"], {})
-
-    def log_text(self):
-        """The server log."""
-        with open(self.log, encoding="utf-8", errors="replace") as f:
-            return f.read()
 
 
 def sql(text):
@@ -216,7 +154,7 @@ def set_up():
     state["endpoints"] = endpoints
     state["ep"] = f"http://127.0.0.1:{server.server_address[1]}"
 
-    port = free_port()
+    port = bed.free_port()
     credentials = [f"{k}:{v}" for k, v in STATIC.items()] + \
         [f"{a}:{s}:{t}" for a, s, t in awsendpoints.all_pool_credentials()]
     command = [sys.executable, os.path.join(REPO, "test", "proxy", "ddbproxy.py"),
@@ -247,7 +185,7 @@ def set_up():
         client.put_item(TableName=state["big"], Item={"k": {"S": f"b{i:03d}"}, "v": {"N": str(i)},
                                                       "pad": {"S": "x" * PAD}})
 
-    cluster = Cluster(work)
+    cluster = bed.Cluster(work)
     state["cluster"] = cluster
     cluster.start()
     os.environ.update(PGHOST="127.0.0.1", PGPORT=str(cluster.port), PGUSER="postgres",
@@ -754,7 +692,7 @@ def instance_metadata():
     assert log[3]["access_key"].startswith("ASIAIMDS") and log[3]["signed"]
     assert all(k.startswith("ASIAROLE") for k in keys_seen())
 
-    closed = f"http://127.0.0.1:{free_port()}"
+    closed = f"http://127.0.0.1:{bed.free_port()}"
     restart(AWS_EC2_METADATA_SERVICE_ENDPOINT=closed, AWS_EC2_METADATA_DISABLED="false")
     mapping()
     fails("SELECT sum(v) FROM kv", f"from EC2 instance metadata (IMDSv2) at {closed}",

@@ -51,6 +51,7 @@ import re
 from dataclasses import dataclass, field
 
 import bed
+from bed import sql_literal
 
 runner = bed.Runner()
 SEED = int(os.environ.get("SHARD_FDW_TEST_SEED", "7341"))
@@ -101,17 +102,6 @@ compared = [0]      # statements run on a foreign table and compared
 
 
 # ---------------------------------------------------------------- helpers
-
-
-def literal(value):
-    """A value as an SQL literal (None is NULL)."""
-    if value is None:
-        return "NULL"
-    if isinstance(value, bool):
-        return "true" if value else "false"
-    if isinstance(value, int):
-        return str(value)
-    return "'" + value.replace("'", "''") + "'"
 
 
 def sql(text):
@@ -179,7 +169,7 @@ def make_rows():
 
 def values_list(rows):
     """A VALUES list of rows."""
-    return ",\n".join("(" + ", ".join(map(literal, r)) + ")" for r in rows)
+    return ",\n".join("(" + ", ".join(map(sql_literal, r)) + ")" for r in rows)
 
 
 def new_table(partition_key, sort_key):
@@ -337,7 +327,7 @@ def value_list(values, null_chance=0.2):
     values = list(values)
     if rng.random() < null_chance:
         values.insert(rng.randint(0, len(values)), None)
-    return ", ".join(map(literal, values))
+    return ", ".join(map(sql_literal, values))
 
 
 def some_players(low=1, high=6):
@@ -381,19 +371,20 @@ def filter_predicate():
         lambda: "level IS NOT NULL",
         lambda: f"level BETWEEN {rng.randint(0, 30)} AND {rng.randint(20, 61)}",
         lambda: in_list("level", [rng.randint(0, 61) for _ in range(rng.randint(1, 120))]),
-        lambda: f"ratio {op} {literal(rng.choice(some_ratios()))}",
+        lambda: f"ratio {op} {sql_literal(rng.choice(some_ratios()))}",
         lambda: in_list("ratio", some_ratios(), "::numeric[]"),
-        lambda: f"ratio BETWEEN {literal(rng.choice(RATIOS))} AND {literal(rng.choice(RATIOS))}",
+        lambda: f"ratio BETWEEN {sql_literal(rng.choice(RATIOS))} "
+                f"AND {sql_literal(rng.choice(RATIOS))}",
         lambda: "ratio IS NULL",
         lambda: f"ratio {op} 'NaN'",
         lambda: "name LIKE 'p%'",
-        lambda: f"name LIKE {literal(rng.choice(NAME_LETTERS) + '%')}",
-        lambda: f"name COLLATE {collation} LIKE {literal(rng.choice(NAME_LETTERS) + '%')}",
+        lambda: f"name LIKE {sql_literal(rng.choice(NAME_LETTERS) + '%')}",
+        lambda: f"name COLLATE {collation} LIKE {sql_literal(rng.choice(NAME_LETTERS) + '%')}",
         lambda: "name IS NULL",
-        lambda: f"name {op} {literal(word(NAME_LETTERS, 1, 3))}",
-        lambda: f"name COLLATE {collation} {op} {literal(word(NAME_LETTERS, 1, 3))}",
-        lambda: f"name BETWEEN {literal(word(NAME_LETTERS, 1, 2))} AND "
-                f"{literal(word(NAME_LETTERS, 1, 2))}",
+        lambda: f"name {op} {sql_literal(word(NAME_LETTERS, 1, 3))}",
+        lambda: f"name COLLATE {collation} {op} {sql_literal(word(NAME_LETTERS, 1, 3))}",
+        lambda: f"name BETWEEN {sql_literal(word(NAME_LETTERS, 1, 2))} AND "
+                f"{sql_literal(word(NAME_LETTERS, 1, 2))}",
         lambda: in_list("name", some_names()),
         lambda: in_list(f"name COLLATE {collation}", some_names()),
         lambda: "flag",
@@ -402,12 +393,12 @@ def filter_predicate():
         lambda: "flag IS NULL",
         lambda: "flag IS NOT TRUE",
         lambda: in_list("flag", rng.sample([True, False], rng.randint(1, 2))),
-        lambda: f"player_id = {literal(some_player())}",
+        lambda: f"player_id = {sql_literal(some_player())}",
         lambda: in_list("player_id", some_players()),
-        lambda: f"player_id LIKE {literal('p' + word('abcdefghijklmnop', 0, 2) + '%')}",
-        lambda: f"player_id {op} {literal('p' + word('abcdefghijklmnopqrstuvwxyz', 1, 3))}",
-        lambda: f"player_id BETWEEN {literal('p' + word('abcdefghijklm', 1, 2))} AND "
-                f"{literal('p' + word('nopqrstuvwxyz', 1, 2))}",
+        lambda: f"player_id LIKE {sql_literal('p' + word('abcdefghijklmnop', 0, 2) + '%')}",
+        lambda: f"player_id {op} {sql_literal('p' + word('abcdefghijklmnopqrstuvwxyz', 1, 3))}",
+        lambda: f"player_id BETWEEN {sql_literal('p' + word('abcdefghijklm', 1, 2))} AND "
+                f"{sql_literal('p' + word('nopqrstuvwxyz', 1, 2))}",
         lambda: f"({filter_predicate()} OR {filter_predicate()})",
     ])()
 
@@ -418,7 +409,7 @@ def where_clause(key_chance=0.6):
     where = [filter_predicate() for _ in range(rng.choice([0, 1, 1, 2, 3]))]
     if rng.random() < key_chance:
         games = rng.sample(GAMES + ["g9", ""], rng.randint(1, 3))
-        where.insert(0, f"game_id = {literal(games[0])}" if len(games) == 1
+        where.insert(0, f"game_id = {sql_literal(games[0])}" if len(games) == 1
                      else f"game_id IN ({value_list(games)})")
     return where
 
@@ -504,13 +495,13 @@ def keyed_aggregate_query():
     """count(*), min(score) and max(score) of a keyed read (a player's rank
     among them), with sort key bounds, filters or a player."""
     games = rng.sample(GAMES + ["g9"], rng.randint(1, 2))
-    where = [f"game_id = {literal(games[0])}" if len(games) == 1
+    where = [f"game_id = {sql_literal(games[0])}" if len(games) == 1
              else f"game_id IN ({value_list(games, null_chance=0)})"]
     where += sort_key_bound()
     if rng.random() < 0.3:
         where.append(filter_predicate())
     if rng.random() < 0.1:
-        where.append(f"player_id = {literal(some_player())}")
+        where.append(f"player_id = {sql_literal(some_player())}")
     select = rng.sample(["count(*)", "count(*) + 1", "min(score)", "max(score)"],
                         rng.randint(1, 3))
     if rng.random() < 0.3:
@@ -738,17 +729,17 @@ def queries_reach_every_pushdown():
 
 def game_argument():
     """A game, or one nobody plays."""
-    return literal(rng.choice(GAMES + ["g9"]))
+    return sql_literal(rng.choice(GAMES + ["g9"]))
 
 
 def player_argument():
     """A player, mostly one that exists."""
-    return literal(some_player())
+    return sql_literal(some_player())
 
 
 def prefix_argument():
     """A LIKE pattern: the first letters of a player and %."""
-    return literal(some_player()[:rng.randint(1, 3)] + "%")
+    return sql_literal(some_player()[:rng.randint(1, 3)] + "%")
 
 
 # (parameter types, statement, whether its order is total, arguments)

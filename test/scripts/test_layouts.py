@@ -37,6 +37,7 @@ import random
 import re
 
 import bed
+from bed import sql_literal
 
 runner = bed.Runner()
 SEED = int(os.environ.get("SHARD_FDW_TEST_SEED", "5150"))
@@ -101,18 +102,9 @@ def fresh_row():
             rng.randrange(1000000), rng.choice([None, "v", "w" + str(rng.randrange(100))]))
 
 
-def literal(value):
-    """value as an SQL literal."""
-    if value is None:
-        return "NULL"
-    if isinstance(value, int):
-        return str(value)
-    return "'" + value.replace("'", "''") + "'"
-
-
 def row_sql(row):
     """A row as a VALUES tuple."""
-    return "(" + ", ".join(literal(v) for v in row) + ")"
+    return "(" + ", ".join(sql_literal(v) for v in row) + ")"
 
 
 def random_layout():
@@ -166,7 +158,7 @@ def changed_layout(old):
 
 def options_sql(layout):
     """Layout options as the body of OPTIONS (...)."""
-    return ", ".join(f"{name} {literal(value)}" for name, value in layout.items())
+    return ", ".join(f"{name} {sql_literal(value)}" for name, value in layout.items())
 
 
 def alter_sql(old, new):
@@ -174,9 +166,9 @@ def alter_sql(old, new):
     actions = []
     for name in LAYOUT_OPTIONS:
         if name in new and name in old and new[name] != old[name]:
-            actions.append(f"SET {name} {literal(new[name])}")
+            actions.append(f"SET {name} {sql_literal(new[name])}")
         elif name in new and name not in old:
-            actions.append(f"ADD {name} {literal(new[name])}")
+            actions.append(f"ADD {name} {sql_literal(new[name])}")
         elif name in old and name not in new:
             actions.append(f"DROP {name}")
     return f"ALTER FOREIGN TABLE ft OPTIONS ({', '.join(actions)})"
@@ -214,7 +206,7 @@ def rows_kept_in_keys():
     """The rows (k, r, n) whose items keep k or r only inside their key."""
     rows = {(id_, int(n)): (k, r, n) for k, r, id_, n, _ in local_rows()}
     result = []
-    for item in stored_items():
+    for item in bed.stored_items(client, state["table"]):
         if "k" not in item or "r" not in item:
             n, id_ = item["sk"]["S"].split("#", 1)
             result.append(rows[(id_, int(n))])
@@ -280,17 +272,6 @@ def local_rows():
             state["session"].run(f"SELECT {ROW} FROM local ORDER BY k, n, id")]
 
 
-def stored_items():
-    """Every item of the DynamoDB table, read with boto3 (consistently)."""
-    items, start = [], {}
-    while True:
-        page = client.scan(TableName=state["table"], ConsistentRead=True, **start)
-        items += page["Items"]
-        if "LastEvaluatedKey" not in page:
-            return items
-        start = {"ExclusiveStartKey": page["LastEvaluatedKey"]}
-
-
 def check_all():
     """The whole foreign table, and each k's partition, read as the local
     table; DynamoDB holds one item per row."""
@@ -298,7 +279,7 @@ def check_all():
     for k in KS:
         statement(f"SELECT {ROW} FROM {{t}} WHERE k = '{k}'", step=False)
     count = len(local_rows())
-    items = stored_items()
+    items = bed.stored_items(client, state["table"])
     if len(items) != count:
         fail(f"DynamoDB holds {len(items)} items for {count} rows")
 
@@ -366,7 +347,7 @@ def step_update():
     if row is None:
         return
     k, r, id_, n, _ = row
-    value = literal(rng.choice([None, "u" + str(rng.randrange(1000))]))
+    value = sql_literal(rng.choice([None, "u" + str(rng.randrange(1000))]))
     # n stays under 10^6, which '{n:06}' orders
     setting = rng.choice([f"v = {value}", "n = (n + 1) % 1000000",
                           f"n = (n + {rng.randrange(5000)}) % 1000000, v = {value}",
@@ -429,7 +410,7 @@ def step_strip():
     tmpls = templates([state["layout"]] + state["history"])
     rows = {(id_, int(n)): (k, r, n) for k, r, id_, n, _ in local_rows()}
     # in sort key order: random shards put items in another order each run
-    items = sorted(stored_items(), key=lambda i: i["sk"]["S"])
+    items = sorted(bed.stored_items(client, state["table"]), key=lambda i: i["sk"]["S"])
     for item in rng.sample(items, min(len(items), rng.randint(1, 15))):
         names = [a for a in ("k", "r", "n", "id") if a in item and rng.random() < 0.7]
         n, id_ = item["sk"]["S"].split("#", 1)

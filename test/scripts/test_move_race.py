@@ -127,17 +127,6 @@ def updater(number, rows, lock, stop, tally):
         session.close()
 
 
-def stored_items():
-    """Every item of the DynamoDB table, read with boto3 (consistently)."""
-    items, start = [], {}
-    while True:
-        page = client.scan(TableName=state["table"], ConsistentRead=True, **start)
-        items += page["Items"]
-        if "LastEvaluatedKey" not in page:
-            return items
-        start = {"ExclusiveStartKey": page["LastEvaluatedKey"]}
-
-
 @runner.test
 def test_updates_racing_a_move_lose_nothing():
     rows = expected_rows()
@@ -176,7 +165,7 @@ def test_updates_racing_a_move_lose_nothing():
     assert not tally["lost"], f"{len(tally['lost'])} UPDATEs found no row: {tally['lost'][:3]}"
     assert all(runs[-1].endswith("|0") for _, runs in rounds), rounds
     # every change reported done is stored, each row once
-    items = stored_items()
+    items = bed.stored_items(client, state["table"])
     got = {(i["game_id"]["S"], i["player_id"]["S"]): [int(i["score"]["N"]), int(i["hits"]["N"])]
            for i in items}
     assert len(items) == len(rows), (len(items), len(rows))

@@ -126,17 +126,6 @@ def compare_all():
     same("SELECT count(*) FROM lb", "SELECT count(*) FROM local_lb")
 
 
-def stored_items():
-    """Every item of the DynamoDB table, read with boto3 (consistently)."""
-    items, start = [], {}
-    while True:
-        page = client.scan(TableName=state["table"], ConsistentRead=True, **start)
-        items += page["Items"]
-        if "LastEvaluatedKey" not in page:
-            return items
-        start = {"ExclusiveStartKey": page["LastEvaluatedKey"]}
-
-
 @runner.test
 def test_grow_and_shrink_stay_exact():
     compare_all()
@@ -180,7 +169,7 @@ def insert_statement(existing, fresh):
 def test_conditional_inserts_of_rows_in_earlier_layouts():
     # rows stored under a key the newest layout (5 shards) does not give
     newest = {}
-    for item in stored_items():
+    for item in bed.stored_items(client, state["table"]):
         game, player = item["game_id"]["S"], item["player_id"]["S"]
         row = (game, player, int(item["score"]["N"]))
         newest[row] = item["pk"]["S"] == f"{game}#{bed.fnv1a_32(player.encode()) % 5}"
@@ -214,7 +203,8 @@ def test_conditional_inserts_of_rows_in_earlier_layouts():
     compare_all()
     # no row stored twice
     local_count = int(rows("SELECT count(*) FROM local_lb")[0][0])
-    assert len(stored_items()) == local_count, (len(stored_items()), local_count)
+    stored = len(bed.stored_items(client, state["table"]))
+    assert stored == local_count, (stored, local_count)
 
 
 def writer(number, inserted, errors):
@@ -312,7 +302,7 @@ def test_move_beside_writers_readers_and_faults():
     assert rows("""SELECT count(*) FROM pg_options_to_table(
                      (SELECT ftoptions FROM pg_foreign_table WHERE ftrelid = 'lb'::regclass))
                     WHERE option_name = 'layout_history'""") == [["0"]]
-    items = stored_items()
+    items = bed.stored_items(client, state["table"])
     local_count = int(rows("SELECT count(*) FROM local_lb")[0][0])
     assert len(items) == local_count, (len(items), local_count)
     # every item under the key the newest layout gives: fnv1a_32 mod 5

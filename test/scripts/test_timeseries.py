@@ -28,6 +28,7 @@ import boto3
 from boto3.dynamodb.conditions import Key
 
 import bed
+from bed import sql_literal
 
 runner = bed.Runner()
 SEED = int(os.environ.get("SHARD_FDW_TEST_SEED", "20231027"))
@@ -142,12 +143,6 @@ def rows(text):
     return bed.query(text, database=DATABASE)
 
 
-def literal(value):
-    if value is None:
-        return "NULL"
-    return "'" + str(value).replace("'", "''") + "'"
-
-
 def resource():
     """A boto3 resource straight to DynamoDB Local, as the article uses."""
     return boto3.resource(
@@ -171,7 +166,7 @@ def random_instant():
 
 
 def pg_time(instant):
-    return literal(instant.isoformat())
+    return sql_literal(instant.isoformat())
 
 
 def plain(value):
@@ -278,7 +273,8 @@ def set_up():
           sort_key 'GSI1SK', sort_key_format '{{ts:isoformat}}');
         CREATE TABLE local_events (pattern text, key text, ts timestamptz, id text, payload jsonb);
         INSERT INTO local_events VALUES
-        """ + ",\n".join(f"({literal(p)}, {literal(k)}, {pg_time(t)}, {literal(d)}, {literal(j)})"
+        """ + ",\n".join(f"({sql_literal(p)}, {sql_literal(k)}, {pg_time(t)}, "
+                         f"{sql_literal(d)}, {sql_literal(j)})"
                          for p, k, t, d, j in local) + ";")
 
 
@@ -412,8 +408,8 @@ def newest_first_reads_only_the_newest_buckets():
             lo = hi - datetime.timedelta(hours=48)
             cond = bounds_sql(lo, hi, False)
             newest = rows(f"SELECT to_char(ts AT TIME ZONE 'UTC', 'YYYY-MM-DD HH24:MI:SS.US') "
-                          f"FROM local_events WHERE pattern = '{pattern}' AND key = {literal(key)} "
-                          f"AND {cond} ORDER BY ts DESC LIMIT 10")
+                          f"FROM local_events WHERE pattern = '{pattern}' "
+                          f"AND key = {sql_literal(key)} AND {cond} ORDER BY ts DESC LIMIT 10")
             got = rows(f"SELECT to_char(ts AT TIME ZONE 'UTC', 'YYYY-MM-DD HH24:MI:SS.US') "
                        f"FROM {table} WHERE {fixed} AND {cond} ORDER BY ts DESC LIMIT 10")
             assert got == newest, (table, cond, got, newest)
@@ -432,8 +428,8 @@ def newest_first_reads_only_the_newest_buckets():
             # bounded below only, read upwards until the tenth row
             cond = f"ts > {pg_time(lo)}"
             oldest = rows(f"SELECT to_char(ts AT TIME ZONE 'UTC', 'YYYY-MM-DD HH24:MI:SS.US') "
-                          f"FROM local_events WHERE pattern = '{pattern}' AND key = {literal(key)} "
-                          f"AND {cond} ORDER BY ts LIMIT 10")
+                          f"FROM local_events WHERE pattern = '{pattern}' "
+                          f"AND key = {sql_literal(key)} AND {cond} ORDER BY ts LIMIT 10")
             got = rows(f"SELECT to_char(ts AT TIME ZONE 'UTC', 'YYYY-MM-DD HH24:MI:SS.US') "
                        f"FROM {table} WHERE {fixed} AND {cond} ORDER BY ts LIMIT 10")
             assert got == oldest and len(got) == 10, (table, cond, got, oldest)

@@ -30,12 +30,14 @@ import random
 import shutil
 import socket
 import ssl
-import subprocess
+import sys
 import tempfile
 import threading
 
 import bed
-from test_credentials import Cluster
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "proxy"))
+from wirefront import accepted, make_certificate  # noqa: E402
 
 runner = bed.Runner()
 DATABASE = bed.unique_name("tls")
@@ -49,19 +51,6 @@ PAYLOAD = 2000
 rng = random.Random(int(os.environ.get("SHARD_FDW_TEST_SEED", "20261126")))
 SCORES = rng.sample(range(1, 10_000_000), PLAYERS)
 CERT_DIR = tempfile.mkdtemp(prefix="shard_fdw_tls_")
-
-
-def make_certificate():
-    """A self-signed certificate for 127.0.0.1, readable by the server's
-    OS user (the backend reads it as ca_file)."""
-    os.chmod(CERT_DIR, 0o755)
-    subprocess.run(["openssl", "req", "-x509", "-newkey", "rsa:2048", "-nodes",
-                    "-keyout", f"{CERT_DIR}/key.pem", "-out", f"{CERT_DIR}/cert.pem",
-                    "-days", "2", "-subj", "/CN=127.0.0.1",
-                    "-addext", "subjectAltName=IP:127.0.0.1"],
-                   check=True, capture_output=True)
-    for name in ("key.pem", "cert.pem"):
-        os.chmod(f"{CERT_DIR}/{name}", 0o644)
 
 
 class Front:
@@ -86,11 +75,7 @@ class Front:
         return f"{scheme}://127.0.0.1:{self.listener.getsockname()[1]}"
 
     def _accept(self):
-        while True:
-            try:
-                conn, _ = self.listener.accept()
-            except OSError:
-                return
+        for conn in accepted(self.listener):
             with self.lock:
                 self.accepted += 1
             threading.Thread(target=self._serve, args=(conn,), daemon=True).start()
@@ -275,7 +260,7 @@ def through_a_proxy_from_the_environment():
     fronts.extend([proxy, *targets.values()])
     work = tempfile.mkdtemp(prefix="shard_fdw_tls_proxy.")
     os.chmod(work, 0o755)
-    cluster = Cluster(work)
+    cluster = bed.Cluster(work)
     port = os.environ.get("PGPORT")
     try:
         cluster.start(http_proxy=proxy.url, https_proxy=proxy.url)
@@ -303,7 +288,7 @@ def through_a_proxy_from_the_environment():
 
 
 def set_up():
-    make_certificate()
+    make_certificate(CERT_DIR)
     bed.psql(f"CREATE DATABASE {DATABASE}")
     sql("CREATE EXTENSION shard_fdw")
 

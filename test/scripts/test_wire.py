@@ -84,6 +84,7 @@ import time
 import traceback
 
 import bed
+from bed import sql_literal
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.join(HERE, "..", "proxy"))
@@ -143,15 +144,6 @@ state = {}
 def sql(text, database=DATABASE):
     """Run SQL in the test's database; fails on any error."""
     return bed.in_database(database)(text)
-
-
-def literal(value):
-    """A value as an SQL literal."""
-    if value is None:
-        return "NULL"
-    if isinstance(value, int):
-        return str(value)
-    return "'" + str(value).replace("'", "''") + "'"
 
 
 def shard_of(player, shards):
@@ -423,7 +415,7 @@ def gen_select_point(srv):
     ids = [f"k{rng.randrange(180):03d}" for _ in range(rng.choice((1, 1, 3, 12, 40, 90)))]
     want = [text_row(i, *truth["kv"][i]) for i in set(ids) if i in truth["kv"]]
     where = f"id = '{ids[0]}'" if len(ids) == 1 else \
-        "id IN (" + ", ".join(literal(i) for i in ids) + ")"
+        "id IN (" + ", ".join(sql_literal(i) for i in ids) + ")"
 
     def check(out):
         return [] if out.error else rows_equal(out.rows, want)
@@ -463,7 +455,7 @@ def existing_rows(count):
 
 
 def values_sql(rows):
-    return ", ".join("(" + ", ".join(literal(v) for v in row) + ")" for row in rows)
+    return ", ".join("(" + ", ".join(sql_literal(v) for v in row) + ")" for row in rows)
 
 
 def copy_sql(table, rows):
@@ -505,6 +497,27 @@ def claim_check(out, statement_rows_written, kind, record=True):
             f"holds {statement_rows_written}"]
 
 
+def others_unchanged(pre, post, targets, statement):
+    """A problem when a row of pre that is not among the statement's
+    targets changed or went in post."""
+    for k, v in pre.items():
+        if k not in targets and post.get(k, "\0") != v:
+            return [f"a row the {statement} does not touch changed or went: "
+                    f"{k}: {v!r} -> {post.get(k)!r}"]
+    return []
+
+
+def reported_rows(out, rows, written, kind):
+    """The problems of what a statement says of its rows: after success, a
+    command tag that does not count rows; after an error, a written claim
+    that does not hold written, the rows DynamoDB holds (claim_check)."""
+    if out.error is not None:
+        return claim_check(out, written, kind)
+    if out.count() != rows:
+        return [f"command tag {out.tags} for {rows} rows"]
+    return []
+
+
 def insert_check(rows, duplicate_at=None):
     """The check of an insert-mode INSERT or COPY of rows (new keys, but
     the row at duplicate_at, whose key is taken)."""
@@ -527,11 +540,7 @@ def insert_check(rows, duplicate_at=None):
                 problems.append("a taken key was inserted without a unique violation")
             if written != len(new):
                 problems.append(f"{len(new) - written} rows missing after success")
-            if out.count() != len(new):
-                problems.append(f"command tag {out.tags} for {len(new)} rows")
-        else:
-            problems += claim_check(out, written, "insert")
-        return problems
+        return problems + reported_rows(out, len(new), written, "insert")
     return check
 
 
@@ -636,11 +645,7 @@ def gen_on_conflict(srv):
 
     def check(out):
         post = truth["lbw"].rows
-        problems = []
-        for k, v in pre.items():
-            if post.get(k, "\0") != v:
-                problems.append(f"a row present before changed or went: {k}: {v!r} -> {post.get(k)!r}")
-                break
+        problems = others_unchanged(pre, post, (), "INSERT")
         extra = {k: v for k, v in post.items() if k not in pre and (k + (v,)) not in new}
         if extra:
             problems.append(f"rows the statement does not have: {list(extra.items())[:3]}")
@@ -674,11 +679,7 @@ def update_check(pre, moved, returning):
     (key, name); after a failure each target is old or new, once."""
     def check(out):
         post = truth["lbw"].rows
-        problems = []
-        for k, v in pre.items():
-            if k not in moved and post.get(k, "\0") != v:
-                problems.append(f"a row the UPDATE does not touch changed: {k}")
-                break
+        problems = others_unchanged(pre, post, moved, "UPDATE")
         done = 0
         for old, (new, name) in moved.items():
             old_there = post.get(old, "\0") == pre[old]
@@ -699,12 +700,17 @@ def update_check(pre, moved, returning):
             if returning:
                 want = [text_row(new[1], new[2], name) for new, name in moved.values()]
                 problems += rows_equal(out.rows, want)
-            if out.count() != len(moved):
-                problems.append(f"command tag {out.tags} for {len(moved)} rows")
-        else:
-            problems += claim_check(out, done, "update")
-        return problems
+        return problems + reported_rows(out, len(moved), done, "update")
     return check
+
+
+def update_statement(kind, pre, moved, text):
+    """The Statement of an UPDATE (text) of the rows in moved, with a
+    RETURNING clause now and then, checked by update_check."""
+    returning = rng.random() < 0.4
+    if returning:
+        text = f"{text} RETURNING '{ROW}', player_id, score, name"
+    return Statement(kind, text, update_check(pre, moved, returning), ("lbw",))
 
 
 def gen_update_move(srv):
@@ -719,12 +725,10 @@ def gen_update_move(srv):
     else:
         return gen_update_plain(srv)
     moved = {k: ((k[0], k[1], k[2] + delta), pre[k]) for k in targets}
-    returning = rng.random() < 0.4
-    text = (f"UPDATE {srv}_lbw SET score = score + ({delta}) WHERE game_id = {literal(game)} "
-            f"AND player_id IN ({', '.join(literal(p) for p in players)})")
-    if returning:
-        text = f"{text} RETURNING '{ROW}', player_id, score, name"
-    return Statement("update_move", text, update_check(pre, moved, returning), ("lbw",))
+    return update_statement(
+        "update_move", pre, moved,
+        f"UPDATE {srv}_lbw SET score = score + ({delta}) WHERE game_id = {sql_literal(game)} "
+        f"AND player_id IN ({', '.join(sql_literal(p) for p in players)})")
 
 
 def gen_update_plain(srv):
@@ -735,27 +739,25 @@ def gen_update_plain(srv):
     name = f"upd{rng.randrange(10 ** 6)}"
     targets = [k for k in pre if k[0] == game and k[2] <= bound]
     moved = {k: (k, name) for k in targets}
-    returning = rng.random() < 0.4
-    text = (f"UPDATE {srv}_lbw SET name = {literal(name)} WHERE game_id = {literal(game)} "
-            f"AND score <= {bound}")
-    if returning:
-        text = f"{text} RETURNING '{ROW}', player_id, score, name"
-    return Statement("update_plain", text, update_check(pre, moved, returning), ("lbw",))
+    return update_statement(
+        "update_plain", pre, moved,
+        f"UPDATE {srv}_lbw SET name = {sql_literal(name)} WHERE game_id = {sql_literal(game)} "
+        f"AND score <= {bound}")
 
 
 def delete_statement(srv, kind, returning):
     pre = dict(truth["lbw"].rows)
     if rng.random() < 0.5:
         game, players = targets_in_game(rng.randint(1, 8))
-        where = (f"game_id = {literal(game)} AND player_id IN "
-                 f"({', '.join(literal(p) for p in players)})")
+        where = (f"game_id = {sql_literal(game)} AND player_id IN "
+                 f"({', '.join(sql_literal(p) for p in players)})")
         targets = [k for k in pre if k[0] == game and k[1] in players]
     else:
         game = rng.choice(sorted({g for g, _, _ in pre}))
         scores = sorted(s for g, _, s in pre if g == game)
         low = scores[rng.randrange(len(scores))]
         high = scores[min(len(scores) - 1, scores.index(low) + rng.randrange(0, 10))]
-        where = f"game_id = {literal(game)} AND score BETWEEN {low} AND {high}"
+        where = f"game_id = {sql_literal(game)} AND score BETWEEN {low} AND {high}"
         targets = [k for k in pre if k[0] == game and low <= k[2] <= high]
     text = f"DELETE FROM {srv}_lbw WHERE {where}"
     if returning:
@@ -763,11 +765,7 @@ def delete_statement(srv, kind, returning):
 
     def check(out):
         post = truth["lbw"].rows
-        problems = []
-        for k, v in pre.items():
-            if k not in targets and post.get(k, "\0") != v:
-                problems.append(f"a row the DELETE does not touch changed: {k}")
-                break
+        problems = others_unchanged(pre, post, targets, "DELETE")
         extra = [k for k in post if k not in pre]
         if extra:
             problems.append(f"rows appeared: {extra[:3]}")
@@ -775,13 +773,9 @@ def delete_statement(srv, kind, returning):
         if out.error is None:
             if deleted != len(targets):
                 problems.append(f"{len(targets) - deleted} of {len(targets)} rows left after success")
-            if out.count() != len(targets):
-                problems.append(f"command tag {out.tags} for {len(targets)} rows")
             if returning:
                 problems += rows_equal(out.rows, [text_row(k[1], k[2]) for k in targets])
-        else:
-            problems += claim_check(out, deleted, kind)
-        return problems
+        return problems + reported_rows(out, len(targets), deleted, kind)
     return Statement(kind, text, check, ("lbw",))
 
 
@@ -911,7 +905,7 @@ def gen_functions(srv):
                     got.append(text_row(plain(item["id"]), plain(item["v"]), plain(item["note"])))
             return rows_equal(got, want)
         return Statement("functions", f"SELECT '{ROW}', shard_fdw_request('{srv}', 'GetItem', "
-                         f"{literal(body)})::text", check)
+                         f"{sql_literal(body)})::text", check)
     if choice == 1:
         counts = collections.Counter(i["pk"] for i in truth["lbr"].items if i["game_id"] == "g1")
         want = [text_row(n, f"g1#{n}", counts.get(f"g1#{n}", 0)) for n in range(LB_SHARDS)]
@@ -948,7 +942,7 @@ def gen_functions(srv):
                 return [f"failed PutItem changed {changed}"]
             return []
         return Statement("functions", f"SELECT '{ROW}', shard_fdw_request('{srv}', 'PutItem', "
-                         f"{literal(body)})::text", check, ("lbw",))
+                         f"{sql_literal(body)})::text", check, ("lbw",))
     game, player, score = "g1", f"p{rng.randrange(1000):03d}", rng.randrange(10 ** 6)
     pk, sk = lb_key(game, player, score, LB_SHARDS)
     want = [text_row(shard_of(player, LB_SHARDS), pk, sk)]
@@ -957,7 +951,7 @@ def gen_functions(srv):
     def check(out):
         return [] if out.error else rows_equal(out.rows, want)
     return Statement("functions", f"SELECT '{ROW}', shard, partition_key, sort_key FROM "
-                     f"shard_fdw_key('{srv}_lbw', {literal(values)})", check)
+                     f"shard_fdw_key('{srv}_lbw', {sql_literal(values)})", check)
 
 
 GENERATORS = {
@@ -1207,7 +1201,7 @@ def set_up():
         "INSERT INTO direct_dyn VALUES ('a', 'x1', 1), ('a', 'x2', 2);")
     state["picks"] = [f"k{rng.randrange(180):03d}" for _ in range(30)]
     sql("CREATE TABLE picks (id text);"
-        f"INSERT INTO picks VALUES {', '.join('(' + literal(i) + ')' for i in state['picks'])};"
+        f"INSERT INTO picks VALUES {', '.join('(' + sql_literal(i) + ')' for i in state['picks'])};"
         "CREATE SCHEMA imp_reference;"
         f'IMPORT FOREIGN SCHEMA dynamodb LIMIT TO ("{tables["imp"]}") FROM SERVER direct '
         "INTO imp_reference;")
@@ -1430,7 +1424,6 @@ def statements_under_wire_faults():
 
 def credentials_check():
     """Set up and run the refresh test; returns a reason when skipped."""
-    from test_credentials import Cluster
     import awsendpoints
     work = tempfile.mkdtemp(prefix="shard_fdw_wire_creds.")
     os.chmod(work, 0o755)
@@ -1471,7 +1464,7 @@ def credentials_check():
         with open(token_file, "w", encoding="utf-8") as f:
             f.write("container-auth-1")
         os.chmod(token_file, 0o644)
-        cluster = Cluster(work)
+        cluster = bed.Cluster(work)
         cluster.start(AWS_CONTAINER_CREDENTIALS_FULL_URI=creds_front.url + "/container/credentials",
                       AWS_CONTAINER_AUTHORIZATION_TOKEN_FILE=token_file)
         os.environ.update(PGHOST="127.0.0.1", PGPORT=str(cluster.port))
@@ -1500,7 +1493,7 @@ def credentials_check():
             ids = [f"k{rng.randrange(150):03d}" for _ in range(rng.choice((1, 5, 30)))]
             text = rng.choice([f"SELECT '{ROW}', sum(v), count(*) FROM kv",
                                f"SELECT '{ROW}', id, v FROM kv WHERE id IN "
-                               f"({', '.join(literal(i) for i in ids)})"])
+                               f"({', '.join(sql_literal(i) for i in ids)})"])
             try:
                 lines = session.run(text)
             except (bed.SessionLost, bed.SessionHung) as err:

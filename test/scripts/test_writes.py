@@ -42,6 +42,7 @@ import random
 import re
 
 import bed
+from bed import sql_literal
 
 runner = bed.Runner()
 SEED = int(os.environ.get("SHARD_FDW_TEST_SEED", "7341"))
@@ -89,15 +90,6 @@ figures = collections.Counter()
 
 
 # ---------------------------------------------------------------- helpers
-
-
-def literal(value):
-    """A value as an SQL literal (None is NULL)."""
-    if value is None:
-        return "NULL"
-    if isinstance(value, int):
-        return str(value)
-    return "'" + value.replace("'", "''") + "'"
 
 
 def row_text(row):
@@ -160,8 +152,8 @@ class Table:
     def predicate(self):
         """A WHERE clause, or none."""
         return rng.choice([
-            "", f"WHERE grp = {literal(rng.choice(['a', 'b']))}",
-            f"WHERE id = {literal(self.new_id())}",
+            "", f"WHERE grp = {sql_literal(rng.choice(['a', 'b']))}",
+            f"WHERE id = {sql_literal(self.new_id())}",
             f"WHERE n > {rng.randint(0, 9)}", "WHERE n IS NULL",
             f"WHERE score <= {rng.randint(0, 5)} AND name IS NOT NULL",
         ])
@@ -170,12 +162,12 @@ class Table:
 
     def insert(self, rows, suffix):
         """The foreign statement and the twin's for an INSERT of rows."""
-        values = ", ".join("(" + ", ".join(map(literal, r)) + ")" for r in rows)
+        values = ", ".join("(" + ", ".join(map(sql_literal, r)) + ")" for r in rows)
         foreign = f"INSERT INTO {self.name} VALUES {values}{suffix}"
         if not self.upsert or "DO NOTHING" in suffix:
             return foreign, [f"INSERT INTO {self.twin} VALUES {values}{suffix}"]
         update = ", ".join(f"{c} = EXCLUDED.{c}" for c in NAMES if c not in self.key)
-        return foreign, [f"INSERT INTO {self.twin} VALUES ({', '.join(map(literal, r))}) "
+        return foreign, [f"INSERT INTO {self.twin} VALUES ({', '.join(map(sql_literal, r))}) "
                          f"ON CONFLICT ({', '.join(self.key)}) DO UPDATE SET {update}"
                          f"{suffix}" for r in rows]
 
@@ -202,9 +194,9 @@ class Table:
             return kind, f"COPY {self.name} FROM stdin", twin, rows, lines
         if kind == "update":
             sets = rng.choice([
-                f"n = {literal(rng.choice([None, rng.randint(0, 9)]))}",
+                f"n = {sql_literal(rng.choice([None, rng.randint(0, 9)]))}",
                 "n = NULL, name = NULL",
-                f"name = {literal(rng.choice(['u', 'v']))}, n = coalesce(n, 0) + 1",
+                f"name = {sql_literal(rng.choice(['u', 'v']))}, n = coalesce(n, 0) + 1",
                 "name = NULL",
             ])
             text = f"UPDATE {{t}} SET {sets} {self.predicate()}{returning}"
@@ -212,11 +204,11 @@ class Table:
             if self.reusable:
                 # one row, so that which of two moves meets a key first
                 # cannot depend on the order the rows come in
-                change = rng.choice([f"id = {literal(self.new_id())}",
+                change = rng.choice([f"id = {sql_literal(self.new_id())}",
                                      f"score = {rng.randint(0, 5)}",
-                                     f"grp = {literal(rng.choice(['a', 'b']))}"])
-                where = (f"WHERE id = {literal(self.new_id())} "
-                         f"AND grp = {literal(rng.choice(['a', 'b']))}")
+                                     f"grp = {sql_literal(rng.choice(['a', 'b']))}"])
+                where = (f"WHERE id = {sql_literal(self.new_id())} "
+                         f"AND grp = {sql_literal(rng.choice(['a', 'b']))}")
                 if "score" in self.key:
                     where += f" AND score = {rng.randint(0, 5)}"
             else:
