@@ -349,6 +349,10 @@ def fdw_writes_every_type_as_the_readme_says():
         key = {"pk": row["pk"][1], "sk": row["sk"][1]}
         item = client.get_item(TableName=table, Key=key, ConsistentRead=True)["Item"]
         expected = {c: v for c, (_, v) in row.items() if v is not None}
+        # insert_mode 'insert' (the default) stores its put token beside the
+        # columns (doc/writes.md): 16 hex digits
+        token = item.pop("shard_fdw_put", None)
+        assert token and re.fullmatch(r"[0-9a-f]{16}", token.get("S", "")), token
         assert_same(sorted(item), sorted(expected), f"attributes of {key}")
         for column, value in expected.items():
             assert_same(comparable(item[column]), comparable(value),
