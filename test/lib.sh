@@ -334,17 +334,21 @@ start_postgres() {
 }
 
 # The test cluster's environment holds none of the AWS credential sources
-# of whoever runs the tests, and looks for no instance metadata, so that
-# the default credential chain finds nothing (test_credentials.py starts
-# clusters of its own with the sources it tests).
+# and endpoint settings of whoever runs the tests, and looks for no
+# instance metadata, so that the default credential chain finds nothing
+# (test_credentials.py starts clusters of its own with the sources it
+# tests); its region is us-east-1, as AWS_REGION says on an AWS host.
 PG_AWS_UNSET=(-u AWS_ACCESS_KEY_ID -u AWS_SECRET_ACCESS_KEY -u AWS_SESSION_TOKEN
     -u AWS_PROFILE -u AWS_WEB_IDENTITY_TOKEN_FILE -u AWS_ROLE_ARN
     -u AWS_ROLE_SESSION_NAME -u AWS_CONTAINER_CREDENTIALS_RELATIVE_URI
     -u AWS_CONTAINER_CREDENTIALS_FULL_URI -u AWS_CONTAINER_AUTHORIZATION_TOKEN
     -u AWS_CONTAINER_AUTHORIZATION_TOKEN_FILE -u AWS_EC2_METADATA_SERVICE_ENDPOINT
-    -u AWS_ENDPOINT_URL -u AWS_ENDPOINT_URL_STS)
+    -u AWS_ENDPOINT_URL -u AWS_ENDPOINT_URL_STS -u AWS_ENDPOINT_URL_DYNAMODB
+    -u AWS_DEFAULT_REGION -u AWS_USE_FIPS_ENDPOINT -u AWS_USE_DUALSTACK_ENDPOINT
+    -u AWS_IGNORE_CONFIGURED_ENDPOINT_URLS)
 PG_AWS_SET=(AWS_SHARED_CREDENTIALS_FILE=/nonexistent/.aws/credentials
-    AWS_CONFIG_FILE=/nonexistent/.aws/config AWS_EC2_METADATA_DISABLED=true)
+    AWS_CONFIG_FILE=/nonexistent/.aws/config AWS_EC2_METADATA_DISABLED=true
+    AWS_REGION=us-east-1)
 
 # pg_start [VAR=VALUE...]: start the cluster, the assignments in the
 # server's environment (e.g. LD_PRELOAD for the sanitizer run).

@@ -46,7 +46,8 @@ typedef enum OptionKind
 	OPT_TEMPLATE,				/* a key template */
 	OPT_BOUNDARIES,				/* JSON array of strings */
 	OPT_DDB_TYPE,
-	OPT_ENDPOINT				/* http(s)://host[:port][/] */
+	OPT_ENDPOINT,				/* http(s)://host[:port][/] */
+	OPT_REGION					/* lower-case letters, digits and hyphens */
 } OptionKind;
 
 typedef struct ShardOption
@@ -72,12 +73,15 @@ typedef struct ShardOption
  * that depend on other options are applied where they are loaded: shards
  * (the number of range_boundaries when given), shard_base (1 for dynamic),
  * metadata_key (the partition key attribute), a table's consistent_read
- * (its server's) and endpoint (DynamoDB's in region).
+ * (its server's); a server's region and endpoint are resolved with the
+ * environment when its connection is made (awsenv.c).
  */
 static const ShardOption shard_options[] = {
 	/* server */
-	OPT("region", ForeignServerRelationId, OPT_STRING, "us-east-1"),
+	OPT("region", ForeignServerRelationId, OPT_REGION, NULL),
 	OPT("endpoint", ForeignServerRelationId, OPT_ENDPOINT, NULL),
+	OPT("use_fips_endpoint", ForeignServerRelationId, OPT_BOOL, NULL),
+	OPT("use_dualstack_endpoint", ForeignServerRelationId, OPT_BOOL, NULL),
 	OPT_RANGE("connect_timeout_ms", ForeignServerRelationId, 1, INT_MAX, "5000"),
 	OPT_RANGE("request_timeout_ms", ForeignServerRelationId, 1, INT_MAX, "30000"),
 	OPT_RANGE("max_retries", ForeignServerRelationId, 0, 100, "10"),
@@ -421,6 +425,13 @@ check_option_value(const ShardOption *opt, const char *value)
 						 errdetail("%s", endpoint_problem(value)),
 						 errhint("The endpoint is a URL such as https://dynamodb.us-east-1.amazonaws.com or http://127.0.0.1:8000.")));
 			break;
+		case OPT_REGION:
+			if (value[0] == '\0' || strspn(value, "abcdefghijklmnopqrstuvwxyz0123456789-") != strlen(value))
+				ereport(ERROR,
+						(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+						 errmsg("invalid value for option \"region\": \"%s\"", value),
+						 errhint("A region is a name such as us-east-1.")));
+			break;
 		case OPT_INT:
 			(void) parse_int_option(opt->name, value, opt->min, opt->max);
 			break;
@@ -684,6 +695,14 @@ shard_fdw_validator(PG_FUNCTION_ARGS)
 		check_table_options(options);
 	if (context == UserMappingRelationId)
 		check_user_mapping_options(options);
+	if (context == ForeignServerRelationId && shard_option_value(options, "region") == NULL &&
+		awsenv_region(NULL, NULL) == NULL)
+		ereport(ERROR,
+				(errcode(ERRCODE_FDW_INVALID_OPTION_NAME),
+				 errmsg("a shard_fdw server needs an AWS region"),
+				 errdetail("Neither option region, nor AWS_REGION or AWS_DEFAULT_REGION in the server's environment, nor profile \"%s\" of the AWS config file gives one.",
+						   awsenv_profile(NULL)),
+				 errhint("Give the server the option region, such as region 'us-east-1'.")));
 
 	PG_RETURN_VOID();
 }
@@ -694,23 +713,28 @@ shard_fdw_validator(PG_FUNCTION_ARGS)
  */
 
 /*
- * The server's options with defaults applied.  Allocated in the current
- * memory context.
+ * The server's options with defaults applied; region and endpoint are
+ * NULL when not given, for awsenv_resolve_server.  Allocated in the
+ * current memory context.
  */
 ShardServer *
 shard_get_server(Oid serverid)
 {
 	List	   *o = GetForeignServer(serverid)->options;
 	ShardServer *s = palloc0(sizeof(ShardServer));
+	const char *region = setting(o, "region", ForeignServerRelationId);
 	const char *endpoint = setting(o, "endpoint", ForeignServerRelationId);
+	const char *fips = setting(o, "use_fips_endpoint", ForeignServerRelationId);
+	const char *dualstack = setting(o, "use_dualstack_endpoint", ForeignServerRelationId);
 	const char *ca_file = setting(o, "ca_file", ForeignServerRelationId);
 	const char *max_read = setting(o, "max_read_units_per_second", ForeignServerRelationId);
 	const char *max_write = setting(o, "max_write_units_per_second", ForeignServerRelationId);
 
 	s->serverid = serverid;
-	s->region = pstrdup(setting(o, "region", ForeignServerRelationId));
-	s->endpoint = endpoint ? pstrdup(endpoint) :
-		psprintf("https://dynamodb.%s.amazonaws.com", s->region);
+	s->region = region ? pstrdup(region) : NULL;
+	s->endpoint = endpoint ? pstrdup(endpoint) : NULL;
+	s->use_fips = fips ? parse_bool_option("use_fips_endpoint", fips) : -1;
+	s->use_dualstack = dualstack ? parse_bool_option("use_dualstack_endpoint", dualstack) : -1;
 	s->connect_timeout_ms = atol(setting(o, "connect_timeout_ms", ForeignServerRelationId));
 	s->request_timeout_ms = atol(setting(o, "request_timeout_ms", ForeignServerRelationId));
 	s->max_retries = atoi(setting(o, "max_retries", ForeignServerRelationId));

@@ -101,8 +101,10 @@ typedef enum DdbType
 typedef struct ShardServer
 {
 	Oid			serverid;
-	char	   *region;
-	char	   *endpoint;
+	char	   *region;			/* given, or resolved (awsenv_resolve_server) */
+	char	   *endpoint;		/* likewise */
+	int			use_fips;		/* -1: not given, else false or true */
+	int			use_dualstack;
 	long		connect_timeout_ms;
 	long		request_timeout_ms;
 	int			max_retries;
@@ -224,6 +226,20 @@ extern bool shard_key_has_column(ShardTable *t, const ShardKey *k, int col);
 extern const char *shard_key_option(ShardTable *t, int col);
 extern bool shard_key_uses(ShardTable *t, int col);
 extern const char *shard_column_option(ShardTable *t, int col);
+
+/* ---------------------------------------------------------------------
+ * in awsenv.c
+ * ---------------------------------------------------------------------
+ */
+
+extern const char *awsenv_get(const char *name);
+extern char *awsenv_shared_file(const char *variable, const char *name);
+extern char *awsenv_read_file(const char *path, char **why);
+extern const char *awsenv_profile(const char *profile);
+extern char *awsenv_region(const char *option, const char *profile);
+extern char *awsenv_endpoint(const char *service, const char *option, const char *region,
+							 int use_fips, int use_dualstack, const char *profile);
+extern void awsenv_resolve_server(ShardServer *server, const char *profile);
 
 /* ---------------------------------------------------------------------
  * in route.c

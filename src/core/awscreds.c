@@ -457,6 +457,24 @@ awscreds_resolve_profile(const char *credentials_text, const char *config_text,
 	return ok;
 }
 
+/* See awscreds.h. */
+bool
+awscreds_config_setting(const char *config_text, const char *profile, const char *key,
+						char **value, char *err, size_t errlen)
+{
+	IniFile		config;
+	bool		ok;
+
+	memset(&config, 0, sizeof(config));
+	config.what = "config file";
+	*value = NULL;
+	ok = config_text == NULL || ini_parse(&config, config_text, true, err, errlen);
+	if (ok && config_text != NULL)
+		*value = dup_or_null(ini_get(&config, profile, key));
+	ini_free(&config);
+	return ok;
+}
+
 /* ---------------------------------------------------------------------
  * Times
  * ---------------------------------------------------------------------

@@ -71,6 +71,18 @@ typedef struct AwsProfilePlan
 } AwsProfilePlan;
 
 /*
+ * awscreds_config_setting
+ *		The value of key (region, endpoint_url, use_fips_endpoint, ...) in
+ *		profile's section of the text of a config file (NULL: no file), into
+ *		*value, or NULL when the profile or the key is absent.  Returns false,
+ *		*value NULL, with the line at fault in err when the text is not a
+ *		config file.
+ */
+extern bool awscreds_config_setting(const char *config_text, const char *profile,
+									const char *key, char **value,
+									char *err, size_t errlen);
+
+/*
  * awscreds_resolve_profile
  *		Resolve profile from the texts of the shared credentials file and
  *		of the config file (either may be NULL: no such file).

@@ -13,6 +13,8 @@
 
 #include "utils/builtins.h"
 
+#include "core/awsregion.h"
+
 typedef struct ErrorMapping
 {
 	const char *type;
@@ -133,13 +135,21 @@ report_wrong_options(DdbRequest *req)
 				 errhint("Start DynamoDB (or DynamoDB Local) there, or set the server's \"endpoint\" option to where it runs: ALTER SERVER %s OPTIONS (SET endpoint 'http://host:port').",
 						 quote_identifier(servername))));
 	if (strcmp(req->error_type, "NotDynamoDB") == 0)
+	{
+		char		url[256];
+		char		err[SFDW_ERRLEN];
+
+		if (!awsregion_endpoint("dynamodb", server->region, false, false, url, sizeof(url),
+								err, sizeof(err)))
+			strlcpy(url, "https://dynamodb.<region>.amazonaws.com", sizeof(url));
 		ereport(ERROR,
 				(errcode(ERRCODE_FDW_UNABLE_TO_ESTABLISH_CONNECTION),
 				 errmsg("endpoint \"%s\" of server \"%s\" does not answer like DynamoDB",
 						server->endpoint, servername),
 				 errdetail("%s", failure_detail(req, false)),
-				 errhint("Set the server's \"endpoint\" option to DynamoDB's URL (https://dynamodb.%s.amazonaws.com) or to DynamoDB Local's (http://host:port): ALTER SERVER %s OPTIONS (SET endpoint '...').",
-						 server->region, quote_identifier(servername))));
+				 errhint("Set the server's \"endpoint\" option to DynamoDB's URL (%s) or to DynamoDB Local's (http://host:port): ALTER SERVER %s OPTIONS (SET endpoint '...').",
+						 url, quote_identifier(servername))));
+	}
 	if (strcmp(req->error_type, "ResourceNotFoundException") != 0 &&
 		strcmp(req->error_type, "ValidationException") != 0)
 		return;

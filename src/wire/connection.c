@@ -75,9 +75,11 @@ conn_build(DdbConn *conn)
 	old = MemoryContextSwitchTo(conn->cxt);
 	PG_TRY();
 	{
+		ShardCredSpec *spec = shard_get_cred_spec(conn->serverid, conn->userid);
+
 		conn->server = shard_get_server(conn->serverid);
-		conn->creds = credentials_create(conn->server,
-										 shard_get_cred_spec(conn->serverid, conn->userid));
+		awsenv_resolve_server(conn->server, spec->profile);
+		conn->creds = credentials_create(conn->server, spec);
 		conn->transport = transport_create(conn, prepare_credentials, conn->creds);
 	}
 	PG_CATCH();

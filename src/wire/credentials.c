@@ -398,23 +398,16 @@ instance_role(ShardCredentials *c, Refresh *r, long status, StringInfo body)
 				 r->imds_headers, NULL, METADATA_CONNECT_MS, METADATA_TIMEOUT_MS);
 }
 
-/* The STS endpoint: AWS_ENDPOINT_URL_STS, AWS_ENDPOINT_URL, or the region's. */
+/*
+ * The STS endpoint, by the rules DynamoDB's is found by (awsenv.c):
+ * AWS_ENDPOINT_URL_STS, AWS_ENDPOINT_URL, the profile's endpoint_url, or
+ * the region's, FIPS and dual-stack as the server says.
+ */
 static char *
 sts_endpoint(ShardCredentials *c)
 {
-	const char *e = env("AWS_ENDPOINT_URL_STS");
-
-	if (e == NULL)
-		e = env("AWS_ENDPOINT_URL");
-	if (e)
-	{
-		size_t		len = strlen(e);
-
-		while (len > 0 && e[len - 1] == '/')
-			len--;
-		return pnstrdup(e, len);
-	}
-	return psprintf("https://sts.%s.amazonaws.com", c->server->region);
+	return awsenv_endpoint("sts", NULL, c->server->region, c->server->use_fips,
+						   c->server->use_dualstack, c->spec->profile);
 }
 
 /*

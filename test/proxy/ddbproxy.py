@@ -756,6 +756,7 @@ class Stats:
             self.verified = 0
             self.rejected = 0
             self.access_keys = {}
+            self.regions = {}
             self.signature_log = collections.deque(maxlen=SIGNATURE_LOG_MAX)
             self.capacity = {}
             self.in_flight_max = self.in_flight
@@ -793,13 +794,15 @@ class Stats:
         with self.lock:
             self.faults[kind] = self.faults.get(kind, 0) + 1
 
-    def signature(self, ok, access_key=None, arrived=None):
+    def signature(self, ok, access_key=None, arrived=None, region=None):
         """Count a verified or rejected signature; a verified one by the
-        access key it was signed with, logged with the request's arrival."""
+        access key it was signed with and the region of its scope, logged
+        with the request's arrival."""
         with self.lock:
             if ok:
                 self.verified += 1
                 self.access_keys[access_key] = self.access_keys.get(access_key, 0) + 1
+                self.regions[region] = self.regions.get(region, 0) + 1
                 self.signature_log.append([arrived, access_key])
             else:
                 self.rejected += 1
@@ -859,7 +862,8 @@ class Stats:
                 },
                 "signatures": {"verified": self.verified,
                                "rejected": self.rejected,
-                               "access_keys": dict(self.access_keys)},
+                               "access_keys": dict(self.access_keys),
+                               "regions": dict(self.regions)},
                 "in_flight": self.in_flight,
                 "in_flight_max": self.in_flight_max,
                 "mutations": dict(self.mutations),
@@ -1208,7 +1212,8 @@ class Handler(BaseHTTPRequestHandler):
         except ProxyError:
             self.proxy.stats.signature(False)
             raise
-        self.proxy.stats.signature(True, access_key, self.arrived)
+        region = parse_authorization(self.headers["Authorization"]).region
+        self.proxy.stats.signature(True, access_key, self.arrived, region)
 
     def forward_within_budget(self, action, request, body):
         """Forward a write, throttling the items over budget."""
