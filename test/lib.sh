@@ -29,7 +29,7 @@ DDB_LOCAL_DIR="$CACHE_DIR/dynamodb-local-$DDB_LOCAL_VERSION"
 DEB_PACKAGES=(
     build-essential postgresql-15 postgresql-server-dev-15
     libcurl4-openssl-dev libssl-dev openjdk-17-jre-headless
-    zlib1g-dev python3 python3-boto3 curl ca-certificates openssl procps sqlsmith clang
+    zlib1g-dev python3 python3-boto3 curl ca-certificates openssl procps iproute2 sqlsmith clang
     libclang-rt-dev
 )
 

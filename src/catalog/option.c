@@ -84,6 +84,8 @@ static const ShardOption shard_options[] = {
 	OPT("use_dualstack_endpoint", ForeignServerRelationId, OPT_BOOL, NULL),
 	OPT_RANGE("connect_timeout_ms", ForeignServerRelationId, 1, INT_MAX, "5000"),
 	OPT_RANGE("request_timeout_ms", ForeignServerRelationId, 1, INT_MAX, "30000"),
+	OPT_RANGE("attempt_timeout_ms", ForeignServerRelationId, 1, INT_MAX, "10000"),
+	OPT_RANGE("max_idle_connection_s", ForeignServerRelationId, 0, 86400, "30"),
 	OPT_RANGE("max_retries", ForeignServerRelationId, 0, 100, "10"),
 	OPT_RANGE("max_concurrency", ForeignServerRelationId, 1, 1024, "16"),
 	OPT("consistent_read", ForeignServerRelationId, OPT_BOOL, "false"),
@@ -737,6 +739,8 @@ shard_get_server(Oid serverid)
 	s->use_dualstack = dualstack ? parse_bool_option("use_dualstack_endpoint", dualstack) : -1;
 	s->connect_timeout_ms = atol(setting(o, "connect_timeout_ms", ForeignServerRelationId));
 	s->request_timeout_ms = atol(setting(o, "request_timeout_ms", ForeignServerRelationId));
+	s->attempt_timeout_ms = atol(setting(o, "attempt_timeout_ms", ForeignServerRelationId));
+	s->max_idle_connection_s = atoi(setting(o, "max_idle_connection_s", ForeignServerRelationId));
 	s->max_retries = atoi(setting(o, "max_retries", ForeignServerRelationId));
 	s->max_concurrency = atoi(setting(o, "max_concurrency", ForeignServerRelationId));
 	s->max_concurrency_set = shard_option_value(o, "max_concurrency") != NULL;

@@ -106,7 +106,10 @@ typedef struct ShardServer
 	int			use_fips;		/* -1: not given, else false or true */
 	int			use_dualstack;
 	long		connect_timeout_ms;
-	long		request_timeout_ms;
+	long		request_timeout_ms; /* a request's deadline, retries included */
+	long		attempt_timeout_ms; /* one attempt's */
+	int			max_idle_connection_s;	/* a kept-alive connection idle longer
+										 * is closed, not reused */
 	int			max_retries;
 	int			max_concurrency;
 	bool		max_concurrency_set;	/* given, not the default */

@@ -232,6 +232,65 @@ http1_url_host(const char *url)
 	return sfdw_strndup(start, strcspn(start, "/"));
 }
 
+/* The number at s, two digits, when it is at most max; else -1. */
+static int
+two_digits(const char *s, int max)
+{
+	int			v;
+
+	if (!is_digit(s[0]) || !is_digit(s[1]))
+		return -1;
+	v = (s[0] - '0') * 10 + (s[1] - '0');
+	return v <= max ? v : -1;
+}
+
+/* The index of the three letters at s in names (three letters each), or -1. */
+static int
+name_index(const char *s, const char *names)
+{
+	for (int i = 0; names[i * 3] != '\0'; i++)
+		if (memcmp(s, names + i * 3, 3) == 0)
+			return i;
+	return -1;
+}
+
+/* See http1.h. */
+bool
+http1_parse_date(const char *s, int64_t *epoch)
+{
+	/* the days of the year before each month's first, in a common year */
+	static const int before[] = {0, 31, 59, 90, 120, 151, 181, 212, 243, 273, 304, 334};
+	int			month, day, hour, minute, second, century, decade, year;
+	bool		leap;
+	int64_t		days;
+
+	/* "Sun, 06 Nov 1994 08:49:37 GMT": 29 bytes, each field in its place */
+	if (strlen(s) != 29 || memcmp(s + 3, ", ", 2) != 0 || s[7] != ' ' || s[11] != ' ' ||
+		s[16] != ' ' || s[19] != ':' || s[22] != ':' || strcmp(s + 25, " GMT") != 0 ||
+		name_index(s, "MonTueWedThuFriSatSun") < 0)
+		return false;
+	month = name_index(s + 8, "JanFebMarAprMayJunJulAugSepOctNovDec");
+	day = two_digits(s + 5, 31);
+	century = two_digits(s + 12, 99);
+	decade = two_digits(s + 14, 99);
+	hour = two_digits(s + 17, 23);
+	minute = two_digits(s + 20, 59);
+	second = two_digits(s + 23, 60);
+	if (month < 0 || day < 1 || century < 0 || decade < 0 || hour < 0 || minute < 0 ||
+		second < 0)
+		return false;
+	year = century * 100 + decade;
+	if (year < 1970)
+		return false;
+	leap = year % 4 == 0 && (year % 100 != 0 || year % 400 == 0);
+	/* days since 1970-01-01: 477 leap years come before 1970 */
+	days = (int64_t) (year - 1970) * 365 +
+		((year - 1) / 4 - (year - 1) / 100 + (year - 1) / 400 - 477) +
+		before[month] + (month > 1 && leap) + day - 1;
+	*epoch = days * 86400 + hour * 3600 + minute * 60 + second;
+	return true;
+}
+
 /* See http1.h. */
 void
 http1_response_init(Http1Response *r, size_t max_body, SfdwArena *arena)
@@ -488,6 +547,13 @@ header_field(Http1Response *r, const char *name, size_t namelen,
 
 	switch (namelen)
 	{
+		case 4:
+			if (same_name(name, namelen, "date") && len < sizeof(r->date))
+			{
+				memcpy(r->date, value, len);
+				r->date[len] = '\0';
+			}
+			break;
 		case 10:
 			if (same_name(name, namelen, "connection"))
 				connection(r, value, len);

@@ -62,6 +62,14 @@ extern bool http1_write_request(Buf *out, const char *path,
  */
 extern char *http1_url_host(const char *url);
 
+/*
+ * http1_parse_date
+ *		The time an HTTP date (IMF-fixdate, "Sun, 06 Nov 1994 08:49:37 GMT",
+ *		the form servers send) stands for, in seconds since the epoch;
+ *		false for anything else.
+ */
+extern bool http1_parse_date(const char *s, int64_t *epoch);
+
 typedef enum Http1Result
 {
 	HTTP1_MORE,					/* the answer is not whole yet */
@@ -95,6 +103,8 @@ typedef struct Http1Response
 								 * "" if none */
 	char		content_type[64];	/* Content-Type up to ';', blanks
 									 * trimmed, "" if none, cut to fit */
+	char		date[32];		/* Date, blanks trimmed, "" if none or
+								 * longer than an HTTP date */
 	Buf			body;			/* the body, decoded when chunked */
 	size_t		received;		/* bytes of the response taken so far,
 								 * headers included */

@@ -52,7 +52,7 @@ static const ErrorMapping error_map[] = {
 	{"ConnectionError", ERRCODE_FDW_UNABLE_TO_ESTABLISH_CONNECTION,
 	"Check the server's endpoint option and that DynamoDB is reachable."},
 	{"Timeout", ERRCODE_FDW_UNABLE_TO_ESTABLISH_CONNECTION,
-	"Raise the server's request_timeout_ms or connect_timeout_ms."},
+	"Raise the server's attempt_timeout_ms (one attempt), request_timeout_ms (all its attempts) or connect_timeout_ms."},
 	{NULL}
 };
 

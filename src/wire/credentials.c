@@ -427,7 +427,7 @@ sts_signed_headers(ShardCredentials *c, const char *url, const char *body,
 	char		err[SFDW_ERRLEN];
 	List	   *list = NIL;
 
-	sigv4_amz_date(time(NULL), amz_date);
+	sigv4_amz_date(aws_signing_time(), amz_date);
 	hdrs[nhdrs++] = (SigV4Header) {"host", host};
 	hdrs[nhdrs++] = (SigV4Header) {"content-type", "application/x-www-form-urlencoded; charset=utf-8"};
 	hdrs[nhdrs++] = (SigV4Header) {"x-amz-date", amz_date};

@@ -22,7 +22,10 @@
  *
  * A connection kept alive between requests waits in the transport's idle
  * list, its socket watched for input: a server that closes it, or sends
- * anything unasked, has it closed at the next wait.  One that the server
+ * anything unasked, has it closed at the next wait.  One idle longer than
+ * the server's max_idle_connection_s is closed when next wanted, not used:
+ * DynamoDB and the balancers before it close idle connections, and a
+ * request sent as they do is lost.  One that the server
  * closed unnoticed fails the next request before any answer; that request
  * moves to a new connection once, as libcurl would have resent it.
  *
@@ -52,6 +55,15 @@
 /* What one receive reads at most. */
 #define RECV_CHUNK 16384
 
+/*
+ * TCP keepalive: a connection silent this long is probed, every interval
+ * after, so that a peer gone without a word (a NAT or load balancer that
+ * dropped the flow) fails the attempt waiting on it, instead of leaving it
+ * to its timeout.
+ */
+#define KEEPALIVE_IDLE_S 15L
+#define KEEPALIVE_INTERVAL_S 5L
+
 struct DdbLink
 {
 	DdbTransport *t;
@@ -61,6 +73,7 @@ struct DdbLink
 	bool		used;			/* it has carried a whole exchange */
 	bool		sending;		/* watched for output: a send was cut short */
 	bool		idle;			/* in t->idle, not t->links */
+	TimestampTz idle_since;		/* when it last went idle */
 	char		errbuf[CURL_ERROR_SIZE];
 	dlist_node	node;			/* in t->links or t->idle */
 };
@@ -140,6 +153,11 @@ link_open(DdbTransport *t)
 	curl_easy_setopt(l->easy, CURLOPT_NOSIGNAL, 1L);
 	curl_easy_setopt(l->easy, CURLOPT_CONNECTTIMEOUT_MS, server->connect_timeout_ms);
 	curl_easy_setopt(l->easy, CURLOPT_TCP_NODELAY, 1L);
+	curl_easy_setopt(l->easy, CURLOPT_TCP_KEEPALIVE, 1L);
+	curl_easy_setopt(l->easy, CURLOPT_TCP_KEEPIDLE, KEEPALIVE_IDLE_S);
+	curl_easy_setopt(l->easy, CURLOPT_TCP_KEEPINTVL, KEEPALIVE_INTERVAL_S);
+	/* the bytes are HTTP/1.1 (http1.c): ALPN must not let a server pick h2 */
+	curl_easy_setopt(l->easy, CURLOPT_HTTP_VERSION, (long) CURL_HTTP_VERSION_1_1);
 	curl_easy_setopt(l->easy, CURLOPT_HTTPPROXYTUNNEL, 1L);
 	curl_easy_setopt(l->easy, CURLOPT_SSL_VERIFYPEER, 1L);
 	curl_easy_setopt(l->easy, CURLOPT_SSL_VERIFYHOST, 2L);
@@ -212,6 +230,8 @@ void
 link_attach(DdbTransport *t, DdbAttempt *a)
 {
 	DdbLink    *l = NULL;
+	TimestampTz oldest = GetCurrentTimestamp() -
+		(TimestampTz) t->conn->server->max_idle_connection_s * USECS_PER_SEC;
 
 	while (l == NULL && !dlist_is_empty(&t->idle))
 	{
@@ -220,7 +240,8 @@ link_attach(DdbTransport *t, DdbAttempt *a)
 		t->nidle--;
 		l->idle = false;
 		dlist_push_tail(&t->links, &l->node);
-		if (!link_untouched(l))
+		/* idle too long: the server or a balancer may be closing it now */
+		if (l->idle_since < oldest || !link_untouched(l))
 		{
 			link_close(l);
 			l = NULL;
@@ -266,6 +287,7 @@ link_release(DdbLink *l, bool reusable)
 	dlist_push_head(&t->idle, &l->node);
 	l->used = true;
 	l->idle = true;
+	l->idle_since = GetCurrentTimestamp();
 	t->nidle++;
 }
 
@@ -476,8 +498,14 @@ links_expire(DdbTransport *t)
 			t->next_deadline = Min(t->next_deadline, a->deadline);
 			continue;
 		}
-		snprintf(a->errbuf, sizeof(a->errbuf),
-				 "no answer within %d ms", a->req->timeout_ms);
+		if (a->deadline - a->started < (TimestampTz) a->req->attempt_timeout_ms * 1000)
+			snprintf(a->errbuf, sizeof(a->errbuf),
+					 "no answer within the request's %d ms (request_timeout_ms)",
+					 a->req->timeout_ms);
+		else
+			snprintf(a->errbuf, sizeof(a->errbuf),
+					 "no answer within the attempt's %d ms (attempt_timeout_ms)",
+					 a->req->attempt_timeout_ms);
 		http1_exchange_abandon(&a->x, a->errbuf);
 		link_detach(t, a);
 		attempt_done(t, a, CURLE_OPERATION_TIMEDOUT);

@@ -7,9 +7,10 @@
  *		attempts (max_throttle_retries of them throttled), a deadline of
  *		request_timeout_ms from the first attempt, and a per-connection
  *		budget for retries of errors other than throttles, as in the AWS
- *		SDKs' standard mode.  A batch's unprocessed part, or a throttled
- *		write sent into a grown key space, is a retry under the same policy
- *		(transport.c's ddb_request_again).
+ *		SDKs' standard mode; throttles back off from a larger base.  A
+ *		batch's unprocessed part, or a throttled write sent into a grown key
+ *		space, is a retry under the same policy (transport.c's
+ *		ddb_request_again).
  *
  * transport.c judges each answer (may another attempt succeed?) and asks
  * here whether, and when, to make it.
@@ -20,9 +21,16 @@
 
 #include <math.h>
 
-/* Backoff: delay = random[0,1) * min(BASE * 2^attempt, CAP). */
+/*
+ * Backoff before retry n (1-based): random[0,1) * min(base * 2^(n-1), CAP),
+ * full jitter as in the AWS SDKs.  The base is DynamoDB's in the SDKs
+ * (25 ms), and a throttle's is larger (500 ms, the throttled base of the
+ * SDKs' retry modes): a table that throttles needs time, not more
+ * requests.  CAP is the SDKs' longest backoff.
+ */
 #define RETRY_BASE_MS 25.0
-#define RETRY_CAP_MS 5000.0
+#define RETRY_THROTTLE_BASE_MS 500.0
+#define RETRY_CAP_MS 20000.0
 
 /* The retry budget of a connection: its size, and what a retry costs. */
 #define RETRY_BUDGET 500
@@ -77,13 +85,14 @@ retry_is_transient(const char *type)
 }
 
 /*
- * The delay before attempt number n (1-based) of a retry: full jitter over
- * an exponentially growing, capped window.
+ * The delay before retry number n (1-based) of a request, throttled or
+ * not: full jitter over an exponentially growing, capped window.
  */
 long
-retry_backoff_us(int attempt)
+retry_backoff_us(int n, bool throttled)
 {
-	double		window = Min(RETRY_CAP_MS, RETRY_BASE_MS * pow(2.0, attempt));
+	double		base = throttled ? RETRY_THROTTLE_BASE_MS : RETRY_BASE_MS;
+	double		window = Min(RETRY_CAP_MS, base * pow(2.0, Max(n, 1) - 1));
 
 	return (long) (pg_prng_double(&pg_global_prng_state) * window * 1000.0);
 }
@@ -126,6 +135,6 @@ retry_schedule(DdbRequest *req, RetryBudget *budget, bool timeout)
 		budget->tokens -= cost;
 		req->retry_cost = cost;
 	}
-	req->retry_at = GetCurrentTimestamp() + retry_backoff_us(req->attempts);
+	req->retry_at = GetCurrentTimestamp() + retry_backoff_us(req->attempts, throttle);
 	return true;
 }

@@ -59,13 +59,23 @@ struct DdbGroup
 static DdbStats backend_stats;
 
 /*
- * The endpoints (URLs) that have answered as DynamoDB in this backend.  A
- * failure of any kind there may pass, and is retried; until an endpoint
- * has answered so, a refused connection or an answer that is not
- * DynamoDB's means the endpoint is wrong, and retrying would only delay
- * saying so.
+ * The endpoints (URLs) that have answered as DynamoDB in this backend.
+ * Until an endpoint has, a failure that suggests it is the wrong one is
+ * labeled so, for the message should the retries not mend it
+ * (endpoint_suspect).
  */
 static List *proven_endpoints = NIL;
+
+/*
+ * How far AWS's clock is ahead of this host's, in seconds, as learnt from
+ * the Date of an answer that refused a signature for its time
+ * (clock_skew_mended); every request is signed with the time corrected by
+ * it (aws_signing_time), for the backend's life.
+ */
+static int64 clock_offset_s = 0;
+
+/* A skew smaller than this is not taken as the reason for a refusal (the SDKs'). */
+#define CLOCK_SKEW_MIN_S (4 * 60)
 
 static bool curl_ready = false;
 
@@ -482,6 +492,7 @@ ddb_request_create(DdbGroup *group, const char *action,
 	req->max_retries = group->conn->server->max_retries;
 	req->max_throttle_retries = req->max_retries;
 	req->timeout_ms = (int) Min(group->conn->server->request_timeout_ms, INT_MAX);
+	req->attempt_timeout_ms = (int) Min(group->conn->server->attempt_timeout_ms, INT_MAX);
 	req->status = DDB_QUEUED;
 	return req;
 }
@@ -548,6 +559,7 @@ ddb_request_again(DdbRequest *req, const char *action, const char *body, size_t 
 	next->max_retries = req->max_retries;
 	next->max_throttle_retries = req->max_throttle_retries;
 	next->timeout_ms = req->timeout_ms;
+	next->attempt_timeout_ms = req->attempt_timeout_ms;
 	next->maybe_applied = req->maybe_applied;
 	next->rows = req->rows;
 	if (!progressed)
@@ -556,7 +568,7 @@ ddb_request_again(DdbRequest *req, const char *action, const char *body, size_t 
 		next->first_attempt_at = req->first_attempt_at;
 	}
 	ddb_count_retry(req);
-	ddb_submit_after(next, retry_backoff_us(Max(next->attempts, 1)));
+	ddb_submit_after(next, retry_backoff_us(next->attempts, req->last_throttled));
 	return next;
 }
 
@@ -612,7 +624,7 @@ request_bytes(DdbTransport *t, DdbRequest *req, Buf *out)
 	SigV4Output sig;
 	char		err[SFDW_ERRLEN];
 
-	sigv4_amz_date(time(NULL), amz_date);
+	sigv4_amz_date(aws_signing_time(), amz_date);
 	if (strncmp(t->key_day, amz_date, 8) != 0 || t->key_generation != creds->generation)
 	{
 		/* the signing key lasts a day: derive it once a day, or anew with new keys */
@@ -663,18 +675,21 @@ attempt_start(DdbTransport *t, DdbRequest *req)
 	a = palloc0(sizeof(DdbAttempt));
 	a->req = req;
 	buf_init(&a->out);
+	a->clock_offset_s = clock_offset_s;
 	request_bytes(t, req, &a->out);
 	http1_exchange_init(&a->x, a->out.data, a->out.len, MaxAllocSize - 1,
 						(SfdwArena *) req->cxt);
 	MemoryContextSwitchTo(old);
 	a->started = GetCurrentTimestamp();
-	a->deadline = a->started + (TimestampTz) req->timeout_ms * 1000;
+	if (req->attempts == 0)
+		req->first_attempt_at = a->started;
+	/* its own timeout, within what is left of the request's */
+	a->deadline = Min(a->started + (TimestampTz) req->attempt_timeout_ms * 1000,
+					  req->first_attempt_at + (TimestampTz) req->timeout_ms * 1000);
 	t->next_deadline = Min(t->next_deadline, a->deadline);
 	dlist_push_tail(&t->attempts, &a->node);
 
 	req->status = DDB_RUNNING;
-	if (req->attempts == 0)
-		req->first_attempt_at = GetCurrentTimestamp();
 	req->attempts++;
 	req->group->running++;
 	req->group->stats.attempts++;
@@ -871,6 +886,52 @@ consumed_capacity(const DdbJson *body)
 	return total;
 }
 
+/* See wire.h: now, on AWS's clock as far as this backend has learnt it. */
+time_t
+aws_signing_time(void)
+{
+	return (time_t) (time(NULL) + clock_offset_s);
+}
+
+/*
+ * Whether req's answer (in a) refused its signature for its time, in one
+ * of the ways the AWS SDKs recognise (DynamoDB's InvalidSignatureException
+ * "Signature expired", and the other services' words for it), and its Date
+ * shows the clock the attempt was signed with off by CLOCK_SKEW_MIN_S or
+ * more: true (sign again), the clock offset taken from that Date unless
+ * another answer has set it so already (the attempts of a statement in
+ * flight together meet the same refusal).  A refused signature whose Date
+ * agrees with the attempt's clock is wrong for another reason, and not
+ * retried.
+ */
+static bool
+clock_skew_mended(DdbRequest *req, DdbAttempt *a)
+{
+	static const char *const types[] = {
+		"InvalidSignatureException", "RequestTimeTooSkewed", "RequestExpired",
+		"RequestInTheFuture", "SignatureDoesNotMatch", "AuthFailure",
+	};
+	int64		server_time;
+	int64		skew;
+	bool		known = false;
+
+	for (size_t i = 0; i < lengthof(types); i++)
+		known |= strcmp(req->error_type, types[i]) == 0;
+	if (!known || !http1_parse_date(a->x.answer.date, &server_time))
+		return false;
+	skew = server_time - (int64) time(NULL);
+	if (Abs(skew - a->clock_offset_s) < CLOCK_SKEW_MIN_S)
+		return false;
+	if (Abs(skew - clock_offset_s) >= CLOCK_SKEW_MIN_S)
+	{
+		ereport(LOG,
+				(errmsg("shard_fdw: this host's clock is %lld s %s DynamoDB's; requests are signed with DynamoDB's time",
+						(long long) Abs(skew), skew > 0 ? "behind" : "ahead of")));
+		clock_offset_s = skew;
+	}
+	return true;
+}
+
 /*
  * Judge a transfer that ended with an HTTP answer.  Returns true when
  * another attempt may succeed.
@@ -952,6 +1013,12 @@ judge_answer(DdbRequest *req, DdbAttempt *a, long status)
 		req->maybe_applied = true;
 		return true;
 	}
+	/* signed with a time DynamoDB's clock refuses: once more, with its time */
+	if (!req->clock_mended && clock_skew_mended(req, a))
+	{
+		req->clock_mended = true;
+		return true;
+	}
 	return false;
 }
 
@@ -1004,31 +1071,31 @@ endpoint_proven(DdbTransport *t)
 
 /*
  * After a failed attempt of req on an endpoint that has not yet answered
- * as DynamoDB (an answer that is not DynamoDB's, or a transport failure
- * that would be retried): record that the endpoint looks wrong, and return
- * false (no retry), when the attempt could not connect or got an answer
- * that is not DynamoDB's.  A timeout is left to the retries: a slow
- * DynamoDB is still DynamoDB.  code is libcurl's result.
+ * as DynamoDB in this backend (code: libcurl's result; retry: the
+ * verdict so far): label req's error when the attempt suggests that the
+ * endpoint is wrong, for the message should the retries not mend it, and
+ * return whether to retry.
+ *
+ * A failure to connect (no such host, refused, a TLS handshake cut short)
+ * is retried as anywhere: a backend's first request meets the same resets
+ * and restarts as any other.  An HTTP answer that is not DynamoDB's is
+ * retried only when it is what a front answers while what it fronts is
+ * away (500, 502, 503, 504); a web server's answer to a request it does
+ * not know is final.  A connection closed, or an attempt timed out, with
+ * no answer is a transport failure like any other, and not labeled.
  */
 static bool
-endpoint_may_retry(DdbRequest *req, DdbAttempt *a, CURLcode code)
+endpoint_suspect(DdbRequest *req, DdbAttempt *a, CURLcode code, bool retry)
 {
+	long		status = a->x.answer.status;
 	Buf			type;
 	Buf			start;
 
-	if (code == CURLE_OPERATION_TIMEDOUT)
-		return true;
-	if (code == CURLE_COULDNT_CONNECT || code == CURLE_COULDNT_RESOLVE_HOST)
-	{
+	if (code == CURLE_COULDNT_RESOLVE_HOST || code == CURLE_COULDNT_CONNECT ||
+		code == CURLE_SSL_CONNECT_ERROR)
 		req->error_type = pstrdup("EndpointUnreachable");
-		return false;
-	}
 	if (code != CURLE_OK)
-	{
-		req->error_type = pstrdup("NotDynamoDB");
-		req->error_message = psprintf("no HTTP answer: %s", req->error_message);
-		return false;
-	}
+		return retry;
 	/* the server's bytes, which need not be UTF-8, shown escaped */
 	buf_init(&type);
 	ddb_append_printable(&type, a->x.answer.content_type, strlen(a->x.answer.content_type));
@@ -1039,7 +1106,7 @@ endpoint_may_retry(DdbRequest *req, DdbAttempt *a, CURLcode code)
 								  type.len ? "Content-Type " : "",
 								  type.data, type.len ? ", " : "",
 								  start.data, a->x.answer.body.len > 80 ? "..." : "");
-	return false;
+	return retry && (status == 500 || status == 502 || status == 503 || status == 504);
 }
 
 /*
@@ -1124,6 +1191,7 @@ attempt_done(DdbTransport *t, DdbAttempt *a, CURLcode code)
 	DdbRequest *req = a->req;
 	bool		retry;
 	bool		timeout = code == CURLE_OPERATION_TIMEDOUT;
+	bool		was_mended = req->clock_mended;
 	long		status = 0;
 
 	req->group->running--;
@@ -1140,11 +1208,11 @@ attempt_done(DdbTransport *t, DdbAttempt *a, CURLcode code)
 		retry = judge_transport_error(req, a, code);
 	if (a->from_dynamodb)
 		endpoint_proven(t);
-	else if (!t->proven && req->response == NULL && (retry || code == CURLE_OK))
+	else if (!t->proven && req->response == NULL)
 	{
 		MemoryContext old = MemoryContextSwitchTo(req->cxt);
 
-		retry = endpoint_may_retry(req, a, code) && retry;
+		retry = endpoint_suspect(req, a, code, retry);
 		MemoryContextSwitchTo(old);
 	}
 	attempt_free(t, a);
@@ -1156,7 +1224,10 @@ attempt_done(DdbTransport *t, DdbAttempt *a, CURLcode code)
 		finish(req, req->response ? DDB_OK : DDB_FAILED);
 		return;
 	}
-	if (!retry_schedule(req, &t->budget, timeout))
+	/* signed again with the clock mended: at once, whatever the policy */
+	if (req->clock_mended && !was_mended)
+		req->retry_at = 0;
+	else if (!retry_schedule(req, &t->budget, timeout))
 	{
 		finish(req, DDB_FAILED);
 		return;

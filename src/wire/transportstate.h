@@ -111,6 +111,7 @@ typedef struct DdbAttempt
 	Http1Exchange x;			/* out and its answer on the connections */
 	TimestampTz started;		/* when it was started */
 	TimestampTz deadline;		/* when it times out */
+	int64		clock_offset_s; /* the clock offset it was signed with */
 	bool		from_dynamodb;	/* the answer came with x-amzn-RequestId or
 								 * x-amz-crc32, or as a DynamoDB error */
 	char		errbuf[CURL_ERROR_SIZE];

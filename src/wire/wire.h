@@ -122,7 +122,10 @@ typedef struct DdbRequest
 	int			max_retries;	/* the server's, unless the caller lowers it */
 	int			max_throttle_retries;	/* of throttled attempts; likewise */
 	int			timeout_ms;		/* the server's request_timeout_ms: no
-								 * attempt starts later after the first */
+								 * attempt runs past it after the first
+								 * began */
+	int			attempt_timeout_ms; /* the server's attempt_timeout_ms: one
+									 * attempt's longest wait for its answer */
 	bool		items_later;	/* the items of its Items are checked as they
 								 * are read (ddbjson_check_page_item), not
 								 * on arrival */
@@ -151,6 +154,8 @@ typedef struct DdbRequest
 
 	/* private to transport.c */
 	int			throttled;		/* attempts throttled */
+	bool		clock_mended;	/* sent again once, outside the retry
+								 * policy, signed with a mended clock */
 	int			retry_cost;		/* what its last retry took from the retry
 								 * budget, 0 if none */
 	double		budget_reserved;	/* units reserved in its group's budget */
@@ -193,6 +198,7 @@ extern void ddb_request_json_fault(DdbRequest *req, long status,
 								   const char *reason);
 extern void ddb_request_shape_fault(DdbRequest *req, const DdbCheck *check);
 extern const DdbStats *ddb_backend_stats(void);
+extern time_t aws_signing_time(void);
 
 /* A plain HTTP exchange (a credential source's) in flight on a transport. */
 typedef struct HttpExchange HttpExchange;
@@ -235,6 +241,6 @@ extern bool retry_is_throttle(const char *type);
 extern bool retry_is_transient(const char *type);
 extern bool retry_schedule(DdbRequest *req, RetryBudget *budget, bool timeout);
 extern bool retry_within_limits(DdbRequest *req);
-extern long retry_backoff_us(int attempt);
+extern long retry_backoff_us(int n, bool throttled);
 
 #endif							/* SHARD_FDW_WIRE_H */

@@ -21,7 +21,10 @@ Control API, JSON over HTTP on the same port:
   DELETE /__proxy/faults   drop every queued fault
   GET    /__proxy/config   the current settings
   POST   /__proxy/config   change settings (keys: latency_ms,
-                           verify_signatures, key_budget, table_budget)
+                           verify_signatures, key_budget, table_budget,
+                           clock_offset_s: the proxy's clock set off by
+                           that many seconds, for the signatures' times
+                           and the answers' Date)
   GET    /__proxy/stats    counters (with the ConsumedCapacity DynamoDB
                            answered, by table, and the requests by the
                            access key that signed them)
@@ -388,9 +391,11 @@ class SignatureVerifier:
     """Checks SigV4 signatures against the configured credentials, for
     one service ("dynamodb"; test_credentials.py's STS checks "sts")."""
 
-    def __init__(self, credentials, service="dynamodb"):
+    def __init__(self, credentials, service="dynamodb", clock=None):
         self.credentials = credentials  # access key -> (secret, token)
         self.service = service
+        # the server's time, a naive UTC datetime (the proxy's may be set off)
+        self.clock = clock or datetime.datetime.utcnow
 
     def verify(self, method, path, headers, body):
         """Raise ProxyError unless the request is correctly signed; return
@@ -443,11 +448,18 @@ class SignatureVerifier:
         except ValueError:
             raise incomplete(f"X-Amz-Date '{amz_date}' is not of the form "
                              "YYYYMMDD'T'HHMMSS'Z'.") from None
-        skew = abs(datetime.datetime.utcnow() - stamp).total_seconds()
-        if skew > MAX_CLOCK_SKEW_S:
+        now = self.clock().replace(microsecond=0)
+        window = datetime.timedelta(seconds=MAX_CLOCK_SKEW_S)
+        if stamp < now - window:
             raise invalid_signature(
-                f"Signature expired: {amz_date} is more than 15 minutes "
-                "away from the server's time.")
+                f"Signature expired: {amz_date} is now earlier than "
+                f"{(now - window).strftime(SIGV4_FORMAT)} "
+                f"({now.strftime(SIGV4_FORMAT)} - 15 min.)")
+        if stamp > now + window:
+            raise invalid_signature(
+                f"Signature not yet current: {amz_date} is still later than "
+                f"{(now + window).strftime(SIGV4_FORMAT)} "
+                f"({now.strftime(SIGV4_FORMAT)} + 15 min.)")
 
     @staticmethod
     def check_token(auth, headers, expected_token):
@@ -882,7 +894,7 @@ class Proxy:
         self.backend_host = parsed.hostname
         self.backend_port = parsed.port or 80
         self.credentials = credentials
-        self.verifier = SignatureVerifier(credentials)
+        self.verifier = SignatureVerifier(credentials, clock=self.now)
         self.initial = {"latency_ms": latency_ms,
                         "verify_signatures": verify_signatures}
         self.faults = FaultQueue()
@@ -895,6 +907,7 @@ class Proxy:
         """Back to the start-up state."""
         self.latency_ms = self.initial["latency_ms"]
         self.verify_signatures = self.initial["verify_signatures"]
+        self.clock_offset_s = 0
         self.faults.clear()
         self.budgets.configure(None, None)
         self.catalog.forget()
@@ -904,6 +917,7 @@ class Proxy:
         """The current settings."""
         return {"latency_ms": self.latency_ms,
                 "verify_signatures": self.verify_signatures,
+                "clock_offset_s": self.clock_offset_s,
                 "key_budget": self.budgets.key_limit,
                 "table_budget": self.budgets.table_limit}
 
@@ -916,11 +930,19 @@ class Proxy:
             self.latency_ms = max(0, int(changes["latency_ms"]))
         if "verify_signatures" in changes:
             self.verify_signatures = bool(changes["verify_signatures"])
+        if "clock_offset_s" in changes:
+            self.clock_offset_s = int(changes["clock_offset_s"])
         if "key_budget" in changes or "table_budget" in changes:
             self.budgets.configure(
                 check_limit(changes.get("key_budget", self.budgets.key_limit)),
                 check_limit(changes.get("table_budget",
                                         self.budgets.table_limit)))
+
+    def now(self):
+        """The proxy's time: the host's, set off by clock_offset_s (a host
+        whose clock is wrong, seen from DynamoDB's side); the signatures'
+        times are checked against it, and the answers' Date says it."""
+        return datetime.datetime.utcnow() + datetime.timedelta(seconds=self.clock_offset_s)
 
     def signing_credentials(self):
         """Credentials for the proxy's own requests to the backend."""
@@ -994,6 +1016,12 @@ class Handler(BaseHTTPRequestHandler):
 
     def log_request(self, code="-", size="-"):
         """DynamoDB requests are logged by handle_dynamodb instead."""
+
+    def date_time_string(self, timestamp=None):
+        """The Date of every answer: the proxy's time (Proxy.now)."""
+        if timestamp is None:
+            timestamp = time.time() + self.proxy.clock_offset_s
+        return super().date_time_string(timestamp)
 
     def do_GET(self):
         """GET: control API only."""

@@ -9,6 +9,7 @@ against the proxy it started; ends with "N passed, N failed".
 
 import binascii
 import datetime
+import email.utils
 import http.client
 import json
 import threading
@@ -208,7 +209,29 @@ def session_token_must_be_signed():
 def stale_signature_is_rejected():
     old = datetime.datetime.utcnow() - datetime.timedelta(minutes=20)
     status, _, doc = call("GetItem", get_item_payload(), when=old)
-    assert status == 400 and "expired" in doc["message"], doc
+    assert status == 400 and "Signature expired" in doc["message"], doc
+    assert error_type(doc) == "InvalidSignatureException", doc
+    future = datetime.datetime.utcnow() + datetime.timedelta(minutes=20)
+    status, _, doc = call("GetItem", get_item_payload(), when=future)
+    assert status == 400 and "Signature not yet current" in doc["message"], doc
+
+
+@runner.test
+def proxy_clock_can_be_set_off():
+    """With its clock an hour ahead, the proxy refuses a signature of now
+    as expired, accepts one of an hour ahead, and its Date says its time."""
+    bed.configure(clock_offset_s=3600)
+    try:
+        status, response, doc = call("GetItem", get_item_payload())
+        assert status == 400 and "Signature expired" in doc["message"], doc
+        date = email.utils.parsedate_to_datetime(response.getheader("Date"))
+        ahead = date.timestamp() - time.time()
+        assert 3590 < ahead < 3610, response.getheader("Date")
+        later = datetime.datetime.utcnow() + datetime.timedelta(hours=1)
+        status, _, doc = call("GetItem", get_item_payload(), when=later)
+        assert status == 200, doc
+    finally:
+        bed.configure(clock_offset_s=0)
 
 
 # ---------------------------------------------------------------- faults
@@ -529,7 +552,7 @@ def reset_restores_the_start_up_state():
     bed.add_fault(kind="reset")
     bed.reset_proxy()
     config = bed.proxy("GET", "/config")
-    assert config == {"latency_ms": 0, "verify_signatures": True,
+    assert config == {"latency_ms": 0, "verify_signatures": True, "clock_offset_s": 0,
                       "key_budget": None, "table_budget": None}, config
     counters = bed.stats()
     assert counters["requests_total"] == 0 and counters["faults_pending"] == 0

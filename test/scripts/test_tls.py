@@ -16,6 +16,10 @@ for this run (openssl, for 127.0.0.1), once plain TCP.  Through each:
   in the same backend: a request that finds its kept-alive connection
   closed goes out again on a new one.
 
+A TLS front that prefers h2 whenever a client offers it (and then reads
+no HTTP/1.1, as an HTTP/2 server would not) gives the same rows: ALPN
+offers http/1.1 alone.
+
 Over TLS, a server whose certificate is not trusted (no ca_file) fails the
 first read at once, without retries, with libcurl's reason.
 
@@ -60,6 +64,7 @@ class Front:
     def __init__(self, context=None, tunnels=False):
         self.context = context
         self.tunnels = tunnels      # a CONNECT proxy: relays where asked
+        self.protocols = []         # what ALPN chose on each TLS connection
         upstream = bed.env("SHARD_FDW_ENDPOINT").split("//")[1].rstrip("/")
         host, port = upstream.rsplit(":", 1)
         self.upstream = (host, int(port))
@@ -84,6 +89,10 @@ class Front:
         try:
             if self.context:
                 conn = self.context.wrap_socket(conn, server_side=True)
+                with self.lock:
+                    self.protocols.append(conn.selected_alpn_protocol())
+                if conn.selected_alpn_protocol() == "h2":
+                    raise ValueError("an HTTP/2 server reads no HTTP/1.1 request")
             up = socket.create_connection(self._tunnel(conn) if self.tunnels
                                           else self.upstream)
             if self.tunnels:
@@ -149,9 +158,13 @@ class Front:
         self.close_all()
 
 
-def tls_context():
+def tls_context(alpn=None):
+    """A server context with the run's certificate, choosing among the
+    protocols alpn (in its order of preference) when given."""
     context = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
     context.load_cert_chain(f"{CERT_DIR}/cert.pem", f"{CERT_DIR}/key.pem")
+    if alpn:
+        context.set_alpn_protocols(alpn)
     return context
 
 
@@ -226,6 +239,16 @@ def tls_reads_writes_and_closed_connections():
     front = Front(tls_context())
     fronts.append(front)
     check_front(front, "tls")
+
+
+@runner.test
+def a_front_preferring_http2_gets_http1():
+    """A front that would choose h2 whenever offered is offered only
+    http/1.1, the protocol the requests are framed in."""
+    front = Front(tls_context(["h2", "http/1.1"]))
+    fronts.append(front)
+    check_front(front, "alpn")
+    assert front.protocols and set(front.protocols) == {"http/1.1"}, front.protocols
 
 
 @runner.test

@@ -841,6 +841,59 @@ test_write_request_refused(void)
 	sfdw_free(out.data);
 }
 
+/* The Date header is kept whole; an HTTP date reads as its time. */
+static void
+test_date(void)
+{
+	static const char answer[] =
+		"HTTP/1.1 400 Bad Request\r\nDate:  Sat, 28 Nov 2026 22:50:00 GMT \r\n"
+		"Content-Length: 0\r\n\r\n";
+	static const char long_date[] =
+		"HTTP/1.1 200 OK\r\nDate: Saturday, 28-Nov-2026 22:50:00 GMT, or so\r\n"
+		"Content-Length: 0\r\n\r\n";
+	/* calendar.timegm(email.utils.parsedate(s)) */
+	static const struct
+	{
+		const char *date;
+		int64_t		epoch;
+	}			dates[] = {
+		{"Sun, 06 Nov 1994 08:49:37 GMT", 784111777},
+		{"Thu, 01 Jan 1970 00:00:00 GMT", 0},
+		{"Tue, 29 Feb 2000 23:59:59 GMT", 951868799},
+		{"Sat, 28 Nov 2026 22:50:00 GMT", 1795906200},
+		{"Mon, 01 Mar 2100 12:00:00 GMT", 4107585600},
+		{"Fri, 31 Dec 2038 01:02:03 GMT", 2177370123},
+	};
+	static const char *const refused[] = {
+		"", "Sun, 06 Nov 1994 08:49:37 UTC", "Sunday, 06-Nov-94 08:49:37 GMT",
+		"Sun Nov  6 08:49:37 1994", "Sun, 6 Nov 1994 08:49:37 GMT",
+		"Sun, 06 Nov 1994 08:49:37 GMT ", "Sun, 06 Xyz 1994 08:49:37 GMT",
+		"Sun, 06 Nov 1994 24:00:00 GMT", "Sun, 00 Nov 1994 08:49:37 GMT",
+		"Sun, 06 Nov 1969 23:59:59 GMT", "Dim, 06 Nov 1994 08:49:37 GMT",
+		"Sun, 06 Nov 19a4 08:49:37 GMT", "Sun; 06 Nov 1994 08:49:37 GMT",
+	};
+	Http1Response r;
+	size_t		used;
+	char		err[SFDW_ERRLEN];
+	int64_t		epoch;
+
+	http1_response_init(&r, DEFAULT_MAX_BODY, NULL);
+	CHECK(http1_response_feed(&r, answer, sizeof(answer) - 1, &used, err, sizeof(err)) == HTTP1_DONE);
+	CHECK_STR(r.date, "Sat, 28 Nov 2026 22:50:00 GMT");
+	http1_response_reset(&r);
+	CHECK(http1_response_feed(&r, long_date, sizeof(long_date) - 1, &used, err, sizeof(err)) == HTTP1_DONE);
+	CHECK_STR(r.date, "");
+	http1_response_free(&r);
+	for (size_t i = 0; i < sizeof(dates) / sizeof(dates[0]); i++)
+	{
+		epoch = -1;
+		CHECK(http1_parse_date(dates[i].date, &epoch));
+		CHECK(epoch == dates[i].epoch);
+	}
+	for (size_t i = 0; i < sizeof(refused) / sizeof(refused[0]); i++)
+		CHECK(!http1_parse_date(refused[i], &epoch));
+}
+
 void
 suite_http1(void)
 {
@@ -849,4 +902,5 @@ suite_http1(void)
 	test_responses();
 	test_limits();
 	test_large_body();
+	test_date();
 }
