@@ -142,6 +142,17 @@ typedef enum DdbNumber
 
 extern DdbNumber ddb_number_check(const char *text, size_t len);
 
+/* DynamoDB's largest item: 400 KB, attribute names and values together. */
+#define DDB_MAX_ITEM_BYTES (400 * 1024)
+
+/*
+ * The size of item (an object of AttributeValues) as DynamoDB counts it
+ * against DDB_MAX_ITEM_BYTES: each attribute's name in UTF-8 bytes plus
+ * its value's bytes, binary values as their raw bytes (not base64), a
+ * number by its significant digits, and containers with their overhead.
+ */
+extern size_t ddb_item_size(const DdbJson *item);
+
 /*
  * The index of the first action of a canceled TransactWriteItems whose
  * condition failed, read from DynamoDB's message, which lists a reason per

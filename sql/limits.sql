@@ -1,0 +1,56 @@
+-- DynamoDB's limits counted as DynamoDB counts them: an item's size (binary
+-- values as their raw bytes), and the 4 KB an expression may take.
+\ir sql/include/server.sql
+CREATE OR REPLACE FUNCTION requests() RETURNS bigint LANGUAGE sql
+  AS $$ SELECT requests FROM shard_fdw_stats() $$;
+
+-- item size: attribute names plus values, binary values as raw bytes
+SELECT ddb_create_table('limits_blobs', 'k') AS status;
+CREATE FOREIGN TABLE blobs (k text, b bytea)
+  SERVER ddb OPTIONS (table 'limits_blobs', partition_key 'k');
+-- about 390 KB of bytes, 520 KB as base64 on the wire: DynamoDB takes it
+INSERT INTO blobs VALUES ('k1', decode(repeat('ab', 390000), 'hex'));
+SELECT k, length(b), md5(b) = md5(decode(repeat('ab', 390000), 'hex')) AS same
+  FROM blobs WHERE k = 'k1';
+-- the largest item: "k" "k2" "b" and the put token (13 + 16 bytes) beside
+-- 409,567 bytes make 409,600, DynamoDB's limit
+INSERT INTO blobs VALUES ('k2', decode(repeat('cd', 409567), 'hex'));
+SELECT k, length(b) FROM blobs WHERE k = 'k2';
+-- one byte more is refused before anything is sent
+SELECT requests() AS before \gset
+INSERT INTO blobs VALUES ('k3', decode(repeat('ef', 409568), 'hex'));
+SELECT requests() - :before AS requests_sent;
+-- without the put token (upsert mode, BatchWriteItem) 29 bytes more fit
+ALTER FOREIGN TABLE blobs OPTIONS (ADD insert_mode 'upsert');
+INSERT INTO blobs VALUES ('k4', decode(repeat('01', 409596), 'hex'));
+SELECT k, length(b) FROM blobs WHERE k = 'k4';
+INSERT INTO blobs VALUES ('k5', decode(repeat('01', 409597), 'hex'));
+SELECT count(*) FROM blobs WHERE k IN ('k3', 'k5');
+
+-- numbers, strings, sets, lists and maps: counted as DynamoDB counts them
+CREATE FOREIGN TABLE mixed (k text, b bytea, n numeric, s text,
+                            l text[] OPTIONS (ddb_type 'L'), ss text[], m jsonb)
+  SERVER ddb OPTIONS (table 'limits_blobs', partition_key 'k', insert_mode 'upsert');
+-- names k b n s l ss m: 8 bytes; "k6": 2; -12.5: 4 ("12" "50" in base 100,
+-- an exponent byte, a sign byte); "é": 2; the list ["a", "bb"]: 3 + (1 + 1)
+-- + (2 + 1) = 8; the set {"a", "bb"}: 3; the map {"x": "a"}: 3 + 1 + 1 + 1
+-- = 6.  33 bytes and 409,567 bytes of binary make 409,600.
+INSERT INTO mixed VALUES ('k6', decode(repeat('02', 409567), 'hex'), -12.5, 'é',
+                          ARRAY['a', 'bb'], ARRAY['a', 'bb'], '{"x": "a"}');
+SELECT k, length(b), n, s, l, ss, m FROM mixed WHERE k = 'k6';
+INSERT INTO mixed VALUES ('k7', decode(repeat('02', 409568), 'hex'), -12.5, 'é',
+                          ARRAY['a', 'bb'], ARRAY['a', 'bb'], '{"x": "a"}');
+-- and DynamoDB refuses that item too
+SELECT shard_fdw_request('ddb', 'PutItem', jsonb_build_object(
+  'TableName', 'limits_blobs', 'Item', jsonb_build_object(
+    'k', jsonb_build_object('S', 'k7'),
+    'b', jsonb_build_object('B', translate(encode(decode(repeat('02', 409568), 'hex'), 'base64'), E'\n', '')),
+    'n', jsonb_build_object('N', '-12.5'),
+    's', jsonb_build_object('S', 'é'),
+    'l', jsonb_build_object('L', jsonb_build_array(jsonb_build_object('S', 'a'), jsonb_build_object('S', 'bb'))),
+    'ss', jsonb_build_object('SS', jsonb_build_array('a', 'bb')),
+    'm', jsonb_build_object('M', jsonb_build_object('x', jsonb_build_object('S', 'a'))))));
+
+DROP FOREIGN TABLE blobs, mixed;
+SELECT ddb_delete_table('limits_blobs') AS deleted;
+DROP SERVER ddb CASCADE;
