@@ -51,6 +51,46 @@ SELECT shard_fdw_request('ddb', 'PutItem', jsonb_build_object(
     'ss', jsonb_build_object('SS', jsonb_build_array('a', 'bb')),
     'm', jsonb_build_object('M', jsonb_build_object('x', jsonb_build_object('S', 'a'))))));
 
-DROP FOREIGN TABLE blobs, mixed;
+-- an UPDATE of a wide table sets every column, and its UpdateExpression
+-- must fit DynamoDB's 4 KB (names and values go in placeholders: the long
+-- names take no room in it)
+SELECT ddb_create_table('limits_wide', 'id') AS status;
+-- make_wide(name, n): a foreign table of limits_wide with id and n columns
+CREATE FUNCTION make_wide(name text, n int) RETURNS void LANGUAGE plpgsql AS $$
+BEGIN
+  EXECUTE format('CREATE FOREIGN TABLE %I (id text, %s) SERVER ddb OPTIONS (table %L, partition_key %L)',
+                 name, (SELECT string_agg(format('a_column_with_a_rather_long_name_to_be_stored_%s text', i), ', ' ORDER BY i)
+                          FROM generate_series(1, n) i),
+                 'limits_wide', 'id');
+END $$;
+-- update_wide(name, n, v): set the n columns of row 'r1' to v, the last
+-- one to NULL; the rows updated and the requests sent
+CREATE FUNCTION update_wide(name text, n int, v text, OUT updated bigint, OUT requests bigint)
+LANGUAGE plpgsql AS $$
+DECLARE
+  before bigint := requests();
+BEGIN
+  EXECUTE format('UPDATE %I SET %s, a_column_with_a_rather_long_name_to_be_stored_%s = NULL WHERE id = %L', name,
+                 (SELECT string_agg(format('a_column_with_a_rather_long_name_to_be_stored_%s = %L', i, v), ', ')
+                    FROM generate_series(1, n - 1) i), n, 'r1');
+  GET DIAGNOSTICS updated = ROW_COUNT;
+  requests := requests() - before;
+END $$;
+-- wide_values(name): the values of row 'r1''s columns, and how many hold each
+CREATE FUNCTION wide_values(name text) RETURNS TABLE (value text, columns bigint)
+LANGUAGE plpgsql AS $$
+BEGIN
+  RETURN QUERY EXECUTE format('SELECT e.value, count(*) FROM %I w, jsonb_each_text(to_jsonb(w)) e
+                                WHERE w.id = %L AND e.key <> %L GROUP BY 1 ORDER BY 1', name, 'r1', 'id');
+END $$;
+SELECT make_wide('wide300', 300);
+INSERT INTO wide300 (id, a_column_with_a_rather_long_name_to_be_stored_1) VALUES ('r1', 'old');
+-- 300 columns: one UpdateItem (a GetItem reads the row first)
+SELECT * FROM update_wide('wide300', 300, 'new');
+SELECT * FROM wide_values('wide300');
+
+DROP FOREIGN TABLE blobs, mixed, wide300;
+DROP FUNCTION make_wide, update_wide, wide_values;
 SELECT ddb_delete_table('limits_blobs') AS deleted;
+SELECT ddb_delete_table('limits_wide') AS deleted;
 DROP SERVER ddb CASCADE;
