@@ -89,7 +89,32 @@ INSERT INTO wide300 (id, a_column_with_a_rather_long_name_to_be_stored_1) VALUES
 SELECT * FROM update_wide('wide300', 300, 'new');
 SELECT * FROM wide_values('wide300');
 
-DROP FOREIGN TABLE blobs, mixed, wide300;
+-- 400 columns: two UpdateItems, each conditioned on the item existing
+SELECT make_wide('wide400', 400);
+SELECT * FROM update_wide('wide400', 400, 'newer');
+SELECT * FROM wide_values('wide400');
+-- a failure between them leaves the item partly updated, and says so
+\! curl -s -o /dev/null -X POST "$SHARD_FDW_PROXY/faults" -d '{"kind": "status", "status": 400, "error": "ValidationException", "message": "injected", "action": "UpdateItem", "skip": 1}'
+DO $$
+DECLARE
+  message text;
+  detail text;
+  context text;
+BEGIN
+  PERFORM update_wide('wide400', 400, 'newest');
+EXCEPTION WHEN OTHERS THEN
+  GET STACKED DIAGNOSTICS message = MESSAGE_TEXT, detail = PG_EXCEPTION_DETAIL,
+                          context = PG_EXCEPTION_CONTEXT;
+  RAISE NOTICE E'%\nDETAIL: %\nCONTEXT: %', message, detail,
+    (SELECT string_agg(line, E'\n') FROM regexp_split_to_table(context, E'\n') line
+      WHERE line !~ '^(SQL statement|PL/pgSQL)');
+END $$;
+SELECT * FROM wide_values('wide400');
+-- the UPDATE run again finishes it
+SELECT * FROM update_wide('wide400', 400, 'newest');
+SELECT * FROM wide_values('wide400');
+
+DROP FOREIGN TABLE blobs, mixed, wide300, wide400;
 DROP FUNCTION make_wide, update_wide, wide_values;
 SELECT ddb_delete_table('limits_blobs') AS deleted;
 SELECT ddb_delete_table('limits_wide') AS deleted;

@@ -146,6 +146,12 @@ extern DdbNumber ddb_number_check(const char *text, size_t len);
 #define DDB_MAX_ITEM_BYTES (400 * 1024)
 
 /*
+ * DynamoDB's longest expression (UpdateExpression, ConditionExpression,
+ * ProjectionExpression...): 4 KB, placeholders as written.
+ */
+#define DDB_MAX_EXPRESSION_BYTES 4096
+
+/*
  * The size of item (an object of AttributeValues) as DynamoDB counts it
  * against DDB_MAX_ITEM_BYTES: each attribute's name in UTF-8 bytes plus
  * its value's bytes, binary values as their raw bytes (not base64), a
