@@ -114,7 +114,16 @@ SELECT * FROM wide_values('wide400');
 SELECT * FROM update_wide('wide400', 400, 'newest');
 SELECT * FROM wide_values('wide400');
 
-DROP FOREIGN TABLE blobs, mixed, wide300, wide400;
+-- a read of a table so wide that its ProjectionExpression would pass 4 KB
+-- reads whole items
+SELECT make_wide('wide700', 700);
+SELECT * FROM wide_values('wide700');
+SELECT count(*) FROM wide700 WHERE a_column_with_a_rather_long_name_to_be_stored_1 = 'newest';
+-- and its UPDATE is two UpdateItems
+SELECT * FROM update_wide('wide700', 700, 'wider');
+SELECT * FROM wide_values('wide700');
+
+DROP FOREIGN TABLE blobs, mixed, wide300, wide400, wide700;
 DROP FUNCTION make_wide, update_wide, wide_values;
 SELECT ddb_delete_table('limits_blobs') AS deleted;
 SELECT ddb_delete_table('limits_wide') AS deleted;
