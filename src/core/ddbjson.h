@@ -3,8 +3,9 @@
  * ddbjson.h
  *		DynamoDB's JSON wire format: a parser that turns a response body into
  *		a plain tree allocated in one arena (ddbjson.c), the checks of
- *		DynamoDB's shapes on such a tree (ddbshape.c), and a writer that
- *		builds request bodies byte for byte deterministically (ddbjson.c).
+ *		DynamoDB's shapes and its limits on such a tree (ddbshape.c), and
+ *		a writer that builds request bodies byte for byte deterministically
+ *		(ddbjson.c).
  *
  * AttributeValues ({"S": "x"}, {"N": "1.5"}, {"M": {...}}, ...) are left as
  * tree nodes; turning them into Datums is codec.c's business.

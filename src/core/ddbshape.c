@@ -4,9 +4,10 @@
  *		DynamoDB's shapes: whether a parsed response body is what the
  *		DynamoDB API reference says its members are (AttributeValues, items,
  *		Count, keys, Responses, Unprocessed*, ConsumedCapacity), whether
- *		a number's text is one DynamoDB holds, and which action of a
- *		canceled transaction failed its condition.  A fault is reported
- *		with the attribute path and the item it was found in (DdbCheck).
+ *		a number's text is one DynamoDB holds, an item's size as DynamoDB
+ *		counts it, and which action of a canceled transaction failed its
+ *		condition.  A fault is reported with the attribute path and the
+ *		item it was found in (DdbCheck).
  *
  *-------------------------------------------------------------------------
  */
