@@ -301,7 +301,7 @@ check_item_size(ModifyState *ms, const Buf *out, size_t start, size_t bound)
 				 errmsg("row of foreign table \"%s\" is too large for a DynamoDB item", t->relname),
 				 errdetail("The item with key (%s) would take %zu bytes as DynamoDB counts them (attribute names and values%s); DynamoDB's limit is %d.",
 						   codec_item_key_text(item, t), size,
-						   token ? ", and the put token of insert mode" : "",
+						   token ? ", and the put token of a conditional put" : "",
 						   DDB_MAX_ITEM_BYTES),
 				 errhint("Store large values outside DynamoDB (such as in S3) and keep a reference in the row.")));
 }
