@@ -3,8 +3,9 @@
  * ddbjson.h
  *		DynamoDB's JSON wire format: a parser that turns a response body into
  *		a plain tree allocated in one arena (ddbjson.c), the checks of
- *		DynamoDB's shapes on such a tree (ddbshape.c), and a writer that
- *		builds request bodies byte for byte deterministically (ddbjson.c).
+ *		DynamoDB's shapes and its limits on such a tree (ddbshape.c), and
+ *		a writer that builds request bodies byte for byte deterministically
+ *		(ddbjson.c).
  *
  * AttributeValues ({"S": "x"}, {"N": "1.5"}, {"M": {...}}, ...) are left as
  * tree nodes; turning them into Datums is codec.c's business.
@@ -141,6 +142,23 @@ typedef enum DdbNumber
 } DdbNumber;
 
 extern DdbNumber ddb_number_check(const char *text, size_t len);
+
+/* DynamoDB's largest item: 400 KB, attribute names and values together. */
+#define DDB_MAX_ITEM_BYTES (400 * 1024)
+
+/*
+ * DynamoDB's longest expression (UpdateExpression, ConditionExpression,
+ * ProjectionExpression...): 4 KB, placeholders as written.
+ */
+#define DDB_MAX_EXPRESSION_BYTES 4096
+
+/*
+ * The size of item (an object of AttributeValues) as DynamoDB counts it
+ * against DDB_MAX_ITEM_BYTES: each attribute's name in UTF-8 bytes plus
+ * its value's bytes, binary values as their raw bytes (not base64), a
+ * number by its significant digits, and containers with their overhead.
+ */
+extern size_t ddb_item_size(const DdbJson *item);
 
 /*
  * The index of the first action of a canceled TransactWriteItems whose

@@ -4,9 +4,10 @@
  *		DynamoDB's shapes: whether a parsed response body is what the
  *		DynamoDB API reference says its members are (AttributeValues, items,
  *		Count, keys, Responses, Unprocessed*, ConsumedCapacity), whether
- *		a number's text is one DynamoDB holds, and which action of a
- *		canceled transaction failed its condition.  A fault is reported
- *		with the attribute path and the item it was found in (DdbCheck).
+ *		a number's text is one DynamoDB holds, an item's size as DynamoDB
+ *		counts it, and which action of a canceled transaction failed its
+ *		condition.  A fault is reported with the attribute path and the
+ *		item it was found in (DdbCheck).
  *
  *-------------------------------------------------------------------------
  */
@@ -102,6 +103,123 @@ ddb_number_check(const char *text, size_t len)
 	if (magnitude > DDB_NUMBER_MAX_EXPONENT || magnitude < DDB_NUMBER_MIN_EXPONENT)
 		return DDB_NUMBER_RANGE;
 	return DDB_NUMBER_OK;
+}
+
+/* ---------------------------------------------------------------------
+ * Item sizes
+ * ---------------------------------------------------------------------
+ */
+
+/*
+ * The bytes a number's text (a valid DynamoDB number) takes in an item:
+ * its significant digits in base 100, pairs aligned on the decimal point
+ * (so 1.5 is "01" "50"), one byte of exponent, and one more when it is
+ * negative; zero takes one byte.
+ */
+static size_t
+number_size(const char *text, size_t len)
+{
+	size_t		i = 0;
+	bool		negative = false;
+	long		point = -1;		/* digits before the decimal point */
+	long		digits = 0;
+	long		first = -1;		/* index of the first nonzero digit */
+	long		last = -1;		/* index of the last nonzero digit */
+	long		exponent = 0;
+	long		lead;
+	long		units;
+
+	if (i < len && (text[i] == '+' || text[i] == '-'))
+		negative = text[i++] == '-';
+	for (; i < len && ((text[i] >= '0' && text[i] <= '9') || text[i] == '.'); i++)
+	{
+		if (text[i] == '.')
+		{
+			point = digits;
+			continue;
+		}
+		if (text[i] != '0')
+		{
+			if (first < 0)
+				first = digits;
+			last = digits;
+		}
+		digits++;
+	}
+	if (first < 0)
+		return 1;
+	if (i < len && (text[i] == 'e' || text[i] == 'E'))
+		exponent = strtol(text + i + 1, NULL, 10);
+	if (point < 0)
+		point = digits;
+	/* the integer digits of the significant ones, counted from the first */
+	lead = point + exponent - first;
+	/* a digit of padding makes them an even number */
+	units = (lead % 2 != 0 ? 1 : 0) + (last - first + 1);
+	return (size_t) ((units + 1) / 2) + 1 + (negative ? 1 : 0);
+}
+
+/* The raw bytes of base64 text (len bytes, with or without padding). */
+static size_t
+base64_size(const char *text, size_t len)
+{
+	while (len > 0 && text[len - 1] == '=')
+		len--;
+	return len * 3 / 4;
+}
+
+/*
+ * The bytes AttributeValue av takes in an item, as DynamoDB counts them: S
+ * its UTF-8 bytes, N number_size, B its raw bytes, BOOL and NULL one, a
+ * set the sum of its members, L and M three plus each element and one
+ * byte per element (a map's names counted too).  A value of no known type
+ * counts nothing.
+ */
+static size_t
+av_size(const DdbJson *av)
+{
+	const char *tag;
+	const DdbJson *v;
+	size_t		size = 0;
+
+	if (av->kind != DJ_OBJECT || av->n != 1)
+		return 0;
+	tag = av->keys[0];
+	v = &av->elems[0];
+	if (strcmp(tag, "BOOL") == 0 || strcmp(tag, "NULL") == 0)
+		return 1;
+	if (strcmp(tag, "L") == 0 || strcmp(tag, "M") == 0)
+	{
+		size = 3;
+		for (int i = 0; v->kind == (tag[0] == 'M' ? DJ_OBJECT : DJ_ARRAY) && i < v->n; i++)
+			size += (tag[0] == 'M' ? strlen(v->keys[i]) : 0) + av_size(&v->elems[i]) + 1;
+		return size;
+	}
+	for (int i = 0; i < (v->kind == DJ_ARRAY ? v->n : 1); i++)
+	{
+		const DdbJson *s = v->kind == DJ_ARRAY ? &v->elems[i] : v;
+
+		if (s->kind != DJ_STRING)
+			continue;
+		if (tag[0] == 'S')
+			size += s->len;
+		else if (tag[0] == 'N')
+			size += number_size(s->str, s->len);
+		else if (tag[0] == 'B')
+			size += base64_size(s->str, s->len);
+	}
+	return size;
+}
+
+/* See ddbjson.h. */
+size_t
+ddb_item_size(const DdbJson *item)
+{
+	size_t		size = 0;
+
+	for (int i = 0; item->kind == DJ_OBJECT && i < item->n; i++)
+		size += strlen(item->keys[i]) + av_size(&item->elems[i]);
+	return size;
 }
 
 /*

@@ -97,8 +97,8 @@ extern DdbJson *request_resume_key(ShardTable *t, const char *pk, const DdbJson 
 extern char *request_put(ShardTable *t, const char *item, bool conditional, size_t *len);
 extern char *request_get_put_token(ShardTable *t, const DdbJson *item, size_t *len);
 extern char *request_batch_put(ShardTable *t, char **items, int n, size_t *len);
-extern char *request_update(ShardTable *t, TupleTableSlot *slot, const char *pk,
-							const char *sk, const char *const *index_keys, size_t *len);
+extern List *request_update(ShardTable *t, TupleTableSlot *slot, const char *pk,
+							const char *sk, const char *const *index_keys);
 extern bool request_is_key_attribute(ShardTable *t, const char *attribute);
 extern char *request_move(ShardTable *t, const char *old_pk, const char *old_sk,
 						  const DdbJson *unchanged, const char *item, size_t *len);

@@ -5,7 +5,8 @@
  *		hint its error type maps to, the table and index it concerned, what
  *		DynamoDB said and how many attempts were made, and for a key schema
  *		that does not match the foreign table's options, the table's real
- *		keys and the option to set.
+ *		keys and the option to set; for a permission IAM denied, the action
+ *		and the resource to allow it on.
  *
  *-------------------------------------------------------------------------
  */
@@ -39,8 +40,6 @@ static const ErrorMapping error_map[] = {
 	"Another request was writing the item at the same time (a move by shard_fdw_reshard, or a transaction); run the statement again."},
 	{"TransactionCanceledException", ERRCODE_T_R_SERIALIZATION_FAILURE,
 	"Another request was writing the item at the same time (a move by shard_fdw_reshard, or a transaction); run the statement again."},
-	{"AccessDeniedException", ERRCODE_INSUFFICIENT_PRIVILEGE,
-	"Check the IAM policy of the user mapping's access key."},
 	{"UnrecognizedClientException", ERRCODE_INVALID_AUTHORIZATION_SPECIFICATION,
 	"Check the user mapping's access_key_id."},
 	{"InvalidSignatureException", ERRCODE_INVALID_AUTHORIZATION_SPECIFICATION,
@@ -112,10 +111,93 @@ failure_detail(DdbRequest *req, bool with_type)
 	return buf.data;
 }
 
+/* The IAM action of each action of a TransactWriteItems. */
+static const char *const transact_permissions[][2] = {
+	{"Put", "PutItem"}, {"Update", "UpdateItem"}, {"Delete", "DeleteItem"},
+	{"ConditionCheck", "ConditionCheckItem"},
+};
+
+/*
+ * The IAM actions request req needs, for a message: dynamodb:<its action>,
+ * or for a TransactWriteItems (body its parsed body) those of its
+ * actions (there is no TransactWriteItems permission).
+ */
+static char *
+request_permissions(DdbRequest *req, const DdbJson *body)
+{
+	const DdbJson *items = ddbjson_get(body, "TransactItems");
+	StringInfoData buf;
+
+	if (strcmp(req->action, "TransactWriteItems") != 0 || items == NULL ||
+		items->kind != DJ_ARRAY)
+		return psprintf("dynamodb:%s", req->action);
+	initStringInfo(&buf);
+	for (size_t k = 0; k < lengthof(transact_permissions); k++)
+		for (int i = 0; i < items->n; i++)
+			if (ddbjson_get(&items->elems[i], transact_permissions[k][0]))
+			{
+				appendStringInfo(&buf, "%sdynamodb:%s", buf.len ? " and " : "",
+								 transact_permissions[k][1]);
+				break;
+			}
+	return buf.data;
+}
+
+/*
+ * Raise the error of a request IAM denied (AccessDeniedException): the
+ * request's action and table, DynamoDB's text in the detail, and a hint
+ * naming the IAM action and the resource to allow, as DynamoDB's message
+ * names them ("... is not authorized to perform: dynamodb:Query on
+ * resource: arn:aws:dynamodb:...:table/T because ..."), or else as the
+ * request gives them.  Returns for other failures.
+ */
+static void
+report_access_denied(DdbRequest *req, const char *servername, const char *region)
+{
+	static const char perform[] = "not authorized to perform: ";
+	static const char on_resource[] = " on resource: ";
+	const char *table;
+	const char *index;
+	const DdbJson *body;
+	const char *at = strstr(req->error_message, perform);
+	char	   *permission = NULL;
+	const char *resource = NULL;
+
+	if (strcmp(req->error_type, "AccessDeniedException") != 0)
+		return;
+	table = request_target(req, &index, &body);
+	if (at)
+	{
+		at += sizeof(perform) - 1;
+		permission = pnstrdup(at, strcspn(at, " "));
+		at += strlen(permission);
+		if (strncmp(at, on_resource, sizeof(on_resource) - 1) == 0)
+		{
+			at += sizeof(on_resource) - 1;
+			resource = pnstrdup(at, strcspn(at, " "));
+		}
+	}
+	if (permission == NULL || permission[0] == '\0')
+		permission = request_permissions(req, body);
+	if (resource == NULL || resource[0] == '\0')
+		resource = table == NULL ? "*" :
+			psprintf("arn:aws:dynamodb:%s:<account>:table/%s%s%s", region, table,
+					 index ? "/index/" : "", index ? index : "");
+	ereport(ERROR,
+			(errcode(ERRCODE_INSUFFICIENT_PRIVILEGE),
+			 table ?
+			 errmsg("permission denied for DynamoDB %s on table \"%s\"", req->action, table) :
+			 errmsg("permission denied for DynamoDB %s", req->action),
+			 errdetail("%s", failure_detail(req, true)),
+			 errhint("Allow IAM action%s %s on resource %s for the credentials this user signs with on server \"%s\".",
+					 strstr(permission, " and ") ? "s" : "", permission, resource, servername)));
+}
+
 /*
  * Raise the error of a request that failed for a reason the user must
- * mend in the server's or the foreign table's options, naming what to
- * change; return when the failure is of another kind.
+ * mend in the server's or the foreign table's options or in an IAM
+ * policy, naming what to change; return when the failure is of another
+ * kind.
  */
 static void
 report_wrong_options(DdbRequest *req)
@@ -150,6 +232,7 @@ report_wrong_options(DdbRequest *req)
 				 errhint("Set the server's \"endpoint\" option to DynamoDB's URL (%s) or to DynamoDB Local's (http://host:port): ALTER SERVER %s OPTIONS (SET endpoint '...').",
 						 url, quote_identifier(servername))));
 	}
+	report_access_denied(req, servername, server->region);
 	if (strcmp(req->error_type, "ResourceNotFoundException") != 0 &&
 		strcmp(req->error_type, "ValidationException") != 0)
 		return;

@@ -174,32 +174,118 @@ request_is_key_attribute(ShardTable *t, const char *attribute)
 	return false;
 }
 
-/*
- * The UpdateItem body that sets every non-key column of the row in slot
- * (and removes the attributes of NULL ones), and the index keys
- * index_keys[0] and [1] (removed when NULL), on the item with the given
- * key if it still exists.  Attributes no column maps are left alone.
- * Without a non-NULL column there are no ExpressionAttributeValues, which
- * DynamoDB refuses empty.
- */
-char *
-request_update(ShardTable *t, TupleTableSlot *slot, const char *pk, const char *sk,
-			   const char *const *index_keys, size_t *len)
+/* An UpdateItem body being written: its clauses, and the names and values they use. */
+typedef struct UpdatePart
 {
-	const ShardKey *index[2] = {&t->index_pk, &t->index_sk};
+	StringInfoData set;			/* "#a0=:a0,#a1=:a1" */
+	StringInfoData remove;		/* "#a2,#a3" */
+	List	   *names;			/* the attributes of #a0, #a1, ... */
+	Buf			values;			/* ExpressionAttributeValues, written by vw */
+	JsonWriter	vw;
+} UpdatePart;
+
+/* Begin part p: no clause yet. */
+static void
+part_begin(UpdatePart *p)
+{
+	initStringInfo(&p->set);
+	initStringInfo(&p->remove);
+	p->names = NIL;
+	buf_init(&p->values);
+	jw_init(&p->vw, &p->values);
+	jw_begin_object(&p->vw);
+}
+
+/* The length of the UpdateExpression of SET and REMOVE clause lists of these lengths. */
+static int
+update_expression_length(int set, int remove)
+{
+	return (set ? 4 + set : 0) + (set && remove ? 1 : 0) + (remove ? 7 + remove : 0);
+}
+
+/*
+ * The UpdateItem body of part p on the item with key pk, sk, if it still
+ * exists.  Without a clause that sets there are no
+ * ExpressionAttributeValues, which DynamoDB refuses empty; without any
+ * clause, no UpdateExpression (the item is left as it is).
+ */
+static char *
+part_body(ShardTable *t, UpdatePart *p, const char *pk, const char *sk)
+{
 	Buf			out;
 	JsonWriter	w;
-	Buf			values;
-	JsonWriter	vw;
-	StringInfoData set;
-	StringInfoData remove;
-	List	   *names = NIL;
+	size_t		len;
 
-	initStringInfo(&set);
-	initStringInfo(&remove);
-	buf_init(&values);
-	jw_init(&vw, &values);
-	jw_begin_object(&vw);
+	jw_end_object(&p->vw);
+	jw_begin_request(&w, &out, t->table);
+	jw_key(&w, "Key");
+	request_write_key_texts(&w, t, pk, sk);
+	write_condition(&w, "attribute_exists(#k)", t->pk.attribute, p->names);
+	if (p->set.len > 0)
+	{
+		jw_key(&w, "ExpressionAttributeValues");
+		jw_raw(&w, p->values.data);
+	}
+	if (p->set.len > 0 || p->remove.len > 0)
+	{
+		jw_key(&w, "UpdateExpression");
+		jw_cstring(&w, psprintf("%s%s%s%s", p->set.len ? "SET " : "", p->set.data,
+								p->set.len && p->remove.len ? " " : "",
+								p->remove.len ? psprintf("REMOVE %s", p->remove.data) : ""));
+	}
+	return jw_end_request(&w, &len);
+}
+
+/*
+ * Add to part *p, of an UpdateItem on the item with key pk, sk, the clause
+ * that sets attribute (sets) or removes it; when the part's
+ * UpdateExpression would grow past DDB_MAX_EXPRESSION_BYTES, the part's
+ * body goes to *bodies first and the clause begins a new part.  With
+ * sets, the caller writes the value next, with p->vw.
+ */
+static void
+part_add(ShardTable *t, const char *pk, const char *sk, UpdatePart *p, List **bodies,
+		 const char *attribute, bool sets)
+{
+	int			i = list_length(p->names);
+	char	   *clause = sets ? psprintf("#a%d=:a%d", i, i) : psprintf("#a%d", i);
+	StringInfo	list = sets ? &p->set : &p->remove;
+	int			grown = list->len + (list->len ? 1 : 0) + (int) strlen(clause);
+
+	if (i > 0 &&
+		update_expression_length(sets ? grown : p->set.len,
+								 sets ? p->remove.len : grown) > DDB_MAX_EXPRESSION_BYTES)
+	{
+		*bodies = lappend(*bodies, part_body(t, p, pk, sk));
+		part_begin(p);
+		part_add(t, pk, sk, p, bodies, attribute, sets);
+		return;
+	}
+	appendStringInfo(list, "%s%s", list->len ? "," : "", clause);
+	p->names = lappend(p->names, (char *) attribute);
+	if (sets)
+		jw_key(&p->vw, psprintf(":a%d", i));
+}
+
+/*
+ * The UpdateItem bodies (NUL-terminated JSON texts, in a List) that set
+ * every non-key column of the row in slot (and remove the attributes of
+ * NULL ones), and the index keys index_keys[0] and [1] (removed when
+ * NULL), on the item with the given key if it still exists.  Attributes
+ * no column maps are left alone.  One body while the UpdateExpression
+ * fits DynamoDB's 4 KB (it has no spaces: about 340 columns fit), more
+ * when the table has more columns, each with its share of the clauses
+ * and the same condition.
+ */
+List *
+request_update(ShardTable *t, TupleTableSlot *slot, const char *pk, const char *sk,
+			   const char *const *index_keys)
+{
+	const ShardKey *index[2] = {&t->index_pk, &t->index_sk};
+	List	   *bodies = NIL;
+	UpdatePart	part;
+
+	part_begin(&part);
 	for (int i = 0; i < t->ncolumns; i++)
 	{
 		ShardColumn *col = &t->columns[i];
@@ -208,51 +294,20 @@ request_update(ShardTable *t, TupleTableSlot *slot, const char *pk, const char *
 
 		if (col->ddb_type == DDB_TYPE_ITEM || request_is_key_attribute(t, col->attribute))
 			continue;
-		names = lappend(names, col->attribute);
 		value = slot_getattr(slot, col->attnum, &isnull);
-		if (isnull)
-		{
-			appendStringInfo(&remove, "%s#a%d", remove.len ? ", " : "", list_length(names) - 1);
-			continue;
-		}
-		appendStringInfo(&set, "%s#a%d = :a%d", set.len ? ", " : "",
-						 list_length(names) - 1, list_length(names) - 1);
-		jw_key(&vw, psprintf(":a%d", list_length(names) - 1));
-		codec_write_value(&vw, col, value);
+		part_add(t, pk, sk, &part, &bodies, col->attribute, !isnull);
+		if (!isnull)
+			codec_write_value(&part.vw, col, value);
 	}
 	for (int k = 0; k < 2; k++)
 	{
 		if (index[k]->attribute == NULL)
 			continue;
-		names = lappend(names, index[k]->attribute);
-		if (index_keys[k] == NULL)
-		{
-			appendStringInfo(&remove, "%s#a%d", remove.len ? ", " : "", list_length(names) - 1);
-			continue;
-		}
-		appendStringInfo(&set, "%s#a%d = :a%d", set.len ? ", " : "",
-						 list_length(names) - 1, list_length(names) - 1);
-		jw_key(&vw, psprintf(":a%d", list_length(names) - 1));
-		request_write_key_value(&vw, index[k], index_keys[k]);
+		part_add(t, pk, sk, &part, &bodies, index[k]->attribute, index_keys[k] != NULL);
+		if (index_keys[k] != NULL)
+			request_write_key_value(&part.vw, index[k], index_keys[k]);
 	}
-	jw_end_object(&vw);
-	jw_begin_request(&w, &out, t->table);
-	jw_key(&w, "Key");
-	request_write_key_texts(&w, t, pk, sk);
-	write_condition(&w, "attribute_exists(#k)", t->pk.attribute, names);
-	if (set.len > 0)
-	{
-		jw_key(&w, "ExpressionAttributeValues");
-		jw_raw(&w, values.data);
-	}
-	if (set.len > 0 || remove.len > 0)
-	{
-		jw_key(&w, "UpdateExpression");
-		jw_cstring(&w, psprintf("%s%s%s%s", set.len ? "SET " : "", set.data,
-								set.len && remove.len ? " " : "",
-								remove.len ? psprintf("REMOVE %s", remove.data) : ""));
-	}
-	return jw_end_request(&w, len);
+	return lappend(bodies, part_body(t, &part, pk, sk));
 }
 
 /* Write a fresh ClientRequestToken member (TransactWriteItems). */

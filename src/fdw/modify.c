@@ -11,7 +11,8 @@
  *		writebody.c.
  *
  * Bad rows (a NULL or empty key part, a number DynamoDB cannot hold, an
- * item over 400 KB) are refused before any request for them is sent.
+ * item over 400 KB as DynamoDB counts it) are refused before any request
+ * for them is sent.
  *
  *-------------------------------------------------------------------------
  */
@@ -259,13 +260,61 @@ puts_conditional(ModifyState *ms)
 }
 
 /*
+ * Whether the items of the modify carry a put token: those of the
+ * conditional PutItems of an INSERT or COPY (put_body), not those of a
+ * TransactWriteItems, whose ClientRequestToken does its work, nor those an
+ * UPDATE moves (a modify with old key columns).
+ */
+static bool
+puts_token(ModifyState *ms)
+{
+	return ms->old_attnos == NULL && puts_conditional(ms) && ms->t->nlayouts == 1;
+}
+
+/*
+ * Refuse the item of a row of ms's table, written into out from byte
+ * start on, when DynamoDB would: when its size as DynamoDB counts it
+ * (ddb_item_size), with its put token, is over DDB_MAX_ITEM_BYTES.  bound
+ * is at least that size (the item's JSON text is longer than what
+ * DynamoDB counts of it), so only an item that may be too large is parsed
+ * to count exactly.
+ */
+static void
+check_item_size(ModifyState *ms, const Buf *out, size_t start, size_t bound)
+{
+	ShardTable *t = ms->t;
+	size_t		token = puts_token(ms) ? strlen(PUT_TOKEN_ATTRIBUTE) + PUT_TOKEN_HEX : 0;
+	char		err[SFDW_ERRLEN];
+	const DdbJson *item;
+	size_t		size;
+
+	if (bound + token <= DDB_MAX_ITEM_BYTES)
+		return;
+	item = ddbjson_parse(out->data + start, out->len - start, err, sizeof(err));
+	if (item == NULL)
+		elog(ERROR, "shard_fdw: the item of a row of foreign table \"%s\" is not valid JSON: %s",
+			 t->relname, err);
+	size = ddb_item_size(item) + token;
+	if (size > DDB_MAX_ITEM_BYTES)
+		ereport(ERROR,
+				(errcode(ERRCODE_PROGRAM_LIMIT_EXCEEDED),
+				 errmsg("row of foreign table \"%s\" is too large for a DynamoDB item", t->relname),
+				 errdetail("The item with key (%s) would take %zu bytes as DynamoDB counts them (attribute names and values%s); DynamoDB's limit is %d.",
+						   codec_item_key_text(item, t), size,
+						   token ? ", and the put token of a conditional put" : "",
+						   DDB_MAX_ITEM_BYTES),
+				 errhint("Store large values outside DynamoDB (such as in S3) and keep a reference in the row.")));
+}
+
+/*
  * Write the item of the row in slot, in the given shard or
  * SHARD_BY_STRATEGY: the key attributes (the index keys too, those whose
- * columns have values), then every non-NULL column as its own attribute.  Returns the item's size as DynamoDB counts it (names
- * plus values, approximately for numbers), and the item's keys in *pkp and
- * *skp (NULL without a sort key).
+ * columns have values), then every non-NULL column as its own attribute;
+ * an item DynamoDB would refuse as too large is refused first
+ * (check_item_size).  The item's keys go into *pkp and *skp (NULL without
+ * a sort key).
  */
-static size_t
+static void
 write_item(ModifyState *ms, JsonWriter *w, TupleTableSlot *slot, long shard,
 		   char **pkp, char **skp)
 {
@@ -277,7 +326,7 @@ write_item(ModifyState *ms, JsonWriter *w, TupleTableSlot *slot, long shard,
 	const ShardKey *keys[4] = {&t->pk, &t->sk, &t->index_pk, &t->index_sk};
 	const char *values[4] = {pk, sk, route_index_key(t, &t->index_pk, texts),
 	route_index_key(t, &t->index_sk, texts)};
-	size_t		size = 0;
+	size_t		start = w->out->len;
 
 	*pkp = pk;
 	*skp = sk;
@@ -288,14 +337,12 @@ write_item(ModifyState *ms, JsonWriter *w, TupleTableSlot *slot, long shard,
 			continue;
 		jw_key(w, keys[k]->attribute);
 		request_write_key_value(w, keys[k], values[k]);
-		size += strlen(keys[k]->attribute) + strlen(values[k]);
 	}
 	for (int i = 0; i < t->ncolumns; i++)
 	{
 		ShardColumn *col = &t->columns[i];
 		bool		isnull;
 		Datum		value = slot_getattr(slot, col->attnum, &isnull);
-		size_t		before = w->out->len;
 
 		if (isnull)
 			continue;
@@ -309,18 +356,9 @@ write_item(ModifyState *ms, JsonWriter *w, TupleTableSlot *slot, long shard,
 			continue;
 		jw_key(w, col->attribute);
 		codec_write_value(w, col, value);
-		size += strlen(col->attribute) + (w->out->len - before);
 	}
 	jw_end_object(w);
-	if (puts_conditional(ms))
-		size += strlen(PUT_TOKEN_ATTRIBUTE) + PUT_TOKEN_HEX;
-	if (size > DDB_MAX_ITEM_BYTES)
-		ereport(ERROR,
-				(errcode(ERRCODE_PROGRAM_LIMIT_EXCEEDED),
-				 errmsg("row of foreign table \"%s\" is too large for a DynamoDB item", t->relname),
-				 errdetail("The item would take about %zu bytes; DynamoDB's limit is %d.",
-						   size, DDB_MAX_ITEM_BYTES)));
-	return size;
+	check_item_size(ms, w->out, start, w->out->len - start);
 }
 
 /* The JSON text of the row's item, and its keys (see write_item). */

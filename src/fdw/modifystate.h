@@ -14,9 +14,6 @@
 
 #include "executor/tuptable.h"
 
-/* DynamoDB's item size limit. */
-#define DDB_MAX_ITEM_BYTES (400 * 1024)
-
 /* item_json's shard for a new row: the table's strategy chooses. */
 #define SHARD_BY_STRATEGY (-1)
 

@@ -525,9 +525,6 @@ sort_key_condition(ShardScanState *ss, const char **texts, StringInfo buf)
 	return true;
 }
 
-/* The longest expression DynamoDB takes, in bytes. */
-#define MAX_EXPRESSION_BYTES 4096
-
 /*
  * The AttributeValue JSON of value (of type typid) compared with column
  * col in a FilterExpression, or NULL when no DynamoDB value stands for it
@@ -650,7 +647,7 @@ request_filter_expression(ShardScanState *ss)
 		}
 		appendStringInfo(&buf, "%s%s", buf.len > 0 ? " AND " : "", cond.data);
 	}
-	if (buf.len > MAX_EXPRESSION_BYTES)
+	if (buf.len > DDB_MAX_EXPRESSION_BYTES)
 	{
 		forget_names_since(ss, names, values);
 		return NULL;
@@ -718,11 +715,14 @@ request_key_condition(ShardScanState *ss, const char **texts)
  */
 
 /*
- * The projection expression, or NULL for whole items or a count.
+ * The projection expression, or NULL for whole items or a count.  A
+ * projection longer than DynamoDB's 4 KB (a table of some 600 columns) is
+ * left out, and the names only it used with it: whole items are read.
  */
 static char *
 projection_expression(ShardScanState *ss)
 {
+	int			names = list_length(ss->names);
 	StringInfoData buf;
 	ListCell   *lc;
 
@@ -732,6 +732,11 @@ projection_expression(ShardScanState *ss)
 	foreach(lc, ss->attrs)
 		appendStringInfo(&buf, "%s#n%d", buf.len ? ", " : "",
 						 name_index(ss, strVal(lfirst(lc))));
+	if (buf.len > DDB_MAX_EXPRESSION_BYTES)
+	{
+		forget_names_since(ss, names, list_length(ss->value_names));
+		return NULL;
+	}
 	return buf.data;
 }
 

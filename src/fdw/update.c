@@ -88,6 +88,64 @@ moved_to(ModifyState *ms, const char *const *texts, const char *pk, const char *
 	return layout_moved_to(ms->t, texts, pk, sk);
 }
 
+/* An UpdateItem split in several (update_in_place), for its error context. */
+typedef struct SplitUpdate
+{
+	ShardTable *t;
+	const char *pk;
+	const char *sk;
+	int			parts;
+	int			applied;
+} SplitUpdate;
+
+/* Error context callback: how much of a split UpdateItem was applied. */
+static void
+split_update_context(void *arg)
+{
+	SplitUpdate *su = arg;
+
+	if (su->parts > 1)
+		errcontext("updating the item under key (%s%s%s) of foreign table \"%s\" with %d UpdateItems, as one UpdateExpression (DynamoDB's %d bytes) does not hold its columns: %d applied, so the item is %supdated",
+				   su->pk, su->sk ? ", " : "", su->sk ? su->sk : "", su->t->relname, su->parts,
+				   DDB_MAX_EXPRESSION_BYTES, su->applied, su->applied > 0 ? "partly " : "not ");
+}
+
+/*
+ * Write the row in slot over its item under key pk, sk, which keeps it:
+ * the UpdateItems of request_update, one after the other, each on
+ * condition that the item exists.  False when the item is gone (before
+ * the first, or between two when there are several).  When there are
+ * several, the row is not updated atomically, and an error between them
+ * says how many were applied.
+ */
+static bool
+update_in_place(ModifyState *ms, TupleTableSlot *slot, const char *pk, const char *sk)
+{
+	const char **texts = modify_row_key_texts(ms, slot);
+	const char *index_keys[2] = {route_index_key(ms->t, &ms->t->index_pk, texts),
+	route_index_key(ms->t, &ms->t->index_sk, texts)};
+	List	   *bodies = request_update(ms->t, slot, pk, sk, index_keys);
+	SplitUpdate su = {ms->t, pk, sk, list_length(bodies), 0};
+	ErrorContextCallback cb;
+	ListCell   *lc;
+
+	push_error_context(&cb, split_update_context, &su);
+	foreach(lc, bodies)
+	{
+		DdbRequest *req = ddb_run(ms->group, "UpdateItem", lfirst(lc), strlen(lfirst(lc)));
+
+		if (req->status != DDB_OK)
+		{
+			if (strcmp(req->error_type, "ConditionalCheckFailedException") != 0)
+				modify_report_error(ms, req, 1);
+			break;
+		}
+		su.applied++;
+	}
+	pop_error_context(&cb);
+	return su.applied == su.parts;
+}
+
 /*
  * Write the row in slot over its item under old_pk, old_sk (shard block,
  * of an earlier layout when earlier): an UpdateItem when the key stays, a
@@ -115,21 +173,7 @@ update_item(ModifyState *ms, TupleTableSlot *slot, const char *old_pk, const cha
 		shard = SHARD_BY_STRATEGY;
 	item = modify_item_json(ms, slot, shard, &new_pk, &new_sk);
 	if (strcmp(new_pk, old_pk) == 0 && (old_sk == NULL || strcmp(new_sk, old_sk) == 0))
-	{
-		const char **texts = modify_row_key_texts(ms, slot);
-		const char *index_keys[2] = {route_index_key(ms->t, &ms->t->index_pk, texts),
-		route_index_key(ms->t, &ms->t->index_sk, texts)};
-
-		body = request_update(ms->t, slot, old_pk, old_sk, index_keys, &len);
-		req = ddb_run(ms->group, "UpdateItem", body, len);
-		if (req->status != DDB_OK)
-		{
-			if (strcmp(req->error_type, "ConditionalCheckFailedException") != 0)
-				modify_report_error(ms, req, 1);
-			return false;
-		}
-		return true;
-	}
+		return update_in_place(ms, slot, old_pk, old_sk);
 	body = request_move(ms->t, old_pk, old_sk, NULL, item, &len);
 	req = ddb_run(ms->group, "TransactWriteItems", body, len);
 	if (req->status == DDB_OK)

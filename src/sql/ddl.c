@@ -265,6 +265,7 @@ ask_keys(ForeignTable *ft, const char *table, const char *index,
 static void
 check_keys(Oid relid, ForeignTable *ft, const char *table, const char *index)
 {
+	static const char denied[] = "AccessDeniedException:";
 	const char *declared_pk = shard_option_value(ft->options, "partition_key");
 	const char *declared_sk = shard_option_value(ft->options, "sort_key");
 	const char *pk;
@@ -279,6 +280,8 @@ check_keys(Oid relid, ForeignTable *ft, const char *table, const char *index)
 					 errmsg("could not check the keys of foreign table \"%s\" against DynamoDB",
 							get_rel_name(relid)),
 					 errdetail("%s", why),
+					 strncmp(why, denied, sizeof(denied) - 1) == 0 ?
+					 errhint("The declaration stands; allow IAM action dynamodb:DescribeTable on the table for an ALTER FOREIGN TABLE to check them again.") :
 					 errhint("The declaration stands; an ALTER FOREIGN TABLE checks them again.")));
 		return;
 	}

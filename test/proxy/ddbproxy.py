@@ -13,6 +13,8 @@ Local lacks:
 * Write budgets: token buckets per partition-key value and per table that
   answer ProvisionedThroughputExceededException with ThrottlingReasons, as
   DynamoDB does for hot keys.
+* Denied actions: IAM actions refused with AccessDeniedException, as
+  DynamoDB refuses what the caller's policy does not allow.
 
 Control API, JSON over HTTP on the same port:
 
@@ -22,12 +24,13 @@ Control API, JSON over HTTP on the same port:
   GET    /__proxy/config   the current settings
   POST   /__proxy/config   change settings (keys: latency_ms,
                            verify_signatures, key_budget, table_budget,
-                           clock_offset_s: the proxy's clock set off by
-                           that many seconds, for the signatures' times
-                           and the answers' Date)
+                           deny_actions, clock_offset_s: the proxy's
+                           clock set off by that many seconds, for the
+                           signatures' times and the answers' Date)
   GET    /__proxy/stats    counters (with the ConsumedCapacity DynamoDB
-                           answered, by table, and the requests by the
-                           access key that signed them)
+                           answered, by table, the requests by the
+                           access key that signed them, and the denials
+                           by IAM action)
   GET    /__proxy/signatures  the latest verified requests since the last
                            reset, as [arrival time on the monotonic clock,
                            access key] pairs
@@ -160,6 +163,24 @@ refused.  "key_budget" and "table_budget" are
 default).  A BatchWriteItem returns its throttled items in UnprocessedItems
 and fails only when every item is throttled; the other operations fail
 whole.  Key schemas and table ARNs come from DescribeTable on the backend.
+
+Denied actions.  "deny_actions" is a list of IAM actions the caller is not
+allowed: each an action name ("Query", or "dynamodb:Query"), denied on
+every table, or {"action": "Query", "table": "T"}, denied on table T (and
+its indexes) only; [] (the default) denies nothing.  A request is checked
+as IAM checks it, after its signature: a TransactWriteItems needs PutItem,
+UpdateItem, DeleteItem or ConditionCheckItem for each of its actions'
+tables (there is no TransactWriteItems permission), a TransactGetItems
+GetItem, a batch its own action on each of its tables, any other request
+its action on its TableName (the table's index when it names one), or on
+every table (ListTables).  The first permission missing is answered as
+DynamoDB answers: HTTP 400, __type
+com.amazon.coral.service#AccessDeniedException, and the message "User:
+arn:aws:sts::000000000000:assumed-role/shard_fdw_tests/<access key> is not
+authorized to perform: dynamodb:<Action> on resource:
+arn:aws:dynamodb:<region>:000000000000:table/<T>[/index/<I>] because no
+identity-based policy allows the dynamodb:<Action> action", the region
+that of the signature; nothing is forwarded.
 """
 
 import argparse
@@ -240,6 +261,13 @@ FAULT_KEYS = {
     "unprocessed": {"processed"},
 }
 COMMON_FAULT_KEYS = {"kind", "action", "table", "count", "skip", "rate", "seed"}
+# The IAM action each action of a transaction is authorized as.
+TRANSACT_PERMISSIONS = {"Put": "PutItem", "Update": "UpdateItem",
+                        "Delete": "DeleteItem",
+                        "ConditionCheck": "ConditionCheckItem",
+                        "Get": "GetItem"}
+# The account of the ARNs a denial names (DynamoDB Local's).
+DENIAL_ACCOUNT = "000000000000"
 DEFAULT_MALFORMED_BODY = '{"Count":1,"Items":[{"pk":{"S":"trunc'
 
 
@@ -325,6 +353,37 @@ def batch_item_key(entry):
     if "PutRequest" in entry:
         return entry["PutRequest"].get("Item", {})
     return entry.get("DeleteRequest", {}).get("Key", {})
+
+
+def permissions_of(action, request):
+    """(IAM action, table or None, index or None) for every permission a
+    request needs, as IAM checks them (see "Denied actions")."""
+    if action in ("TransactWriteItems", "TransactGetItems"):
+        return [(TRANSACT_PERMISSIONS[kind], op.get("TableName"), None)
+                for entry in request.get("TransactItems", [])
+                for kind, op in entry.items() if kind in TRANSACT_PERMISSIONS]
+    if action in ("BatchGetItem", "BatchWriteItem"):
+        return [(action, table, None) for table in request.get("RequestItems", {})]
+    if "TableName" in request:
+        return [(action, request["TableName"], request.get("IndexName"))]
+    return [(action, None, None)]
+
+
+def check_denials(entries):
+    """Validate a deny_actions list; returns it as {"action", "table"} objects."""
+    if not isinstance(entries, list):
+        raise BadControlRequest("deny_actions is a list")
+    denials = []
+    for entry in entries:
+        if isinstance(entry, str):
+            entry = {"action": entry}
+        if (not isinstance(entry, dict) or not isinstance(entry.get("action"), str)
+                or set(entry) - {"action", "table"}):
+            raise BadControlRequest('a denied action is "Action" or '
+                                    '{"action": "Action", "table": "T"}')
+        denials.append({"action": entry["action"].removeprefix("dynamodb:"),
+                        "table": entry.get("table")})
+    return denials
 
 
 # -------------------------------------------------------------- signatures
@@ -774,6 +833,7 @@ class Stats:
             self.in_flight_max = self.in_flight
             self.mutations = {}
             self.mutation_log = []
+            self.denied = {}
 
     def log_mutation(self, entry):
         """Log one mutate firing; count it by name when it changed something."""
@@ -805,6 +865,11 @@ class Stats:
         """Count an injected fault by kind."""
         with self.lock:
             self.faults[kind] = self.faults.get(kind, 0) + 1
+
+    def count_denial(self, iam_action):
+        """Count a request denied (deny_actions) by the IAM action refused."""
+        with self.lock:
+            self.denied[iam_action] = self.denied.get(iam_action, 0) + 1
 
     def signature(self, ok, access_key=None, arrived=None, region=None):
         """Count a verified or rejected signature; a verified one by the
@@ -880,6 +945,7 @@ class Stats:
                 "in_flight_max": self.in_flight_max,
                 "mutations": dict(self.mutations),
                 "consumed_capacity": dict(self.capacity),
+                "denied": dict(self.denied),
             }
 
 
@@ -908,6 +974,7 @@ class Proxy:
         self.latency_ms = self.initial["latency_ms"]
         self.verify_signatures = self.initial["verify_signatures"]
         self.clock_offset_s = 0
+        self.denials = []
         self.faults.clear()
         self.budgets.configure(None, None)
         self.catalog.forget()
@@ -919,7 +986,8 @@ class Proxy:
                 "verify_signatures": self.verify_signatures,
                 "clock_offset_s": self.clock_offset_s,
                 "key_budget": self.budgets.key_limit,
-                "table_budget": self.budgets.table_limit}
+                "table_budget": self.budgets.table_limit,
+                "deny_actions": list(self.denials)}
 
     def configure(self, changes):
         """Apply a POST /__proxy/config body."""
@@ -932,6 +1000,8 @@ class Proxy:
             self.verify_signatures = bool(changes["verify_signatures"])
         if "clock_offset_s" in changes:
             self.clock_offset_s = int(changes["clock_offset_s"])
+        if "deny_actions" in changes:
+            self.denials = check_denials(changes["deny_actions"])
         if "key_budget" in changes or "table_budget" in changes:
             self.budgets.configure(
                 check_limit(changes.get("key_budget", self.budgets.key_limit)),
@@ -943,6 +1013,16 @@ class Proxy:
         whose clock is wrong, seen from DynamoDB's side); the signatures'
         times are checked against it, and the answers' Date says it."""
         return datetime.datetime.utcnow() + datetime.timedelta(seconds=self.clock_offset_s)
+
+    def denied(self, action, request):
+        """The first permission of a request that deny_actions refuses, as
+        (IAM action, table, index), or None."""
+        for permission in permissions_of(action, request):
+            for denial in self.denials:
+                if (denial["action"] == permission[0] and
+                        denial["table"] in (None, permission[1])):
+                    return permission
+        return None
 
     def signing_credentials(self):
         """Credentials for the proxy's own requests to the backend."""
@@ -1216,6 +1296,10 @@ class Handler(BaseHTTPRequestHandler):
         """Answer a request that has been read; returns a log outcome."""
         if self.proxy.verify_signatures:
             self.verify(body)
+        denied = self.proxy.denied(action, request)
+        if denied is not None:
+            self.proxy.stats.count_denial(denied[0])
+            raise self.access_denied(*denied)
         fault = self.proxy.faults.take(action, tables, self.client_waits)
         if fault is not None:
             self.proxy.stats.count_fault(fault.kind)
@@ -1242,6 +1326,23 @@ class Handler(BaseHTTPRequestHandler):
             raise
         region = parse_authorization(self.headers["Authorization"]).region
         self.proxy.stats.signature(True, access_key, self.arrived, region)
+
+    def access_denied(self, iam_action, table, index):
+        """The AccessDeniedException of a permission deny_actions refuses."""
+        try:
+            auth = parse_authorization(self.headers.get("Authorization") or "")
+            access_key, region = auth.access_key, auth.region
+        except ProxyError:
+            access_key, region = "anonymous", "us-east-1"
+        resource = (f"arn:aws:dynamodb:{region}:{DENIAL_ACCOUNT}:table/"
+                    f"{table if table is not None else '*'}"
+                    f"{f'/index/{index}' if index else ''}")
+        return ProxyError(
+            400, CORAL + "AccessDeniedException",
+            f"User: arn:aws:sts::{DENIAL_ACCOUNT}:assumed-role/shard_fdw_tests/"
+            f"{access_key} is not authorized to perform: dynamodb:{iam_action} "
+            f"on resource: {resource} because no identity-based policy allows "
+            f"the dynamodb:{iam_action} action")
 
     def forward_within_budget(self, action, request, body):
         """Forward a write, throttling the items over budget."""

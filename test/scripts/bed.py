@@ -215,7 +215,8 @@ def clear_faults():
 
 
 def configure(**settings):
-    """Change proxy settings: latency_ms, verify_signatures, key_budget, table_budget."""
+    """Change proxy settings: latency_ms, verify_signatures, key_budget,
+    table_budget, deny_actions."""
     return proxy("POST", "/config", settings)
 
 

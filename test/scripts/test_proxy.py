@@ -546,14 +546,87 @@ def table_budget_names_a_table_level_reason():
          "resource": HOT_ARN}], doc
 
 
+def denial(doc, iam_action, resource):
+    """Whether doc is the AccessDeniedException of iam_action on resource."""
+    return (error_type(doc) == "AccessDeniedException" and
+            doc["__type"].startswith("com.amazon.coral.service#") and
+            f"is not authorized to perform: dynamodb:{iam_action} on resource: "
+            f"{resource} because no identity-based policy allows the "
+            f"dynamodb:{iam_action} action" in doc["message"])
+
+
+@runner.test
+def denied_actions_answer_access_denied():
+    """deny_actions refuses an IAM action as DynamoDB does, on every table
+    or on one, and forwards nothing; the others go through."""
+    arn = f"arn:aws:dynamodb:us-east-1:000000000000:table/{HOT}"
+    bed.configure(deny_actions=["dynamodb:GetItem",
+                                {"action": "PutItem", "table": OTHER}])
+    try:
+        status, _, doc = call("GetItem", get_item_payload())
+        assert status == 400 and denial(doc, "GetItem", arn), doc
+        status, _, doc = call("PutItem", {"TableName": OTHER,
+                                          "Item": {"pk": {"S": "d"}}})
+        assert status == 400 and denial(doc, "PutItem", arn.replace(HOT, OTHER)), doc
+        client.put_item(**put("d", "1"))
+        assert bed.stats()["denied"] == {"GetItem": 1, "PutItem": 1}, bed.stats()
+    finally:
+        bed.configure(deny_actions=[])
+    assert stored("d", "1")
+    assert "Item" not in bed.ddb(direct=True).get_item(
+        TableName=OTHER, Key={"pk": {"S": "d"}}, ConsistentRead=True)
+
+
+@runner.test
+def denials_follow_iam_actions():
+    """A transaction needs its actions' own permissions, a query of an
+    index is on the index's ARN, ListTables on every table."""
+    arn = f"arn:aws:dynamodb:us-east-1:000000000000:table/{HOT}"
+    bed.configure(deny_actions=["ConditionCheckItem", "Query", "ListTables"])
+    try:
+        status, _, doc = call("TransactWriteItems", {"TransactItems": [
+            {"Put": put("tx", "1")},
+            {"ConditionCheck": {"TableName": HOT,
+                                "Key": {"pk": {"S": "tx"}, "sk": {"S": "2"}},
+                                "ConditionExpression": "attribute_not_exists(pk)"}}]})
+        assert status == 400 and denial(doc, "ConditionCheckItem", arn), doc
+        status, _, doc = call("Query", {
+            "TableName": HOT, "IndexName": "idx",
+            "KeyConditionExpression": "pk = :p",
+            "ExpressionAttributeValues": {":p": {"S": "g"}}})
+        assert denial(doc, "Query", arn + "/index/idx"), doc
+        status, _, doc = call("ListTables", {})
+        assert denial(doc, "ListTables",
+                      "arn:aws:dynamodb:us-east-1:000000000000:table/*"), doc
+        status, _, doc = call("PutItem", put("tx", "3"))
+        assert status == 200, doc
+    finally:
+        bed.configure(deny_actions=[])
+    assert not stored("tx", "1")
+
+
+@runner.test
+def deny_actions_are_checked():
+    for bad in ("Query", [5], [{"table": "T"}], [{"action": "Query", "index": "I"}]):
+        try:
+            bed.configure(deny_actions=bad)
+        except AssertionError as err:
+            assert ": 400 " in str(err), err
+        else:
+            raise AssertionError(f"deny_actions {bad!r} accepted")
+    assert bed.proxy("GET", "/config")["deny_actions"] == []
+
+
 @runner.test
 def reset_restores_the_start_up_state():
-    bed.configure(latency_ms=5, key_budget={"rate": 1, "burst": 1})
+    bed.configure(latency_ms=5, key_budget={"rate": 1, "burst": 1},
+                  deny_actions=["Scan"])
     bed.add_fault(kind="reset")
     bed.reset_proxy()
     config = bed.proxy("GET", "/config")
     assert config == {"latency_ms": 0, "verify_signatures": True, "clock_offset_s": 0,
-                      "key_budget": None, "table_budget": None}, config
+                      "key_budget": None, "table_budget": None,
+                      "deny_actions": []}, config
     counters = bed.stats()
     assert counters["requests_total"] == 0 and counters["faults_pending"] == 0
 
