@@ -199,6 +199,7 @@ def clock_case(offset_s, words):
     read of a backend is refused once, then succeeds, and the server log
     says words; the next read needs no retry."""
     declare("clock", bed.env("SHARD_FDW_ENDPOINT"))
+    bed.reset_proxy()
     bed.configure(clock_offset_s=offset_s)
     try:
         session = bed.Session(DATABASE, field_separator=bed.FIELD_SEPARATOR)
