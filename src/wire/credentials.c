@@ -554,14 +554,20 @@ environment_creds(AwsCreds *out)
 	return true;
 }
 
+/* What a profile may hold that gives credentials, for messages. */
+#define PROFILE_SOURCES "no keys (aws_access_key_id, aws_secret_access_key), role_arn, SSO settings (sso_session, sso_start_url) or credential_process"
+
 /*
  * Begin to fetch the credentials of profile from the shared files: its
  * keys, or its source's first exchange, and the roles it assumes after.
- * Returns false when the profile is in neither file and !must_exist; any
- * other failure is an error.
+ * With skipped (the profile the chain looks at by default) a profile that
+ * holds no credentials, or (unless must_exist) is in neither file, is
+ * passed over, as the SDKs pass it over: false, with why appended to
+ * skipped.  Any other failure is an error.
  */
 static bool
-profile_begin(ShardCredentials *c, Refresh *r, const char *profile, bool must_exist)
+profile_begin(ShardCredentials *c, Refresh *r, const char *profile, bool must_exist,
+			  StringInfo skipped)
 {
 	char	   *creds_path = shared_file_path("AWS_SHARED_CREDENTIALS_FILE", "credentials");
 	char	   *config_path = shared_file_path("AWS_CONFIG_FILE", "config");
@@ -575,10 +581,20 @@ profile_begin(ShardCredentials *c, Refresh *r, const char *profile, bool must_ex
 
 	ok = awscreds_resolve_profile(creds_text, config_text, profile, &plan, &found,
 								  err, sizeof(err));
-	if (!found && !must_exist)
+	if (skipped && (ok ? plan.source == AWS_SOURCE_NONE : !found && !must_exist))
+	{
+		if (ok)
+			appendStringInfo(skipped, "; shared files: profile \"%s\" holds no credentials", profile);
+		else
+			appendStringInfo(skipped, "; shared files: no profile \"%s\" in \"%s\" or \"%s\"", profile,
+							 creds_path, config_path);
 		return false;
+	}
+	if (ok && plan.source == AWS_SOURCE_NONE)
+		snprintf(err, sizeof(err), "profile \"%s\" holds no credentials: " PROFILE_SOURCES,
+				 profile);
 	err[0] = pg_toupper((unsigned char) err[0]);
-	if (!ok)
+	if (!ok || plan.source == AWS_SOURCE_NONE)
 		ereport(ERROR,
 				(errcode(found ? ERRCODE_FDW_INVALID_OPTION_NAME : ERRCODE_FDW_OPTION_NAME_NOT_FOUND),
 				 errmsg("could not get AWS credentials for server \"%s\" from %s",
@@ -595,6 +611,8 @@ profile_begin(ShardCredentials *c, Refresh *r, const char *profile, bool must_ex
 	}
 	switch (plan.source)
 	{
+		case AWS_SOURCE_NONE:
+			pg_unreachable();
 		case AWS_SOURCE_STATIC:
 			r->creds = plan.creds;
 			break;
@@ -612,6 +630,10 @@ profile_begin(ShardCredentials *c, Refresh *r, const char *profile, bool must_ex
 		case AWS_SOURCE_WEB_IDENTITY:
 			web_identity_begin(c, r, plan.web_identity_token_file, &plan.web_role);
 			break;
+		case AWS_SOURCE_SSO:
+		case AWS_SOURCE_PROCESS:
+			source_failed(c, ERRCODE_FEATURE_NOT_SUPPORTED, source,
+						  "Its SSO settings or credential_process are not used yet.");
 	}
 	return true;
 }
@@ -650,7 +672,7 @@ chain_begin(ShardCredentials *c, Refresh *r)
 							  "AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY are not both set.");
 			return;
 		case SOURCE_PROFILE:
-			profile_begin(c, r, st->profile, true);
+			profile_begin(c, r, st->profile, true, NULL);
 			return;
 		case SOURCE_WEB_IDENTITY:
 			env_web_identity_begin(c, r);
@@ -670,7 +692,7 @@ chain_begin(ShardCredentials *c, Refresh *r)
 	{
 		st->source = SOURCE_PROFILE;
 		st->profile = MemoryContextStrdup(c->cxt, c->spec->profile);
-		profile_begin(c, r, st->profile, true);
+		profile_begin(c, r, st->profile, true, NULL);
 		return;
 	}
 	initStringInfo(&tried);
@@ -684,14 +706,11 @@ chain_begin(ShardCredentials *c, Refresh *r)
 		const char *profile = env("AWS_PROFILE") ? env("AWS_PROFILE") : "default";
 
 		st->profile = MemoryContextStrdup(c->cxt, profile);
-		if (profile_begin(c, r, profile, env("AWS_PROFILE") != NULL))
+		if (profile_begin(c, r, profile, env("AWS_PROFILE") != NULL, &tried))
 		{
 			st->source = SOURCE_PROFILE;
 			return;
 		}
-		appendStringInfo(&tried, "; shared files: no profile \"%s\" in \"%s\" or \"%s\"", profile,
-						 shared_file_path("AWS_SHARED_CREDENTIALS_FILE", "credentials"),
-						 shared_file_path("AWS_CONFIG_FILE", "config"));
 	}
 	if (env("AWS_WEB_IDENTITY_TOKEN_FILE"))
 	{

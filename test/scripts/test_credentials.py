@@ -506,6 +506,68 @@ def oversized_answer_is_refused():
     assert kinds(endpoint_log()) == ["container", "container"]
 
 
+# ---------------------------------------------- profiles without keys
+
+
+def config_files(config, credentials=None):
+    """Write the config file (and the credentials file, or none); returns
+    the variables that name them."""
+    work = state["work"]
+    write(os.path.join(work, "config"), config)
+    path = os.path.join(work, "credentials")
+    if credentials is None:
+        if os.path.exists(path):
+            os.unlink(path)
+    else:
+        write(path, credentials)
+    return {"AWS_CONFIG_FILE": os.path.join(work, "config"),
+            "AWS_SHARED_CREDENTIALS_FILE": path}
+
+
+@runner.test
+def profile_without_credentials_is_passed_over():
+    """A [default] profile holding only a region (what `aws configure`
+    writes when only a region is given) is passed over, as the SDKs pass
+    it over, and so is the one AWS_PROFILE names: the chain goes on to web
+    identity, the container endpoint and instance metadata.  With nothing
+    found, the error says why each source was passed over; the profile a
+    mapping names must hold credentials."""
+    files = config_files("[default]\nregion = us-east-1\n"
+                         "[profile plain]\nregion = eu-west-1\noutput = json\n")
+    web_token_file = os.path.join(state["work"], "web-token")
+    write(web_token_file, "web-token-1")
+    restart(AWS_WEB_IDENTITY_TOKEN_FILE=web_token_file, AWS_ROLE_ARN=ROLE_WEB,
+            AWS_ENDPOINT_URL_STS=state["ep"], **files)
+    mapping()
+    total()
+    assert kinds(endpoint_log()) == ["sts:AssumeRoleWithWebIdentity"]
+    assert all(k.startswith("ASIAWEB") for k in keys_seen())
+
+    token_file = os.path.join(state["work"], "container-token")
+    write(token_file, "container-auth-1")
+    restart(AWS_PROFILE="plain", AWS_CONTAINER_CREDENTIALS_FULL_URI=state["ep"] + "/container/credentials",
+            AWS_CONTAINER_AUTHORIZATION_TOKEN_FILE=token_file, **files)
+    total()
+    assert kinds(endpoint_log()) == ["container"]
+    assert all(k.startswith("ASIACONTAINER") for k in keys_seen())
+
+    restart(AWS_EC2_METADATA_SERVICE_ENDPOINT=state["ep"], AWS_EC2_METADATA_DISABLED="false",
+            **files)
+    total()
+    assert kinds(endpoint_log()) == ["imds:token", "imds:role", "imds:credentials"]
+    assert all(k.startswith("ASIAIMDS") for k in keys_seen())
+
+    restart(**files)
+    fails("SELECT sum(v) FROM kv", 'no AWS credentials found for server "ddb"',
+          "environment: AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY are not both set",
+          'shared files: profile "default" holds no credentials',
+          "web identity: AWS_WEB_IDENTITY_TOKEN_FILE is not set",
+          "instance metadata: AWS_EC2_METADATA_DISABLED is true")
+    mapping(profile="plain")
+    fails("SELECT sum(v) FROM kv", 'from profile "plain"', 'Profile "plain" holds no credentials')
+    assert endpoint_log() == []
+
+
 # ---------------------------------------------- refreshes beside a scan
 
 # Credentials of the refresh tests live this long; their refresh is due
