@@ -4,17 +4,20 @@
  *		The credentials a connection signs with: a user mapping's static
  *		keys, or the AWS SDKs' default chain read in the server's
  *		environment (environment variables, the shared credentials and
- *		config files, web identity, container credentials, EC2 instance
- *		metadata), and then, when the mapping names a role, STS
- *		AssumeRole signed with those.  Temporary credentials are kept per
- *		connection and fetched again before they expire.
+ *		config files with their credential_process, web identity,
+ *		container credentials, EC2 instance metadata), and then, when the
+ *		mapping names a role, STS AssumeRole signed with those.  Temporary
+ *		credentials are kept per connection and fetched again before they
+ *		expire.
  *
- * A fetch is a refresh: a small state machine of HTTP exchanges (IMDSv2's
- * token, role name and credentials; STS for each role of a chain) that run
- * on the connection's transport beside its DynamoDB requests, which go on
- * signed with the current credentials until the new ones arrive.  Only the
- * first fetch, and a refresh that is late (the current credentials about
- * to expire), is waited for.
+ * A fetch is a refresh: a small state machine of steps, HTTP exchanges
+ * (IMDSv2's token, role name and credentials; STS for each role of a
+ * chain) that run on the connection's transport beside its DynamoDB
+ * requests, or a credential_process whose output is read as it comes
+ * (process.c), while the requests go on signed with the current
+ * credentials until the new ones arrive.  Only the first fetch, and a
+ * refresh that is late (the current credentials about to expire), is
+ * waited for.
  *
  * Nothing is fetched until the first request is signed, so planning and
  * EXPLAIN never wait on the network.  A connection that found its
@@ -48,6 +51,11 @@
 #define METADATA_TIMEOUT_MS 5000
 #define IMDS_ENDPOINT "http://169.254.169.254"
 #define IMDS_TOKEN_TTL "21600"
+
+/* A credential_process: the Go SDK's time limit, and the output it may write. */
+#define PROCESS_TIMEOUT_MS 60000
+#define PROCESS_MAX_OUTPUT (64 * 1024)
+#define PROCESS_POLL_MS 20		/* how often a wait for it looks */
 
 /* The longest file (token, shared files) read. */
 #define MAX_FILE_BYTES (1024 * 1024)
@@ -197,7 +205,8 @@ typedef enum RefreshStep
 	STEP_IMDS_TOKEN,			/* IMDSv2: PUT of a session token */
 	STEP_IMDS_ROLE,				/* IMDSv2: GET of the role's name */
 	STEP_IMDS_CREDS,			/* IMDSv2: GET of the role's credentials */
-	STEP_STS					/* STS: AssumeRole(WithWebIdentity) */
+	STEP_STS,					/* STS: AssumeRole(WithWebIdentity) */
+	STEP_PROCESS				/* a credential_process runs */
 } RefreshStep;
 
 /*
@@ -209,7 +218,8 @@ typedef struct Refresh
 {
 	DdbTransport *transport;	/* whose multi handle runs the exchanges */
 	RefreshStep step;
-	HttpExchange *x;			/* the exchange in flight */
+	HttpExchange *x;			/* the exchange in flight, or NULL */
+	ChildProcess *process;		/* STEP_PROCESS: the process running */
 	char	   *source;			/* what the step asks, for messages */
 	char	   *url;			/* where */
 	char	   *imds_base;		/* IMDSv2: the base URL */
@@ -536,6 +546,72 @@ web_identity_begin(ShardCredentials *c, Refresh *r, const char *token_file,
 	r->roles = lcons(copy, r->roles);
 }
 
+/* Run profile's credential_process; its output is read as it comes. */
+static void
+process_begin(ShardCredentials *c, Refresh *r, const char *profile, const char *command)
+{
+	char		err[SFDW_ERRLEN];
+
+	r->source = psprintf("the credential_process of profile \"%s\"", profile);
+	r->step = STEP_PROCESS;
+	r->process = child_start(command, PROCESS_TIMEOUT_MS, PROCESS_MAX_OUTPUT, err, sizeof(err));
+	if (r->process == NULL)
+		source_failed(c, ERRCODE_FDW_UNABLE_TO_ESTABLISH_CONNECTION, r->source,
+					  psprintf("It could not be started: %s.", err));
+}
+
+/*
+ * The credentials a credential_process that ended wrote; errors say its
+ * exit status or why it was killed, never what it wrote on standard error
+ * (nobody reads it) or output.
+ */
+static AwsCreds
+process_answer(ShardCredentials *c, Refresh *r)
+{
+	StringInfo	out;
+	char		err[SFDW_ERRLEN];
+	int			status = child_result(r->process, &out, err, sizeof(err));
+	AwsCreds	creds;
+	AwsError	error;
+
+	if (status < 0)
+		source_failed(c, ERRCODE_FDW_UNABLE_TO_ESTABLISH_CONNECTION, r->source,
+					  psprintf("It %s.", err));
+	if (status != 0)
+		source_failed(c, ERRCODE_FDW_UNABLE_TO_ESTABLISH_CONNECTION, r->source,
+					  psprintf("It exited with status %d (what it wrote on standard error is not read).",
+							   status));
+	if (awscreds_parse_process(out->data, out->len, &creds, &error) != AWS_ANSWER_CREDENTIALS)
+		source_failed(c, ERRCODE_FDW_INVALID_DATA_TYPE, r->source,
+					  psprintf("Its output is not credentials of version 1: %s.", error.message));
+	child_stop(r->process);
+	r->process = NULL;
+	return palloc_creds(&creds);
+}
+
+/*
+ * Whether the step r waits for is over (its exchange answered or failed,
+ * its process ended), without waiting.
+ */
+static bool
+step_over(Refresh *r)
+{
+	return r->process ? child_done(r->process) : transport_exchange_done(r->x);
+}
+
+/*
+ * Wait for the step of r: until its exchange ends, or a little while for
+ * its process, the transport moving on meanwhile.  Interruptible.
+ */
+static void
+step_wait(Refresh *r)
+{
+	if (r->process)
+		transport_pause(r->transport, PROCESS_POLL_MS);
+	else
+		transport_exchange_wait(r->x);
+}
+
 /* ---------------------------------------------------------------------
  * The chain
  * ---------------------------------------------------------------------
@@ -631,9 +707,11 @@ profile_begin(ShardCredentials *c, Refresh *r, const char *profile, bool must_ex
 			web_identity_begin(c, r, plan.web_identity_token_file, &plan.web_role);
 			break;
 		case AWS_SOURCE_SSO:
-		case AWS_SOURCE_PROCESS:
 			source_failed(c, ERRCODE_FEATURE_NOT_SUPPORTED, source,
-						  "Its SSO settings or credential_process are not used yet.");
+						  "Its SSO settings are not used yet.");
+		case AWS_SOURCE_PROCESS:
+			process_begin(c, r, profile, plan.credential_process);
+			break;
 	}
 	return true;
 }
@@ -905,7 +983,7 @@ refresh_begin(ShardCredentials *c, DdbTransport *t)
 		role->duration_s = c->spec->duration_s;
 		r->roles = lappend(r->roles, role);
 	}
-	if (r->x == NULL)
+	if (r->x == NULL && r->process == NULL)
 		refresh_next(c);
 }
 
@@ -919,11 +997,19 @@ refresh_advance(ShardCredentials *c)
 {
 	Refresh    *r;
 
-	while ((r = c->state->refresh) != NULL && transport_exchange_done(r->x))
+	while ((r = c->state->refresh) != NULL && step_over(r))
 	{
 		StringInfo	body;
 		bool		stale;
-		long		status = refresh_answer(c, r, &body, &stale);
+		long		status;
+
+		if (r->step == STEP_PROCESS)
+		{
+			r->creds = process_answer(c, r);
+			refresh_next(c);
+			continue;
+		}
+		status = refresh_answer(c, r, &body, &stale);
 
 		if (stale)
 		{
@@ -950,6 +1036,8 @@ refresh_advance(ShardCredentials *c)
 				r->creds = sts_answer(c, r, status, body);
 				refresh_next(c);
 				break;
+			case STEP_PROCESS:
+				pg_unreachable();
 		}
 	}
 }
@@ -1001,7 +1089,7 @@ credentials_ensure(ShardCredentials *c, DdbTransport *t)
 		refresh_advance(c);
 		while (st->refresh != NULL && !may_keep_current(c, (int64) time(NULL)))
 		{
-			transport_exchange_wait(st->refresh->x);
+			step_wait(st->refresh);
 			refresh_advance(c);
 		}
 	}

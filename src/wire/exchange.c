@@ -4,7 +4,8 @@
  *		Plain HTTP exchanges outside DynamoDB's protocol (the credential
  *		sources' GETs, PUTs and POSTs, see credentials.c), run on a
  *		transport's multi handle beside its DynamoDB requests and moving
- *		whenever they do.
+ *		whenever they do; and the pauses of a credential source that waits
+ *		on something else, during which the transport moves on too.
  *
  *-------------------------------------------------------------------------
  */
@@ -177,4 +178,17 @@ transport_exchange_wait(HttpExchange *x)
 		CHECK_FOR_INTERRUPTS();
 		transport_drive(x->t, POLL_MS);
 	}
+}
+
+/*
+ * Move t on for at most ms milliseconds (and at most POLL_MS; less when
+ * a transfer ends), its DynamoDB requests and plain exchanges in flight
+ * going on, while a credential source waits on something other than an
+ * exchange: a process's output.  Interruptible.
+ */
+void
+transport_pause(DdbTransport *t, long ms)
+{
+	CHECK_FOR_INTERRUPTS();
+	transport_drive(t, (int) Max(0, Min(ms, POLL_MS)));
 }

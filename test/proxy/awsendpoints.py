@@ -17,7 +17,8 @@ documented, on one loopback port:
   .../<role> (its JSON credentials) require in X-aws-ec2-metadata-token;
   a request without it gets 401, as IMDSv1 does where v2 is enforced.
 
-Every credential it hands out comes from a fixed pool (pool_credentials),
+Every credential it hands out comes from a fixed pool (pool_credentials;
+the "process" pool is for the tests' credential_process scripts),
 so that the DynamoDB proxy can be started knowing them all and verify that
 requests really arrive signed with what was fetched.  Each lives
 `lifetime_s` seconds.  Every answer can be held back `delay_s` seconds,
@@ -45,7 +46,7 @@ from ddbproxy import ProxyError, SignatureVerifier  # noqa: E402
 
 STS_NS = "https://sts.amazonaws.com/doc/2011-06-15/"
 POOL_SIZE = 60
-SOURCES = ("role", "web", "container", "imds")
+SOURCES = ("role", "web", "container", "imds", "process")
 IMDS_ROLE = "shard-fdw-instance-role"
 
 

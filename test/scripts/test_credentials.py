@@ -506,7 +506,7 @@ def oversized_answer_is_refused():
     assert kinds(endpoint_log()) == ["container", "container"]
 
 
-# ---------------------------------------------- profiles without keys
+# ------------------------------ profiles without keys, credential_process
 
 
 def config_files(config, credentials=None):
@@ -566,6 +566,127 @@ def profile_without_credentials_is_passed_over():
     mapping(profile="plain")
     fails("SELECT sum(v) FROM kv", 'from profile "plain"', 'Profile "plain" holds no credentials')
     assert endpoint_log() == []
+
+
+PROCESS_SCRIPT = '''import json, os, sys, time
+state = sys.argv[1]
+with open(os.path.join(state, "mode")) as f:
+    mode, lifetime = f.read().split()
+with open(os.path.join(state, "runs"), "a") as f:
+    f.write(f"{os.getpid()} {sys.argv[2]}\\n")
+with open(os.path.join(state, "runs")) as f:
+    run = len(f.readlines()) - 1
+if mode == "sleep":
+    time.sleep(300)
+if mode == "fail":
+    sys.stderr.write("SECRET-ON-STDERR\\n")
+    sys.exit(3)
+if mode == "huge":
+    sys.stdout.write(" " * 100000)
+if mode == "long-term":
+    out = {"Version": 1, "AccessKeyId": "AKIDPROFILE", "SecretAccessKey": "secret/profile"}
+else:
+    akid, secret, token = (f"ASIAPROCESS{run:04d}", f"secret/process+{run}", f"token-process-{run}")
+    expires = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(time.time() + int(lifetime)))
+    out = {"Version": 2 if mode == "version2" else 1, "AccessKeyId": akid,
+           "SecretAccessKey": secret, "SessionToken": token, "Expiration": expires}
+print(json.dumps(out))
+'''
+
+
+def process_runs(folder):
+    """The runs of the credential process so far: (pid, its argument)."""
+    path = os.path.join(folder, "runs")
+    if not os.path.exists(path):
+        return []
+    with open(path, encoding="utf-8") as f:
+        return [tuple(line.split(" ", 1)) for line in f.read().splitlines()]
+
+
+def gone(pid):
+    """Whether process pid has ended (a zombie counts as ended)."""
+    try:
+        with open(f"/proc/{pid}/stat", encoding="utf-8") as f:
+            return f.read().rsplit(")", 1)[1].split()[0] == "Z"
+    except FileNotFoundError:
+        return True
+
+
+@runner.test
+def credential_process():
+    """credential_process, run through /bin/sh as the SDKs run it on POSIX
+    (a path with a blank in double quotes): its version 1 JSON signs, its
+    Expiration drives the refresh; no Expiration is long-term.  A failure
+    says the exit status and never its standard error; a wrong Version,
+    too much output are errors; a cancel kills the process at once; one
+    that runs past 60 s is killed.  A non-superuser never runs it."""
+    folder = os.path.join(state["work"], "process dir")
+    os.makedirs(folder, exist_ok=True)
+    os.chmod(folder, 0o777)
+    write(os.path.join(folder, "creds.py"), PROCESS_SCRIPT)
+
+    def mode(name, lifetime=3600):
+        write(os.path.join(folder, "mode"), f"{name} {lifetime}")
+
+    files = config_files("[default]\nregion = us-east-1\n"
+                         f'credential_process = /usr/bin/python3 "{folder}/creds.py" '
+                         f'"{folder}" "two words"\n')
+    mode("ok", 6)
+    restart(**files)
+    mapping()
+    session = bed.Session("postgres")
+    try:
+        assert session.run("SELECT sum(v) FROM kv") == [str(sum(range(ROWS)))]
+        assert session.run("SELECT sum(v) FROM kv") == [str(sum(range(ROWS)))]
+        runs = process_runs(folder)
+        assert [arg for _, arg in runs] == ["two words"], runs
+        first = keys_seen()
+        assert list(first) == ["ASIAPROCESS0000"], first
+        time.sleep(3.5)
+        second = refreshed(session, first)
+        assert list(second) == ["ASIAPROCESS0001"], second
+        assert len(process_runs(folder)) == 2
+    finally:
+        session.close()
+
+    mode("long-term")
+    os.unlink(os.path.join(folder, "runs"))
+    restart(**files)
+    total()
+    assert set(keys_seen()) == {"AKIDPROFILE"}
+    assert len(process_runs(folder)) == 1
+
+    mode("fail")
+    err = fails("SELECT sum(v) FROM kv", 'from the credential_process of profile "default"',
+                "exited with status 3")
+    assert "SECRET-ON-STDERR" not in err, err
+    mode("version2")
+    fails("SELECT sum(v) FROM kv", "credential_process", "Version")
+    mode("huge")
+    fails("SELECT sum(v) FROM kv", "credential_process", "more than")
+
+    mode("sleep")
+    started = time.monotonic()
+    ok, _, err = attempt("SET statement_timeout = 500; SELECT sum(v) FROM kv")
+    assert not ok and "canceling statement due to statement timeout" in err, err
+    assert time.monotonic() - started < 3, time.monotonic() - started
+    pid = int(process_runs(folder)[-1][0])
+    time.sleep(0.5)
+    assert gone(pid), f"credential process {pid} outlived the cancel"
+
+    mapping("regress_creds_user")
+    runs = len(process_runs(folder))
+    fails("SET ROLE regress_creds_user; SELECT sum(v) FROM kv",
+          'user mapping for server "ddb" has no access keys')
+    assert len(process_runs(folder)) == runs
+    sql("DROP USER MAPPING FOR regress_creds_user SERVER ddb")
+
+    started = time.monotonic()
+    fails("SELECT sum(v) FROM kv", "credential_process", "did not finish within 60 s")
+    assert 59 < time.monotonic() - started < 70, time.monotonic() - started
+    pid = int(process_runs(folder)[-1][0])
+    time.sleep(0.5)
+    assert gone(pid), f"credential process {pid} outlived its timeout"
 
 
 # ---------------------------------------------- refreshes beside a scan
@@ -882,7 +1003,8 @@ def secrets_stay_out_of_messages_and_logs():
     log = state["cluster"].log_text()
     secrets = list(STATIC.values()) + [s for _, s, _ in awsendpoints.all_pool_credentials()] + \
         [t for _, _, t in awsendpoints.all_pool_credentials()] + \
-        ["container-auth-1", "web-token-1", "web-token-expired", "imds-session"]
+        ["container-auth-1", "web-token-1", "web-token-expired", "imds-session",
+         "SECRET-ON-STDERR"]
     for secret in secrets:
         assert secret not in out, secret
         assert secret not in log, secret
