@@ -106,17 +106,26 @@ env_true(const char *name)
 
 /*
  * Report that source gave no credentials, for reason (a sentence), with an
- * errcode fitting the reason.
+ * errcode fitting the reason and a hint (a sentence, or NULL).
  */
 pg_noreturn static void
-source_failed(ShardCredentials *c, int sqlstate, const char *source,
-			  const char *reason)
+source_failed_hint(ShardCredentials *c, int sqlstate, const char *source,
+				   const char *reason, const char *hint)
 {
 	ereport(ERROR,
 			(errcode(sqlstate),
 			 errmsg("could not get AWS credentials for server \"%s\" from %s",
 					c->spec->servername, source),
-			 errdetail("%s", reason)));
+			 errdetail("%s", reason),
+			 hint ? errhint("%s", hint) : 0));
+}
+
+/* source_failed_hint without a hint. */
+pg_noreturn static void
+source_failed(ShardCredentials *c, int sqlstate, const char *source,
+			  const char *reason)
+{
+	source_failed_hint(c, sqlstate, source, reason, NULL);
 }
 
 /*
@@ -206,6 +215,7 @@ typedef enum RefreshStep
 	STEP_IMDS_ROLE,				/* IMDSv2: GET of the role's name */
 	STEP_IMDS_CREDS,			/* IMDSv2: GET of the role's credentials */
 	STEP_STS,					/* STS: AssumeRole(WithWebIdentity) */
+	STEP_SSO,					/* the SSO portal: GetRoleCredentials */
 	STEP_PROCESS				/* a credential_process runs */
 } RefreshStep;
 
@@ -220,10 +230,12 @@ typedef struct Refresh
 	RefreshStep step;
 	HttpExchange *x;			/* the exchange in flight, or NULL */
 	ChildProcess *process;		/* STEP_PROCESS: the process running */
+	char	   *sso_hint;		/* STEP_SSO: how to log in again */
 	char	   *source;			/* what the step asks, for messages */
 	char	   *url;			/* where */
 	char	   *imds_base;		/* IMDSv2: the base URL */
-	List	   *imds_headers;	/* IMDSv2: the session token's header */
+	List	   *token_headers;	/* the header of IMDSv2's session token or of
+								 * the SSO bearer token */
 	char	   *web_token;		/* assume the first role with this web
 								 * identity token, not with creds */
 	AwsCreds	creds;			/* what the steps so far gave */
@@ -376,11 +388,11 @@ instance_token(ShardCredentials *c, Refresh *r, long status, StringInfo body)
 					  status != 200 ?
 					  psprintf("The session token request (PUT /latest/api/token) answered with HTTP status %ld.", status) :
 					  "The session token it gave is empty or not printable.");
-	r->imds_headers = list_make1(psprintf("X-aws-ec2-metadata-token: %s", body->data));
+	r->token_headers = list_make1(psprintf("X-aws-ec2-metadata-token: %s", body->data));
 	explicit_bzero(body->data, body->len);
 	refresh_send(r, STEP_IMDS_ROLE, "GET",
 				 psprintf("%s/latest/meta-data/iam/security-credentials/", r->imds_base),
-				 r->imds_headers, NULL, METADATA_CONNECT_MS, METADATA_TIMEOUT_MS);
+				 r->token_headers, NULL, METADATA_CONNECT_MS, METADATA_TIMEOUT_MS);
 }
 
 /* The role's name came: ask for its credentials. */
@@ -405,14 +417,18 @@ instance_role(ShardCredentials *c, Refresh *r, long status, StringInfo body)
 					  "The role name it gave is empty or not a plain name.");
 	refresh_send(r, STEP_IMDS_CREDS, "GET",
 				 psprintf("%s/latest/meta-data/iam/security-credentials/%s", r->imds_base, role),
-				 r->imds_headers, NULL, METADATA_CONNECT_MS, METADATA_TIMEOUT_MS);
+				 r->token_headers, NULL, METADATA_CONNECT_MS, METADATA_TIMEOUT_MS);
 }
 
-/* The STS endpoint: AWS_ENDPOINT_URL_STS, AWS_ENDPOINT_URL, or the region's. */
+/*
+ * The endpoint of a service, as the SDKs find it: its variable (such as
+ * AWS_ENDPOINT_URL_STS), else AWS_ENDPOINT_URL, else fallback; without a
+ * "/" at its end.
+ */
 static char *
-sts_endpoint(ShardCredentials *c)
+service_endpoint(const char *variable, char *fallback)
 {
-	const char *e = env("AWS_ENDPOINT_URL_STS");
+	const char *e = env(variable);
 
 	if (e == NULL)
 		e = env("AWS_ENDPOINT_URL");
@@ -424,7 +440,7 @@ sts_endpoint(ShardCredentials *c)
 			len--;
 		return pnstrdup(e, len);
 	}
-	return psprintf("https://sts.%s.amazonaws.com", c->server->region);
+	return fallback;
 }
 
 /*
@@ -487,7 +503,8 @@ sts_begin(ShardCredentials *c, Refresh *r)
 	AwsRole    *role = linitial(r->roles);
 	const char *web_token = r->web_token;
 	const char *action = web_token ? "AssumeRoleWithWebIdentity" : "AssumeRole";
-	char	   *url = sts_endpoint(c);
+	char	   *url = service_endpoint("AWS_ENDPOINT_URL_STS",
+										   psprintf("https://sts.%s.amazonaws.com", c->server->region));
 	char	   *session = role->session_name ? pstrdup(role->session_name) :
 		env("AWS_ROLE_SESSION_NAME") && web_token ? pstrdup(env("AWS_ROLE_SESSION_NAME")) :
 		psprintf("shard_fdw-%ld", (long) time(NULL));
@@ -544,6 +561,86 @@ web_identity_begin(ShardCredentials *c, Refresh *r, const char *token_file,
 	*copy = *role;
 	r->web_token = read_token_file(c, token_file, "the web identity token file");
 	r->roles = lcons(copy, r->roles);
+}
+
+/*
+ * Ask the SSO portal for the role of sso's account, with the token `aws
+ * sso login` cached for its session (or legacy start URL); profile names
+ * the profile in the hint to log in again.
+ */
+static void
+sso_begin(ShardCredentials *c, Refresh *r, const char *profile, const AwsSso *sso)
+{
+	char	   *endpoint = service_endpoint("AWS_ENDPOINT_URL_SSO",
+											psprintf("https://portal.sso.%s.amazonaws.com", sso->region));
+	char	   *file = awscreds_sso_cache_file(sso->cache_key);
+	const char *home = env("HOME");
+	char	   *path;
+	char	   *text;
+	char	   *hint;
+	char	   *token;
+	int64_t		expires_at;
+	bool		parsed;
+	char		err[SFDW_ERRLEN];
+
+	r->source = psprintf("the SSO portal at %s (role \"%s\" of account %s)", endpoint,
+						 sso->role_name, sso->account_id);
+	if (file == NULL)
+		source_failed(c, ERRCODE_FDW_UNABLE_TO_ESTABLISH_CONNECTION, r->source,
+					  "The name of the SSO cache's token file, a SHA-1 hash, could not be computed.");
+	path = psprintf("%s/.aws/sso/cache/%s", home ? home : "", file);
+	hint = sso->session ?
+		psprintf("Run \"aws sso login --sso-session %s\" as the operating system user the PostgreSQL server runs as.",
+				 sso->session) :
+		psprintf("Run \"aws sso login --profile %s\" as the operating system user the PostgreSQL server runs as.",
+				 profile);
+	text = read_file(c, path, r->source, true);
+	if (text == NULL)
+		source_failed_hint(c, ERRCODE_INVALID_AUTHORIZATION_SPECIFICATION, r->source,
+						   psprintf("There is no cached SSO token: file \"%s\" does not exist.", path),
+						   hint);
+	parsed = awscreds_parse_sso_token(text, strlen(text), &token, &expires_at, err, sizeof(err));
+	explicit_bzero(text, strlen(text));
+	if (!parsed)
+		source_failed_hint(c, ERRCODE_FDW_INVALID_DATA_TYPE, r->source,
+						   psprintf("The cached SSO token file \"%s\" is not one: %s.", path, err),
+						   hint);
+	if (expires_at <= (int64_t) time(NULL))
+		source_failed_hint(c, ERRCODE_INVALID_AUTHORIZATION_SPECIFICATION, r->source,
+						   psprintf("The cached SSO token in \"%s\" expired at %s.", path,
+									timestamptz_to_str(time_t_to_timestamptz((pg_time_t) expires_at))),
+						   hint);
+	r->sso_hint = hint;
+	r->token_headers = list_make1(psprintf("x-amz-sso_bearer_token: %s", token));
+	explicit_bzero(token, strlen(token));
+	refresh_send(r, STEP_SSO, "GET", awscreds_sso_url(endpoint, sso), r->token_headers, NULL,
+				 c->server->connect_timeout_ms, c->server->request_timeout_ms);
+}
+
+/* The credentials in the SSO portal's answer, which is wiped. */
+static AwsCreds
+sso_answer(ShardCredentials *c, Refresh *r, long status, StringInfo body)
+{
+	AwsCreds	creds;
+	AwsError	error;
+	AwsAnswer	answer = awscreds_parse_sso_role(body->data, body->len, &creds, &error);
+
+	if (status == 401 || status == 403)
+		source_failed_hint(c, ERRCODE_INVALID_AUTHORIZATION_SPECIFICATION, r->source,
+						   psprintf("It refused the cached SSO token with HTTP status %ld%s%s.", status,
+									answer == AWS_ANSWER_ERROR ? ": " : "",
+									answer == AWS_ANSWER_ERROR ? error.message : ""),
+						   r->sso_hint);
+	if (status != 200)
+		source_failed(c, ERRCODE_FDW_UNABLE_TO_ESTABLISH_CONNECTION, r->source,
+					  psprintf("It answered with HTTP status %ld%s%s.", status,
+							   answer == AWS_ANSWER_ERROR ? ": " : "",
+							   answer == AWS_ANSWER_ERROR ? error.message : ""));
+	if (answer != AWS_ANSWER_CREDENTIALS)
+		source_failed(c, ERRCODE_FDW_INVALID_DATA_TYPE, r->source,
+					  psprintf("Its answer is not credentials: %s.", error.message));
+	explicit_bzero(body->data, body->len);
+	return palloc_creds(&creds);
 }
 
 /* Run profile's credential_process; its output is read as it comes. */
@@ -707,8 +804,8 @@ profile_begin(ShardCredentials *c, Refresh *r, const char *profile, bool must_ex
 			web_identity_begin(c, r, plan.web_identity_token_file, &plan.web_role);
 			break;
 		case AWS_SOURCE_SSO:
-			source_failed(c, ERRCODE_FEATURE_NOT_SUPPORTED, source,
-						  "Its SSO settings are not used yet.");
+			sso_begin(c, r, profile, &plan.sso);
+			break;
 		case AWS_SOURCE_PROCESS:
 			process_begin(c, r, profile, plan.credential_process);
 			break;
@@ -862,8 +959,8 @@ refresh_end(ShardCredentials *c)
 	wipe_creds(&r->creds);
 	if (r->web_token)
 		explicit_bzero(r->web_token, strlen(r->web_token));
-	if (r->imds_headers)
-		explicit_bzero(linitial(r->imds_headers), strlen(linitial(r->imds_headers)));
+	if (r->token_headers)
+		explicit_bzero(linitial(r->token_headers), strlen(linitial(r->token_headers)));
 	c->state->refresh = NULL;
 	MemoryContextReset(c->state->refresh_cxt);
 }
@@ -1034,6 +1131,10 @@ refresh_advance(ShardCredentials *c)
 				break;
 			case STEP_STS:
 				r->creds = sts_answer(c, r, status, body);
+				refresh_next(c);
+				break;
+			case STEP_SSO:
+				r->creds = sso_answer(c, r, status, body);
 				refresh_next(c);
 				break;
 			case STEP_PROCESS:

@@ -15,6 +15,8 @@ error codes, expired tokens, refused URLs), the privilege rules, and that
 no key, secret or token reaches a message or the server log.
 """
 
+import hashlib
+import json
 import os
 import pwd
 import shutil
@@ -506,7 +508,7 @@ def oversized_answer_is_refused():
     assert kinds(endpoint_log()) == ["container", "container"]
 
 
-# ------------------------------ profiles without keys, credential_process
+# ------------------------------------ profiles without keys, processes, SSO
 
 
 def config_files(config, credentials=None):
@@ -687,6 +689,91 @@ def credential_process():
     pid = int(process_runs(folder)[-1][0])
     time.sleep(0.5)
     assert gone(pid), f"credential process {pid} outlived its timeout"
+
+
+def sso_cache(home, key, token, expires_at):
+    """Write the token the AWS CLI's `aws sso login` caches for key (a
+    session's name, or a legacy profile's start URL) under home."""
+    folder = os.path.join(home, ".aws", "sso", "cache")
+    os.makedirs(folder, exist_ok=True)
+    for path in (os.path.join(home, ".aws"), os.path.join(home, ".aws", "sso"), folder):
+        os.chmod(path, 0o755)
+    name = hashlib.sha1(key.encode()).hexdigest() + ".json"
+    write(os.path.join(folder, name),
+          json.dumps({"startUrl": "https://corp.awsapps.com/start", "region": "eu-west-1",
+                      "accessToken": token, "expiresAt": expires_at,
+                      "clientId": "client-1", "clientSecret": "client-secret-1",
+                      "refreshToken": "refresh-1"}))
+    return os.path.join(folder, name)
+
+
+@runner.test
+def sso_profiles():
+    """SSO profiles, with an sso-session section or the legacy keys: the
+    token `aws sso login` cached is exchanged at the portal
+    (AWS_ENDPOINT_URL_SSO) for the role's credentials, which are fetched
+    again before they expire and may source a role; an expired or missing
+    cached token, or one the portal refuses, says to run aws sso login."""
+    home = state["cluster"].dir
+    later = awsendpoints.iso(time.time() + 3600)
+    corp = sso_cache(home, "corp", "sso-token-corp", later)
+    sso_cache(home, "https://legacy.awsapps.com/start", "sso-token-legacy",
+              later.replace("Z", "UTC"))
+    state["endpoints"].sso_tokens = {"sso-token-corp": {("111122223333", "Reader")},
+                                     "sso-token-legacy": {("444455556666", "Writer")}}
+    files = config_files(
+        "[profile corp]\nsso_session = corp\nsso_account_id = 111122223333\n"
+        "sso_role_name = Reader\nregion = us-east-1\n"
+        "[sso-session corp]\nsso_start_url = https://corp.awsapps.com/start\n"
+        "sso_region = eu-west-1\nsso_registration_scopes = sso:account:access\n"
+        "[profile legacy]\nsso_start_url = https://legacy.awsapps.com/start\n"
+        "sso_region = us-east-1\nsso_account_id = 444455556666\nsso_role_name = Writer\n"
+        f"[profile reader]\nrole_arn = {ROLE}\nsource_profile = corp\n"
+        "[profile norole]\nsso_session = corp\nsso_account_id = 111122223333\n")
+    restart(AWS_PROFILE="corp", AWS_ENDPOINT_URL_SSO=state["ep"],
+            AWS_ENDPOINT_URL_STS=state["ep"], **files)
+    mapping()
+    state["endpoints"].lifetime_s = 6
+    session = bed.Session("postgres")
+    try:
+        assert session.run("SELECT sum(v) FROM kv") == [str(sum(range(ROWS)))]
+        log = endpoint_log()
+        assert kinds(log) == ["sso"], log
+        assert log[0]["token"] == "sso-token-corp" and log[0]["status"] == 200, log
+        assert (log[0]["account_id"], log[0]["role_name"]) == ("111122223333", "Reader"), log
+        first = keys_seen()
+        assert len(first) == 1 and next(iter(first)).startswith("ASIASSO"), first
+        time.sleep(3.5)
+        second = refreshed(session, first)
+        assert kinds(endpoint_log()) == ["sso"]
+        assert len(second) == 1 and second.keys() != first.keys(), (first, second)
+    finally:
+        session.close()
+    state["endpoints"].lifetime_s = 3600
+
+    mapping(profile="legacy")
+    total()
+    log = endpoint_log()
+    assert kinds(log) == ["sso"] and log[0]["token"] == "sso-token-legacy", log
+    assert log[0]["role_name"] == "Writer", log
+    assert all(k.startswith("ASIASSO") for k in keys_seen())
+    mapping(profile="reader")
+    total()
+    log = endpoint_log()
+    assert kinds(log) == ["sso", "sts:AssumeRole"], log
+    assert log[1]["access_key"].startswith("ASIASSO"), log
+    assert all(k.startswith("ASIAROLE") for k in keys_seen())
+
+    mapping(profile="norole")
+    fails("SELECT sum(v) FROM kv", 'from profile "norole"', "sso_role_name")
+    mapping()
+    sso_cache(home, "corp", "sso-token-other", later)
+    fails("SELECT sum(v) FROM kv", "SSO", "HTTP status 401", "aws sso login")
+    sso_cache(home, "corp", "sso-token-corp", awsendpoints.iso(time.time() - 60))
+    fails("SELECT sum(v) FROM kv", "expired", "aws sso login")
+    os.unlink(corp)
+    fails("SELECT sum(v) FROM kv", corp, "aws sso login")
+    assert kinds(endpoint_log()) == ["sso"]
 
 
 # ---------------------------------------------- refreshes beside a scan
@@ -1004,7 +1091,7 @@ def secrets_stay_out_of_messages_and_logs():
     secrets = list(STATIC.values()) + [s for _, s, _ in awsendpoints.all_pool_credentials()] + \
         [t for _, _, t in awsendpoints.all_pool_credentials()] + \
         ["container-auth-1", "web-token-1", "web-token-expired", "imds-session",
-         "SECRET-ON-STDERR"]
+         "sso-token-", "client-secret-1", "SECRET-ON-STDERR"]
     for secret in secrets:
         assert secret not in out, secret
         assert secret not in log, secret
