@@ -207,13 +207,13 @@ shared_file_path(const char *variable, const char *name)
  * ---------------------------------------------------------------------
  */
 
-/* The exchange a refresh waits for. */
+/* The exchange or process a refresh waits for. */
 typedef enum RefreshStep
 {
 	STEP_CONTAINER,				/* GET of the container endpoint */
 	STEP_IMDS_TOKEN,			/* IMDSv2: PUT of a session token */
-	STEP_IMDS_ROLE,				/* IMDSv2: GET of the role's name */
-	STEP_IMDS_CREDS,			/* IMDSv2: GET of the role's credentials */
+	STEP_IMDS_ROLE,				/* IMDS: GET of the role's name */
+	STEP_IMDS_CREDS,			/* IMDS: GET of the role's credentials */
 	STEP_STS,					/* STS: AssumeRole(WithWebIdentity) */
 	STEP_SSO,					/* the SSO portal: GetRoleCredentials */
 	STEP_PROCESS				/* a credential_process runs */
@@ -233,7 +233,7 @@ typedef struct Refresh
 	char	   *sso_hint;		/* STEP_SSO: how to log in again */
 	char	   *source;			/* what the step asks, for messages */
 	char	   *url;			/* where */
-	char	   *imds_base;		/* IMDSv2: the base URL */
+	char	   *imds_base;		/* IMDS: the base URL */
 	List	   *token_headers;	/* the header of IMDSv2's session token or of
 								 * the SSO bearer token */
 	char	   *web_token;		/* assume the first role with this web
@@ -258,14 +258,18 @@ refresh_send(Refresh *r, RefreshStep step, const char *method, const char *url,
 /*
  * The status and body of the exchange of r that ended, or an error naming
  * the source when no answer came; *stale as transport_exchange_result.
+ * IMDSv2's token request that got no answer in time is 0, for
+ * instance_token to fall back to IMDSv1.
  */
 static long
 refresh_answer(ShardCredentials *c, Refresh *r, StringInfo *body, bool *stale)
 {
 	char		err[SFDW_ERRLEN];
-	long		status = transport_exchange_result(r->x, body, stale, err, sizeof(err));
+	bool		timed_out;
+	long		status = transport_exchange_result(r->x, body, stale, &timed_out, err,
+												   sizeof(err));
 
-	if (status == 0 && !*stale)
+	if (status == 0 && !*stale && !(timed_out && r->step == STEP_IMDS_TOKEN))
 		source_failed(c, ERRCODE_FDW_UNABLE_TO_ESTABLISH_CONNECTION, r->source,
 					  psprintf("The request to %s failed: %s.", r->url, err));
 	return status;
@@ -366,8 +370,8 @@ imds_endpoint(void)
 }
 
 /*
- * Ask instance metadata through IMDSv2 for the instance profile's
- * credentials: a session token (PUT) first.  IMDSv1 is never used.
+ * Ask instance metadata for the instance profile's credentials: IMDSv2's
+ * session token (PUT) first.
  */
 static void
 instance_begin(Refresh *r)
@@ -379,10 +383,32 @@ instance_begin(Refresh *r)
 				 "", METADATA_CONNECT_MS, METADATA_TIMEOUT_MS);
 }
 
-/* IMDSv2's session token came: ask for the role's name with it. */
+/*
+ * IMDSv2's session token came: ask for the role's name with it.  When the
+ * token request was refused (HTTP 403, 404, 405) or got no answer in time
+ * (status 0: a container behind a hop limit of 1 never sees it), ask
+ * IMDSv1, without a token, as the SDKs do, unless
+ * AWS_EC2_METADATA_V1_DISABLED is true.
+ */
 static void
 instance_token(ShardCredentials *c, Refresh *r, long status, StringInfo body)
 {
+	const char *role_url = psprintf("%s/latest/meta-data/iam/security-credentials/", r->imds_base);
+
+	if (status == 0 || status == 403 || status == 404 || status == 405)
+	{
+		char	   *why = status ?
+			psprintf("The session token request (PUT /latest/api/token) answered with HTTP status %ld", status) :
+			pstrdup("The session token request (PUT /latest/api/token) got no answer in time");
+
+		if (env_true("AWS_EC2_METADATA_V1_DISABLED"))
+			source_failed(c, ERRCODE_FDW_UNABLE_TO_ESTABLISH_CONNECTION, r->source,
+						  psprintf("%s, and AWS_EC2_METADATA_V1_DISABLED is true: IMDSv1 is not used.", why));
+		r->source = psprintf("EC2 instance metadata (IMDSv1) at %s", r->imds_base);
+		refresh_send(r, STEP_IMDS_ROLE, "GET", role_url, NIL, NULL, METADATA_CONNECT_MS,
+					 METADATA_TIMEOUT_MS);
+		return;
+	}
 	if (status != 200 || !awscreds_printable(body->data))
 		source_failed(c, ERRCODE_FDW_UNABLE_TO_ESTABLISH_CONNECTION, r->source,
 					  status != 200 ?
@@ -390,9 +416,8 @@ instance_token(ShardCredentials *c, Refresh *r, long status, StringInfo body)
 					  "The session token it gave is empty or not printable.");
 	r->token_headers = list_make1(psprintf("X-aws-ec2-metadata-token: %s", body->data));
 	explicit_bzero(body->data, body->len);
-	refresh_send(r, STEP_IMDS_ROLE, "GET",
-				 psprintf("%s/latest/meta-data/iam/security-credentials/", r->imds_base),
-				 r->token_headers, NULL, METADATA_CONNECT_MS, METADATA_TIMEOUT_MS);
+	refresh_send(r, STEP_IMDS_ROLE, "GET", role_url, r->token_headers, NULL,
+				 METADATA_CONNECT_MS, METADATA_TIMEOUT_MS);
 }
 
 /* The role's name came: ask for its credentials. */

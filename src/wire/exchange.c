@@ -145,20 +145,21 @@ transport_exchange_done(HttpExchange *x)
 /*
  * The outcome of an ended exchange: the HTTP status, its body in *answer
  * (owned by the exchange), or 0 with libcurl's reason in err when no
- * answer came.  *stale tells a timeout that ran out while nobody moved
- * the transport (between statements, or while the executor worked on
- * rows): the answer may have been there in time, so asking again is
- * worth it.
+ * answer came.  *timed_out tells that none came within the timeout;
+ * *stale, that the timeout ran out while nobody moved the transport
+ * (between statements, or while the executor worked on rows): the answer
+ * may have been there in time, so asking again is worth it.
  */
 long
 transport_exchange_result(HttpExchange *x, StringInfo *answer, bool *stale,
-						  char *err, size_t errlen)
+						  bool *timed_out, char *err, size_t errlen)
 {
 	long		status = 0;
 
 	Assert(x->done);
 	*answer = &x->answer;
-	*stale = x->result == CURLE_OPERATION_TIMEDOUT && x->idled;
+	*timed_out = x->result == CURLE_OPERATION_TIMEDOUT;
+	*stale = *timed_out && x->idled;
 	if (x->result == CURLE_OK)
 		curl_easy_getinfo(x->easy, CURLINFO_RESPONSE_CODE, &status);
 	else

@@ -204,7 +204,8 @@ extern HttpExchange *transport_exchange_start(DdbTransport *t, const char *metho
 											  long timeout_ms);
 extern bool transport_exchange_done(HttpExchange *x);
 extern long transport_exchange_result(HttpExchange *x, StringInfo *answer,
-									  bool *stale, char *err, size_t errlen);
+									  bool *stale, bool *timed_out,
+									  char *err, size_t errlen);
 extern void transport_exchange_wait(HttpExchange *x);
 extern void transport_exchange_free(HttpExchange *x);
 extern void transport_pause(DdbTransport *t, long ms);

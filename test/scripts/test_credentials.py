@@ -776,6 +776,45 @@ def sso_profiles():
     assert kinds(endpoint_log()) == ["sso"]
 
 
+@runner.test
+def instance_metadata_v1_fallback():
+    """When IMDSv2's token request is refused (403) or unanswered (a
+    container behind a hop limit of 1), IMDSv1 serves: the role and its
+    credentials without a token; not with AWS_EC2_METADATA_V1_DISABLED."""
+    endpoints = state["endpoints"]
+    imds = dict(AWS_EC2_METADATA_SERVICE_ENDPOINT=state["ep"], AWS_EC2_METADATA_DISABLED="false")
+    endpoints.imds_v1 = True
+    try:
+        endpoints.imds_token_status = 403
+        restart(**imds)
+        mapping()
+        total()
+        log = endpoint_log()
+        assert kinds(log) == ["imds:token", "imds:role", "imds:credentials"], log
+        assert log[0]["status"] == 403 and log[1]["token"] is None and log[2]["token"] is None
+        assert all(k.startswith("ASIAIMDS") for k in keys_seen())
+
+        endpoints.imds_token_status = 200
+        endpoints.imds_token_delay_s = 6
+        restart(**imds)
+        started = time.monotonic()
+        total()
+        assert 4.5 < time.monotonic() - started < 6, time.monotonic() - started
+        log = endpoint_log()
+        assert kinds(log) == ["imds:token", "imds:role", "imds:credentials"], log
+        assert log[1]["token"] is None, log
+
+        endpoints.imds_token_delay_s = 0
+        endpoints.imds_token_status = 403
+        restart(AWS_EC2_METADATA_V1_DISABLED="true", **imds)
+        fails("SELECT sum(v) FROM kv", "HTTP status 403", "AWS_EC2_METADATA_V1_DISABLED")
+        assert kinds(endpoint_log()) == ["imds:token"]
+    finally:
+        endpoints.imds_v1 = False
+        endpoints.imds_token_status = 200
+        endpoints.imds_token_delay_s = 0
+
+
 # ---------------------------------------------- refreshes beside a scan
 
 # Credentials of the refresh tests live this long; their refresh is due
