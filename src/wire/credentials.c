@@ -57,6 +57,12 @@
 #define PROCESS_MAX_OUTPUT (64 * 1024)
 #define PROCESS_POLL_MS 20		/* how often a wait for it looks */
 
+/*
+ * Attempts of an exchange whose failure the SDKs take for transient, as
+ * their standard retry mode makes.
+ */
+#define EXCHANGE_ATTEMPTS 3
+
 /* The longest file (token, shared files) read. */
 #define MAX_FILE_BYTES (1024 * 1024)
 
@@ -229,6 +235,15 @@ typedef struct Refresh
 	DdbTransport *transport;	/* whose multi handle runs the exchanges */
 	RefreshStep step;
 	HttpExchange *x;			/* the exchange in flight, or NULL */
+	/* the exchange as it was started, to be sent again */
+	const char *method;
+	List	   *headers;
+	char	   *body;			/* NULL: none; wiped when the refresh ends */
+	long		connect_ms;
+	long		timeout_ms;
+	int			attempts;		/* of the exchange so far */
+	TimestampTz retry_at;		/* when it is sent again after a transient
+								 * failure; 0: it is not waiting to be */
 	ChildProcess *process;		/* STEP_PROCESS: the process running */
 	char	   *sso_hint;		/* STEP_SSO: how to log in again */
 	char	   *source;			/* what the step asks, for messages */
@@ -242,17 +257,37 @@ typedef struct Refresh
 	List	   *roles;			/* AwsRole *s still to assume, in turn */
 } Refresh;
 
-/* Start the exchange of step; the one before is freed. */
+/* Start (or start again) the exchange r holds. */
+static void
+refresh_start(Refresh *r)
+{
+	r->attempts++;
+	r->retry_at = 0;
+	r->x = transport_exchange_start(r->transport, r->method, r->url, r->headers, r->body,
+									r->connect_ms, r->timeout_ms);
+}
+
+/*
+ * Start the exchange of step; the one before is freed, and its body
+ * (which may hold a web identity token) wiped.
+ */
 static void
 refresh_send(Refresh *r, RefreshStep step, const char *method, const char *url,
 			 List *headers, const char *body, long connect_ms, long timeout_ms)
 {
 	if (r->x)
 		transport_exchange_free(r->x);
+	if (r->body)
+		explicit_bzero(r->body, strlen(r->body));
 	r->step = step;
+	r->method = method;
 	r->url = pstrdup(url);
-	r->x = transport_exchange_start(r->transport, method, url, headers, body,
-									connect_ms, timeout_ms);
+	r->headers = headers;
+	r->body = body ? pstrdup(body) : NULL;
+	r->connect_ms = connect_ms;
+	r->timeout_ms = timeout_ms;
+	r->attempts = 0;
+	refresh_start(r);
 }
 
 /*
@@ -543,9 +578,9 @@ sts_begin(ShardCredentials *c, Refresh *r)
 		sts_signed_headers(c, url, body, &r->creds);
 	refresh_send(r, STEP_STS, "POST", psprintf("%s/", url), headers, body,
 				 c->server->connect_timeout_ms, c->server->request_timeout_ms);
+	explicit_bzero(body, strlen(body));
 	if (web_token)
 	{
-		explicit_bzero(body, strlen(body));
 		explicit_bzero(r->web_token, strlen(r->web_token));
 		r->web_token = NULL;
 	}
@@ -713,25 +748,76 @@ process_answer(ShardCredentials *c, Refresh *r)
 
 /*
  * Whether the step r waits for is over (its exchange answered or failed,
- * its process ended), without waiting.
+ * its process ended, the backoff before its exchange is sent again
+ * passed), without waiting.
  */
 static bool
 step_over(Refresh *r)
 {
+	if (r->retry_at)
+		return GetCurrentTimestamp() >= r->retry_at;
 	return r->process ? child_done(r->process) : transport_exchange_done(r->x);
 }
 
 /*
  * Wait for the step of r: until its exchange ends, or a little while for
- * its process, the transport moving on meanwhile.  Interruptible.
+ * its process or its backoff, the transport moving on meanwhile.
+ * Interruptible.
  */
 static void
 step_wait(Refresh *r)
 {
-	if (r->process)
+	if (r->retry_at)
+		transport_pause(r->transport, (r->retry_at - GetCurrentTimestamp()) / 1000 + 1);
+	else if (r->process)
 		transport_pause(r->transport, PROCESS_POLL_MS);
 	else
 		transport_exchange_wait(r->x);
+}
+
+/*
+ * Whether an error code is one the SDKs retry: DynamoDB's throttles and
+ * transient errors (retry.c), STS's Throttling and IDPCommunicationError
+ * (the identity provider of a web identity token did not answer STS),
+ * and the REST services' TooManyRequestsException.
+ */
+static bool
+transient_code(const char *code)
+{
+	return retry_is_throttle(code) || retry_is_transient(code) ||
+		strcmp(code, "Throttling") == 0 || strcmp(code, "IDPCommunicationError") == 0 ||
+		strcmp(code, "TooManyRequestsException") == 0;
+}
+
+/*
+ * After r's exchange answered with status and body: when the SDKs take
+ * the failure for transient (HTTP 429 or 5xx, or a transient error code
+ * in STS's, the container endpoint's or IMDS's answer) and the exchange
+ * has attempts left, schedule it to be sent again after a backoff (that
+ * of DynamoDB's retries four doublings on: up to 0.4 s, then 0.8 s) and
+ * return true.
+ */
+static bool
+retry_later(Refresh *r, long status, StringInfo body)
+{
+	AwsCreds	creds;
+	AwsError	error;
+	AwsAnswer	answer = AWS_ANSWER_MALFORMED;
+
+	if (status == 200 || r->attempts >= EXCHANGE_ATTEMPTS)
+		return false;
+	if (r->step == STEP_STS)
+		answer = awscreds_parse_sts(body->data, body->len, &creds, &error);
+	else if (r->step == STEP_CONTAINER || r->step == STEP_IMDS_CREDS)
+		answer = awscreds_parse_json(body->data, body->len, &creds, &error);
+	if (answer == AWS_ANSWER_CREDENTIALS)
+		wipe_creds(&creds);
+	if (status != 429 && status < 500 &&
+		!(answer == AWS_ANSWER_ERROR && transient_code(error.code)))
+		return false;
+	transport_exchange_free(r->x);
+	r->retry_at = GetCurrentTimestamp() + retry_backoff_us(r->attempts + 3);
+	return true;
 }
 
 /* ---------------------------------------------------------------------
@@ -986,6 +1072,8 @@ refresh_end(ShardCredentials *c)
 		explicit_bzero(r->web_token, strlen(r->web_token));
 	if (r->token_headers)
 		explicit_bzero(linitial(r->token_headers), strlen(linitial(r->token_headers)));
+	if (r->body)
+		explicit_bzero(r->body, strlen(r->body));
 	c->state->refresh = NULL;
 	MemoryContextReset(c->state->refresh_cxt);
 }
@@ -1125,6 +1213,11 @@ refresh_advance(ShardCredentials *c)
 		bool		stale;
 		long		status;
 
+		if (r->retry_at)
+		{
+			refresh_start(r);
+			continue;
+		}
 		if (r->step == STEP_PROCESS)
 		{
 			r->creds = process_answer(c, r);
@@ -1141,6 +1234,8 @@ refresh_advance(ShardCredentials *c)
 			refresh_begin(c, t);
 			continue;
 		}
+		if (retry_later(r, status, body))
+			continue;
 		switch (r->step)
 		{
 			case STEP_IMDS_TOKEN:

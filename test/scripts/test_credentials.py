@@ -815,6 +815,50 @@ def instance_metadata_v1_fallback():
         endpoints.imds_token_delay_s = 0
 
 
+@runner.test
+def transient_failures_are_retried():
+    """The first fetch retries what the SDKs take for transient (HTTP 429
+    and 5xx, Throttling, IDPCommunicationError), a few times with backoff:
+    of the container endpoint, STS, instance metadata and the SSO portal.
+    What is not transient is not retried; three failures are the error."""
+    endpoints = state["endpoints"]
+    try:
+        container_source()
+        endpoints.failures = {"container": [(503, None), (429, "TooManyRequestsException")]}
+        total()
+        log = endpoint_log()
+        assert [e["status"] for e in log] == [503, 429, 200], log
+
+        web_token_file = os.path.join(state["work"], "web-token")
+        write(web_token_file, "web-token-1")
+        restart(AWS_WEB_IDENTITY_TOKEN_FILE=web_token_file, AWS_ROLE_ARN=ROLE_WEB,
+                AWS_ENDPOINT_URL_STS=state["ep"])
+        mapping(role_arn=ROLE)
+        endpoints.failures = {"sts:AssumeRoleWithWebIdentity": [(400, "IDPCommunicationError")],
+                              "sts:AssumeRole": [(400, "Throttling"), (500, "InternalFailure")]}
+        total()
+        log = endpoint_log()
+        assert kinds(log) == ["sts:AssumeRoleWithWebIdentity"] * 2 + ["sts:AssumeRole"] * 3, log
+        assert log[-1]["status"] == 200, log
+
+        restart(AWS_EC2_METADATA_SERVICE_ENDPOINT=state["ep"], AWS_EC2_METADATA_DISABLED="false")
+        mapping()
+        endpoints.failures = {"imds:token": [(503, None)], "imds:credentials": [(500, None)]}
+        total()
+        assert kinds(endpoint_log()) == ["imds:token", "imds:token", "imds:role",
+                                         "imds:credentials", "imds:credentials"]
+
+        container_source()
+        endpoints.failures = {"container": [(503, None)] * 3}
+        fails("SELECT sum(v) FROM kv", "container", "HTTP status 503")
+        assert kinds(endpoint_log()) == ["container"] * 3
+        endpoints.failures = {"container": [(400, "InvalidRequest")]}
+        fails("SELECT sum(v) FROM kv", "InvalidRequest (HTTP 400)")
+        assert kinds(endpoint_log()) == ["container"]
+    finally:
+        endpoints.failures = {}
+
+
 # ---------------------------------------------- refreshes beside a scan
 
 # Credentials of the refresh tests live this long; their refresh is due
