@@ -504,8 +504,9 @@ service_endpoint(const char *variable, char *fallback)
 }
 
 /*
- * The SigV4 headers of an STS request of body signed with creds (service
- * "sts", the server's region), as "Name: value" strings.
+ * The SigV4 headers of an STS request of body to url signed with creds
+ * (service "sts", the server's region), as "Name: value" strings, Host
+ * (as url writes it) among them.
  */
 static List *
 sts_signed_headers(ShardCredentials *c, const char *url, const char *body,
@@ -532,7 +533,11 @@ sts_signed_headers(ShardCredentials *c, const char *url, const char *body,
 		ereport(ERROR,
 				(errcode(ERRCODE_FDW_UNABLE_TO_ESTABLISH_CONNECTION),
 				 errmsg("could not sign an STS request: %s", err)));
-	for (int i = 1; i < nhdrs; i++)
+	/*
+	 * Host as well: libcurl's own would leave out a port that is the
+	 * scheme's default (https://sts.example:443), which the signature covers
+	 */
+	for (int i = 0; i < nhdrs; i++)
 		list = lappend(list, psprintf("%s: %s", hdrs[i].name, hdrs[i].value));
 	list = lappend(list, psprintf("Authorization: %s", out.authorization.data));
 	sigv4_output_free(&out);

@@ -859,6 +859,24 @@ def transient_failures_are_retried():
         endpoints.failures = {}
 
 
+@runner.test
+def sts_endpoint_with_its_default_port():
+    """An STS endpoint URL that spells out its scheme's default port
+    (http://sts.example:80 here, as https://sts.example:443) is signed
+    with the Host that is sent.  libcurl reaches it through a proxy
+    (http_proxy: the endpoints, which serve a proxied request as it came),
+    DynamoDB directly (no_proxy)."""
+    restart(AWS_ACCESS_KEY_ID="AKIDSTATIC", AWS_SECRET_ACCESS_KEY=STATIC["AKIDSTATIC"],
+            AWS_ENDPOINT_URL_STS="http://sts.example:80", http_proxy=state["ep"],
+            no_proxy="127.0.0.1,localhost")
+    mapping(role_arn=ROLE)
+    total()
+    log = endpoint_log()
+    assert kinds(log) == ["sts:AssumeRole"] and log[0]["status"] == 200, log
+    assert log[0]["access_key"] == "AKIDSTATIC" and log[0]["host"] == "sts.example:80", log
+    assert all(k.startswith("ASIAROLE") for k in keys_seen())
+
+
 # ---------------------------------------------- refreshes beside a scan
 
 # Credentials of the refresh tests live this long; their refresh is due
