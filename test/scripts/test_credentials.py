@@ -6,13 +6,16 @@ this test runs a cluster of its own (restarted with the variables of each
 source), a DynamoDB proxy of its own that knows every credential the
 sources hand out and verifies each request's SigV4 signature against
 them, and test/proxy/awsendpoints.py: local endpoints speaking STS's
-(AssumeRole, AssumeRoleWithWebIdentity), the container endpoint's and
-IMDSv2's documented protocols.  For each source it checks that a query
+(AssumeRole, AssumeRoleWithWebIdentity), the container endpoint's, IMDS's
+(v2 and v1) and the SSO portal's documented protocols; a credential_process
+is a script the test writes.  For each source it checks that a query
 works, that DynamoDB saw requests signed with exactly the credentials the
 source handed out, that the credentials are fetched once per backend and
 again before they expire, the errors of each source (missing files, STS
-error codes, expired tokens, refused URLs), the privilege rules, and that
-no key, secret or token reaches a message or the server log.
+error codes, expired tokens, refused URLs, exit statuses), the chain's
+order past profiles without credentials, transient failures retried, the
+privilege rules, and that no key, secret or token reaches a message or the
+server log.
 """
 
 import hashlib
