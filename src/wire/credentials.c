@@ -432,9 +432,9 @@ instance_token(ShardCredentials *c, Refresh *r, long status, StringInfo body)
 
 	if (status == 0 || status == 403 || status == 404 || status == 405)
 	{
-		char	   *why = status ?
+		const char *why = status ?
 			psprintf("The session token request (PUT /latest/api/token) answered with HTTP status %ld", status) :
-			pstrdup("The session token request (PUT /latest/api/token) got no answer in time");
+			"The session token request (PUT /latest/api/token) got no answer in time";
 
 		if (env_true("AWS_EC2_METADATA_V1_DISABLED"))
 			source_failed(c, ERRCODE_FDW_UNABLE_TO_ESTABLISH_CONNECTION, r->source,
@@ -843,9 +843,6 @@ environment_creds(AwsCreds *out)
 	return true;
 }
 
-/* What a profile may hold that gives credentials, for messages. */
-#define PROFILE_SOURCES "no keys (aws_access_key_id, aws_secret_access_key), role_arn, SSO settings (sso_session, sso_start_url) or credential_process"
-
 /*
  * Begin to fetch the credentials of profile from the shared files: its
  * keys, or its source's first exchange, and the roles it assumes after.
@@ -880,7 +877,7 @@ profile_begin(ShardCredentials *c, Refresh *r, const char *profile, bool must_ex
 		return false;
 	}
 	if (ok && plan.source == AWS_SOURCE_NONE)
-		snprintf(err, sizeof(err), "profile \"%s\" holds no credentials: " PROFILE_SOURCES,
+		snprintf(err, sizeof(err), "profile \"%s\" holds no credentials: no keys (aws_access_key_id, aws_secret_access_key), role_arn, SSO settings (sso_session, sso_start_url) or credential_process",
 				 profile);
 	err[0] = pg_toupper((unsigned char) err[0]);
 	if (!ok || plan.source == AWS_SOURCE_NONE)
