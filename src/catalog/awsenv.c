@@ -16,7 +16,7 @@
  *						variables and the file's unless
  *						AWS_IGNORE_CONFIGURED_ENDPOINT_URLS is true); else
  *						the region's, by the rules of the SDKs' endpoint
- *						resolution (below)
+ *						resolution
  *	FIPS, dual-stack	options use_fips_endpoint, use_dualstack_endpoint,
  *						AWS_USE_FIPS_ENDPOINT, AWS_USE_DUALSTACK_ENDPOINT,
  *						the profile's use_fips_endpoint, use_dualstack_endpoint
@@ -181,10 +181,16 @@ trimmed_url(const char *url)
 	return pnstrdup(url, len);
 }
 
-/* See shard_catalog.h. */
+/*
+ * The endpoint of a service: service names its variable
+ * (AWS_ENDPOINT_URL_<SERVICE>, upper-cased) and its messages, host the
+ * start of its host name in a region ("dynamodb", "portal.sso"); option is
+ * the endpoint given by the server, if any, use_fips and use_dualstack
+ * the server's options (-1: not given).
+ */
 char *
-awsenv_endpoint(const char *service, const char *option, const char *region,
-				int use_fips, int use_dualstack, const char *profile)
+awsenv_endpoint(const char *service, const char *host, const char *option,
+				const char *region, int use_fips, int use_dualstack, const char *profile)
 {
 	char	   *variable = psprintf("AWS_ENDPOINT_URL_%s", service);
 	const char *configured = option;
@@ -215,7 +221,7 @@ awsenv_endpoint(const char *service, const char *option, const char *region,
 				 errhint("Use one or the other: the FIPS and dual-stack endpoints are the region's.")));
 	if (configured)
 		return trimmed_url(configured);
-	if (!awsregion_endpoint(service, region, fips, dualstack, url, sizeof(url), err, sizeof(err)))
+	if (!awsregion_endpoint(host, region, fips, dualstack, url, sizeof(url), err, sizeof(err)))
 		ereport(ERROR,
 				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
 				 errmsg("no %s endpoint for region \"%s\"", service, region),
@@ -240,6 +246,6 @@ awsenv_resolve_server(ShardServer *server, const char *profile)
 						   awsenv_profile(profile)),
 				 errhint("Set it: ALTER SERVER %s OPTIONS (ADD region 'us-east-1').",
 						 quote_identifier(servername))));
-	server->endpoint = awsenv_endpoint("dynamodb", server->endpoint, server->region,
+	server->endpoint = awsenv_endpoint("dynamodb", "dynamodb", server->endpoint, server->region,
 									   server->use_fips, server->use_dualstack, profile);
 }

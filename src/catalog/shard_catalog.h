@@ -240,8 +240,9 @@ extern char *awsenv_shared_file(const char *variable, const char *name);
 extern char *awsenv_read_file(const char *path, char **why);
 extern const char *awsenv_profile(const char *profile);
 extern char *awsenv_region(const char *option, const char *profile);
-extern char *awsenv_endpoint(const char *service, const char *option, const char *region,
-							 int use_fips, int use_dualstack, const char *profile);
+extern char *awsenv_endpoint(const char *service, const char *host, const char *option,
+							 const char *region, int use_fips, int use_dualstack,
+							 const char *profile);
 extern void awsenv_resolve_server(ShardServer *server, const char *profile);
 
 /* ---------------------------------------------------------------------

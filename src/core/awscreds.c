@@ -3,8 +3,9 @@
  * awscreds.c
  *		The AWS credential sources' formats in plain C: the shared
  *		credentials and config files and the profiles they hold, STS's XML
- *		answers, the container endpoint's and instance metadata's JSON, and
- *		STS's form bodies.  See awscreds.h.
+ *		answers, the JSON of the container endpoint, instance metadata, a
+ *		credential_process, the SSO cache and the SSO portal, STS's form
+ *		bodies and the SSO portal's URL.  See awscreds.h.
  *
  *-------------------------------------------------------------------------
  */
@@ -14,6 +15,8 @@
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
+
+#include <openssl/evp.h>
 
 #include "core/ddbjson.h"
 #include "core/sigv4.h"
@@ -69,6 +72,13 @@ awscreds_free_plan(AwsProfilePlan *plan)
 	awscreds_free_creds(&plan->creds);
 	sfdw_free(plan->web_identity_token_file);
 	free_role(&plan->web_role);
+	sfdw_free(plan->sso.session);
+	sfdw_free(plan->sso.start_url);
+	sfdw_free(plan->sso.region);
+	sfdw_free(plan->sso.account_id);
+	sfdw_free(plan->sso.role_name);
+	sfdw_free(plan->sso.cache_key);
+	sfdw_free(plan->credential_process);
 	for (int i = 0; i < plan->nroles; i++)
 		free_role(&plan->roles[i]);
 	memset(plan, 0, sizeof(*plan));
@@ -79,10 +89,18 @@ awscreds_free_plan(AwsProfilePlan *plan)
  * ---------------------------------------------------------------------
  */
 
-/* One "key = value" of a profile section, or a section header (key NULL). */
+/* What a section of the shared files is. */
+typedef enum IniKind
+{
+	INI_PROFILE,				/* [name], [profile name], [default] */
+	INI_SSO_SESSION				/* [sso-session name] of the config file */
+} IniKind;
+
+/* One "key = value" of a section, or a section header (key NULL). */
 typedef struct IniEntry
 {
-	char	   *profile;		/* the profile the section is of */
+	IniKind		kind;
+	char	   *profile;		/* the name of the profile or session */
 	char	   *key;
 	char	   *value;
 } IniEntry;
@@ -107,7 +125,7 @@ trim(const char **start, const char **end)
 
 /* Append an entry to f (strings copied; key and value may be NULL). */
 static void
-ini_add(IniFile *f, const char *profile, const char *key, size_t keylen,
+ini_add(IniFile *f, IniKind kind, const char *profile, const char *key, size_t keylen,
 		const char *value, size_t valuelen)
 {
 	IniEntry   *e;
@@ -120,6 +138,7 @@ ini_add(IniFile *f, const char *profile, const char *key, size_t keylen,
 			sfdw_alloc((size_t) f->cap * sizeof(IniEntry));
 	}
 	e = &f->entries[f->n++];
+	e->kind = kind;
 	e->profile = sfdw_strndup(profile, strlen(profile));
 	e->key = key ? sfdw_strndup(key, keylen) : NULL;
 	e->value = value ? sfdw_strndup(value, valuelen) : NULL;
@@ -141,25 +160,44 @@ ini_free(IniFile *f)
 }
 
 /*
- * The profile a section header names: in the credentials file the name
- * itself, in the config file "profile NAME" or "default"; NULL for the
- * config file's other sections (sso-session, services), which are skipped.
+ * The name after a section header's word (len bytes of name starting with
+ * it, then a blank), or NULL when the header is not word and a name.
  */
 static char *
-section_profile(const char *name, size_t len, bool config)
+section_name(const char *name, size_t len, const char *word)
 {
+	size_t		wlen = strlen(word);
+	const char *start = name + wlen + 1;
+	const char *end = name + len;
+
+	if (len <= wlen + 1 || memcmp(name, word, wlen) != 0 ||
+		(name[wlen] != ' ' && name[wlen] != '\t'))
+		return NULL;
+	trim(&start, &end);
+	return start < end ? sfdw_strndup(start, (size_t) (end - start)) : NULL;
+}
+
+/*
+ * The profile or session a section header names, its kind in *kind: in
+ * the credentials file the name itself, in the config file "profile NAME",
+ * "default" or "sso-session NAME"; NULL for the config file's other
+ * sections (services), which are skipped.
+ */
+static char *
+section_profile(const char *name, size_t len, bool config, IniKind *kind)
+{
+	char	   *session;
+
+	*kind = INI_PROFILE;
 	if (!config || (len == 7 && memcmp(name, "default", 7) == 0))
 		return sfdw_strndup(name, len);
-	if (len > 8 && memcmp(name, "profile", 7) == 0 &&
-		(name[7] == ' ' || name[7] == '\t'))
+	session = section_name(name, len, "sso-session");
+	if (session)
 	{
-		const char *start = name + 8;
-		const char *end = name + len;
-
-		trim(&start, &end);
-		return start < end ? sfdw_strndup(start, (size_t) (end - start)) : NULL;
+		*kind = INI_SSO_SESSION;
+		return session;
 	}
-	return NULL;
+	return section_name(name, len, "profile");
 }
 
 /*
@@ -174,6 +212,7 @@ ini_parse(IniFile *f, const char *text, bool config, char *err, size_t errlen)
 {
 	const char *p = text;
 	char	   *profile = NULL;
+	IniKind		kind = INI_PROFILE;
 	bool		in_section = false;
 	int			lineno = 0;
 
@@ -204,10 +243,11 @@ ini_parse(IniFile *f, const char *text, bool config, char *err, size_t errlen)
 			}
 			trim(&nstart, &nend);
 			sfdw_free(profile);
-			profile = nstart < nend ? section_profile(nstart, (size_t) (nend - nstart), config) : NULL;
+			profile = nstart < nend ?
+				section_profile(nstart, (size_t) (nend - nstart), config, &kind) : NULL;
 			in_section = true;
 			if (profile)
-				ini_add(f, profile, NULL, 0, NULL, 0);
+				ini_add(f, kind, profile, NULL, 0, NULL, 0);
 			continue;
 		}
 		if (indented && in_section)
@@ -230,7 +270,7 @@ ini_parse(IniFile *f, const char *text, bool config, char *err, size_t errlen)
 			trim(&start, &kend);
 			trim(&vstart, &vend);
 			if (profile)
-				ini_add(f, profile, start, (size_t) (kend - start),
+				ini_add(f, kind, profile, start, (size_t) (kend - start),
 						vstart, (size_t) (vend - vstart));
 		}
 	}
@@ -238,19 +278,19 @@ ini_parse(IniFile *f, const char *text, bool config, char *err, size_t errlen)
 	return true;
 }
 
-/* Whether profile has a section in f. */
+/* Whether the profile or session of kind named profile has a section in f. */
 static bool
-ini_has(const IniFile *f, const char *profile)
+ini_has(const IniFile *f, IniKind kind, const char *profile)
 {
 	for (int i = 0; i < f->n; i++)
-		if (strcmp(f->entries[i].profile, profile) == 0)
+		if (f->entries[i].kind == kind && strcmp(f->entries[i].profile, profile) == 0)
 			return true;
 	return false;
 }
 
-/* The last value of key in profile's sections of f, or NULL. */
+/* The last value of key in the sections of kind named profile in f, or NULL. */
 static const char *
-ini_get(const IniFile *f, const char *profile, const char *key)
+ini_get(const IniFile *f, IniKind kind, const char *profile, const char *key)
 {
 	const char *value = NULL;
 
@@ -258,7 +298,8 @@ ini_get(const IniFile *f, const char *profile, const char *key)
 	{
 		const IniEntry *e = &f->entries[i];
 
-		if (e->key && strcasecmp(e->key, key) == 0 && strcmp(e->profile, profile) == 0)
+		if (e->key && e->kind == kind && strcasecmp(e->key, key) == 0 &&
+			strcmp(e->profile, profile) == 0)
 			value = e->value;
 	}
 	return value && value[0] ? value : NULL;
@@ -275,9 +316,9 @@ typedef struct Profiles
 static const char *
 setting(const Profiles *p, const char *profile, const char *key)
 {
-	const char *v = ini_get(&p->creds, profile, key);
+	const char *v = ini_get(&p->creds, INI_PROFILE, profile, key);
 
-	return v ? v : ini_get(&p->config, profile, key);
+	return v ? v : ini_get(&p->config, INI_PROFILE, profile, key);
 }
 
 /* Read the role settings of profile into role. */
@@ -306,6 +347,124 @@ read_role(const Profiles *p, const char *profile, AwsRole *role,
 	return true;
 }
 
+/* The settings that make a profile an SSO profile, by their index below. */
+static const char *const sso_keys[] = {
+	"sso_session", "sso_start_url", "sso_region", "sso_account_id", "sso_role_name"
+};
+
+enum
+{
+	SSO_SESSION,
+	SSO_START_URL,				/* this one and the next an sso-session gives */
+	SSO_REGION,
+	SSO_ACCOUNT_ID,
+	SSO_ROLE_NAME,
+	SSO_NKEYS
+};
+
+/*
+ * Read the SSO settings of profile into sso, those of its sso-session
+ * section (sso_start_url, sso_region) filling in; false with the reason
+ * when the session has no section, contradicts the profile, or a setting
+ * is missing.
+ */
+static bool
+read_sso(const Profiles *p, const char *profile, AwsSso *sso, char *err, size_t errlen)
+{
+	const char *values[SSO_NKEYS];
+	const char *session;
+
+	for (int i = 0; i < SSO_NKEYS; i++)
+		values[i] = setting(p, profile, sso_keys[i]);
+	session = values[SSO_SESSION];
+	if (session && !ini_has(&p->config, INI_SSO_SESSION, session))
+	{
+		sfdw_set_error(err, errlen, "the sso_session \"%.64s\" of profile \"%.64s\" has no [sso-session %.64s] section in the config file",
+					   session, profile, session);
+		return false;
+	}
+	for (int i = SSO_START_URL; session && i <= SSO_REGION; i++)
+	{
+		const char *v = ini_get(&p->config, INI_SSO_SESSION, session, sso_keys[i]);
+
+		if (v && values[i] && strcmp(v, values[i]) != 0)
+		{
+			sfdw_set_error(err, errlen, "the %s of profile \"%.64s\" differs from that of its sso-session \"%.64s\"",
+						   sso_keys[i], profile, session);
+			return false;
+		}
+		if (v)
+			values[i] = v;
+	}
+	for (int i = SSO_START_URL; i < SSO_NKEYS; i++)
+		if (values[i] == NULL)
+		{
+			if (session && i <= SSO_REGION)
+				sfdw_set_error(err, errlen, "neither profile \"%.64s\" nor its sso-session \"%.64s\" gives %s",
+							   profile, session, sso_keys[i]);
+			else
+				sfdw_set_error(err, errlen, "profile \"%.64s\" is an SSO profile but lacks %s",
+							   profile, sso_keys[i]);
+			return false;
+		}
+	sso->session = dup_or_null(session);
+	sso->start_url = dup_or_null(values[SSO_START_URL]);
+	sso->region = dup_or_null(values[SSO_REGION]);
+	sso->account_id = dup_or_null(values[SSO_ACCOUNT_ID]);
+	sso->role_name = dup_or_null(values[SSO_ROLE_NAME]);
+	sso->cache_key = dup_or_null(session ? session : values[SSO_START_URL]);
+	return true;
+}
+
+/*
+ * Where profile, which assumes no role, gets its credentials: its keys,
+ * else SSO, else its credential_process, else nowhere (AWS_SOURCE_NONE).
+ * False with the reason when they are incomplete.
+ */
+static bool
+resolve_base(const Profiles *p, const char *profile, AwsProfilePlan *plan,
+			 char *err, size_t errlen)
+{
+	const char *akid = setting(p, profile, "aws_access_key_id");
+	const char *secret = setting(p, profile, "aws_secret_access_key");
+	const char *process = setting(p, profile, "credential_process");
+
+	if (akid || secret)
+	{
+		if (akid == NULL || secret == NULL)
+		{
+			sfdw_set_error(err, errlen, "profile \"%.64s\" lacks %s", profile,
+						   akid ? "aws_secret_access_key" : "aws_access_key_id");
+			return false;
+		}
+		plan->source = AWS_SOURCE_STATIC;
+		plan->creds.access_key_id = dup_or_null(akid);
+		plan->creds.secret_access_key = dup_or_null(secret);
+		plan->creds.session_token = dup_or_null(setting(p, profile, "aws_session_token"));
+		return true;
+	}
+	if (setting(p, profile, "web_identity_token_file"))
+	{
+		sfdw_set_error(err, errlen, "profile \"%.64s\" has a web_identity_token_file but no role_arn",
+					   profile);
+		return false;
+	}
+	for (int i = 0; i < SSO_NKEYS; i++)
+		if (setting(p, profile, sso_keys[i]))
+		{
+			plan->source = AWS_SOURCE_SSO;
+			return read_sso(p, profile, &plan->sso, err, errlen);
+		}
+	if (process)
+	{
+		plan->source = AWS_SOURCE_PROCESS;
+		plan->credential_process = dup_or_null(process);
+		return true;
+	}
+	plan->source = AWS_SOURCE_NONE;
+	return true;
+}
+
 /*
  * Resolve profile into plan, depth roles deep already; visited holds the
  * profiles on the way, to find loops.
@@ -315,36 +474,18 @@ resolve(const Profiles *p, const char *profile, AwsProfilePlan *plan,
 		const char **visited, int depth, char *err, size_t errlen)
 {
 	const char *role_arn = setting(p, profile, "role_arn");
-	const char *akid = setting(p, profile, "aws_access_key_id");
-	const char *secret = setting(p, profile, "aws_secret_access_key");
 	const char *source_profile;
 	const char *credential_source;
 	const char *token_file;
 
-	if (!ini_has(&p->creds, profile) && !ini_has(&p->config, profile))
+	if (!ini_has(&p->creds, INI_PROFILE, profile) && !ini_has(&p->config, INI_PROFILE, profile))
 	{
 		sfdw_set_error(err, errlen, "profile \"%.64s\" is in neither the shared credentials file nor the config file",
 					   profile);
 		return false;
 	}
 	if (role_arn == NULL)
-	{
-		if (akid == NULL || secret == NULL)
-		{
-			if (akid || secret)
-				sfdw_set_error(err, errlen, "profile \"%.64s\" lacks %s", profile,
-							   akid ? "aws_secret_access_key" : "aws_access_key_id");
-			else
-				sfdw_set_error(err, errlen, "profile \"%.64s\" has neither keys (aws_access_key_id, aws_secret_access_key) nor a role_arn",
-							   profile);
-			return false;
-		}
-		plan->source = AWS_SOURCE_STATIC;
-		plan->creds.access_key_id = dup_or_null(akid);
-		plan->creds.secret_access_key = dup_or_null(secret);
-		plan->creds.session_token = dup_or_null(setting(p, profile, "aws_session_token"));
-		return true;
-	}
+		return resolve_base(p, profile, plan, err, errlen);
 
 	if (depth >= AWS_MAX_ROLES)
 	{
@@ -370,6 +511,9 @@ resolve(const Profiles *p, const char *profile, AwsProfilePlan *plan,
 	if (source_profile && strcmp(source_profile, profile) == 0)
 	{
 		/* a profile that is its own source uses its own keys */
+		const char *akid = setting(p, profile, "aws_access_key_id");
+		const char *secret = setting(p, profile, "aws_secret_access_key");
+
 		if (akid == NULL || secret == NULL)
 		{
 			sfdw_set_error(err, errlen, "profile \"%.64s\" is its own source_profile but lacks %s",
@@ -393,6 +537,12 @@ resolve(const Profiles *p, const char *profile, AwsProfilePlan *plan,
 		visited[depth] = profile;
 		if (!resolve(p, source_profile, plan, visited, depth + 1, err, errlen))
 			return false;
+		if (plan->source == AWS_SOURCE_NONE)
+		{
+			sfdw_set_error(err, errlen, "profile \"%.64s\", the source_profile of profile \"%.64s\", holds no credentials",
+						   source_profile, profile);
+			return false;
+		}
 	}
 	else if (credential_source)
 	{
@@ -447,7 +597,8 @@ awscreds_resolve_profile(const char *credentials_text, const char *config_text,
 	*found = !ok;
 	if (ok)
 	{
-		*found = ini_has(&p.creds, profile) || ini_has(&p.config, profile);
+		*found = ini_has(&p.creds, INI_PROFILE, profile) ||
+			ini_has(&p.config, INI_PROFILE, profile);
 		ok = resolve(&p, profile, plan, visited, 0, err, errlen);
 	}
 	if (!ok)
@@ -470,7 +621,7 @@ awscreds_config_setting(const char *config_text, const char *profile, const char
 	*value = NULL;
 	ok = config_text == NULL || ini_parse(&config, config_text, true, err, errlen);
 	if (ok && config_text != NULL)
-		*value = dup_or_null(ini_get(&config, profile, key));
+		*value = dup_or_null(ini_get(&config, INI_PROFILE, profile, key));
 	ini_free(&config);
 	return ok;
 }
@@ -542,7 +693,8 @@ awscreds_parse_time(const char *text, int64_t *epoch)
 		while (*p >= '0' && *p <= '9')
 			p++;
 	}
-	if (!((*p == 'Z' || *p == 'z') && p[1] == '\0') && strcmp(p, "+00:00") != 0)
+	if (!((*p == 'Z' || *p == 'z') && p[1] == '\0') && strcmp(p, "+00:00") != 0 &&
+		strcmp(p, "UTC") != 0)
 		return false;
 	*epoch = days_from_civil(y, mo, d) * 86400 + h * 3600 + mi * 60 + s;
 	return true;
@@ -1021,6 +1173,150 @@ done:
 }
 
 /* ---------------------------------------------------------------------
+ * A credential_process's output, the SSO cache and the SSO portal
+ * ---------------------------------------------------------------------
+ */
+
+/*
+ * Parse len bytes of body as a JSON object into *root; false with the
+ * reason in err (the tree, if any, freed) when it is none.
+ */
+static bool
+json_object(const char *body, size_t len, DdbJson **root, char *err, size_t errlen)
+{
+	*root = ddbjson_parse(body, len, err, errlen);
+	if (*root == NULL)
+		return false;
+	if ((*root)->kind != DJ_OBJECT)
+	{
+		sfdw_set_error(err, errlen, "it is not a JSON object");
+		ddbjson_free(*root);
+		*root = NULL;
+		return false;
+	}
+	return true;
+}
+
+/* See awscreds.h. */
+AwsAnswer
+awscreds_parse_process(const char *out, size_t len, AwsCreds *creds, AwsError *error)
+{
+	DdbJson    *root;
+	const DdbJson *version;
+	AwsAnswer	answer = AWS_ANSWER_MALFORMED;
+	bool		wrong = false;
+	const char *akid;
+	const char *secret;
+	const char *token;
+	const char *expiration;
+
+	memset(creds, 0, sizeof(*creds));
+	memset(error, 0, sizeof(*error));
+	if (!json_object(out, len, &root, error->message, sizeof(error->message)))
+		return AWS_ANSWER_MALFORMED;
+	version = ddbjson_get(root, "Version");
+	akid = json_string(root, "AccessKeyId", &wrong);
+	secret = json_string(root, "SecretAccessKey", &wrong);
+	token = json_string(root, "SessionToken", &wrong);
+	expiration = json_string(root, "Expiration", &wrong);
+	if (version == NULL)
+		sfdw_set_error(error->message, sizeof(error->message), "it has no Version");
+	else if (version->kind != DJ_NUMBER || strcmp(version->str, "1") != 0)
+		sfdw_set_error(error->message, sizeof(error->message), "its Version is not 1");
+	else if (wrong)
+		sfdw_set_error(error->message, sizeof(error->message), "a credential member is not a string");
+	else if (take_creds(akid, secret, token, expiration, false, creds, error))
+		answer = AWS_ANSWER_CREDENTIALS;
+	ddbjson_free(root);
+	return answer;
+}
+
+/* See awscreds.h. */
+bool
+awscreds_parse_sso_token(const char *text, size_t len, char **token,
+						 int64_t *expires_at, char *err, size_t errlen)
+{
+	DdbJson    *root;
+	bool		wrong = false;
+	const char *access;
+	const char *expires;
+	bool		ok = false;
+
+	*token = NULL;
+	if (!json_object(text, len, &root, err, errlen))
+		return false;
+	access = json_string(root, "accessToken", &wrong);
+	expires = json_string(root, "expiresAt", &wrong);
+	if (wrong || access == NULL || expires == NULL)
+		sfdw_set_error(err, errlen, "it lacks the string accessToken or expiresAt");
+	else if (!awscreds_printable(access))
+		sfdw_set_error(err, errlen, "its accessToken is empty or holds a blank, a control or a non-ASCII character");
+	else if (!awscreds_parse_time(expires, expires_at))
+		sfdw_set_error(err, errlen, "its expiresAt \"%.40s\" is not an ISO 8601 UTC time", expires);
+	else
+	{
+		*token = dup_or_null(access);
+		ok = true;
+	}
+	ddbjson_free(root);
+	return ok;
+}
+
+/* See awscreds.h. */
+AwsAnswer
+awscreds_parse_sso_role(const char *body, size_t len, AwsCreds *creds, AwsError *error)
+{
+	DdbJson    *root;
+	const DdbJson *role;
+	const DdbJson *expiration;
+	AwsAnswer	answer = AWS_ANSWER_MALFORMED;
+	bool		wrong = false;
+	const char *message;
+
+	memset(creds, 0, sizeof(*creds));
+	memset(error, 0, sizeof(*error));
+	if (!json_object(body, len, &root, error->message, sizeof(error->message)))
+		return AWS_ANSWER_MALFORMED;
+	role = ddbjson_get(root, "roleCredentials");
+	message = json_string(root, "message", &wrong);
+	if (message == NULL)
+		message = json_string(root, "Message", &wrong);
+	if (role == NULL && message)
+	{
+		take_error("", message, error);
+		answer = AWS_ANSWER_ERROR;
+	}
+	else if (role == NULL || role->kind != DJ_OBJECT)
+		sfdw_set_error(error->message, sizeof(error->message), "it has no roleCredentials object");
+	else
+	{
+		const char *akid = json_string(role, "accessKeyId", &wrong);
+		const char *secret = json_string(role, "secretAccessKey", &wrong);
+		const char *token = json_string(role, "sessionToken", &wrong);
+		char	   *end = NULL;
+		long long	ms = 0;
+
+		expiration = ddbjson_get(role, "expiration");
+		if (expiration && expiration->kind == DJ_NUMBER)
+			ms = strtoll(expiration->str, &end, 10);
+		if (wrong)
+			sfdw_set_error(error->message, sizeof(error->message), "a credential member is not a string");
+		else if (token == NULL)
+			sfdw_set_error(error->message, sizeof(error->message), "the credentials lack sessionToken");
+		else if (end == NULL || *end != '\0' || ms <= 0)
+			sfdw_set_error(error->message, sizeof(error->message),
+						   "the credentials lack an expiration in whole milliseconds since 1970");
+		else if (take_creds(akid, secret, token, NULL, false, creds, error))
+		{
+			creds->expiration = (int64_t) (ms / 1000);
+			answer = AWS_ANSWER_CREDENTIALS;
+		}
+	}
+	ddbjson_free(root);
+	return answer;
+}
+
+/* ---------------------------------------------------------------------
  * Requests
  * ---------------------------------------------------------------------
  */
@@ -1051,6 +1347,37 @@ awscreds_sts_body(const AwsRole *role, const char *session_name,
 		form_param(&out, "ExternalId", role->external_id);
 	if (web_identity_token)
 		form_param(&out, "WebIdentityToken", web_identity_token);
+	return out.data;
+}
+
+/* See awscreds.h. */
+char *
+awscreds_sso_cache_file(const char *key)
+{
+	unsigned char digest[EVP_MAX_MD_SIZE];
+	unsigned int n = 0;
+	Buf			out;
+
+	if (!EVP_Digest(key, strlen(key), digest, &n, EVP_sha1(), NULL))
+		return NULL;
+	buf_init(&out);
+	for (unsigned int i = 0; i < n; i++)
+		buf_printf(&out, "%02x", digest[i]);
+	buf_puts(&out, ".json");
+	return out.data;
+}
+
+/* See awscreds.h. */
+char *
+awscreds_sso_url(const char *endpoint, const AwsSso *sso)
+{
+	Buf			out;
+
+	buf_init(&out);
+	buf_printf(&out, "%s/federation/credentials?role_name=", endpoint);
+	sigv4_uri_encode(&out, sso->role_name, strlen(sso->role_name));
+	buf_puts(&out, "&account_id=");
+	sigv4_uri_encode(&out, sso->account_id, strlen(sso->account_id));
 	return out.data;
 }
 

@@ -5,7 +5,9 @@
  *		shared credentials and config files (INI) and the profile they
  *		name, STS's XML answers (AssumeRole, AssumeRoleWithWebIdentity and
  *		errors), the JSON of the container endpoint and of EC2 instance
- *		metadata, their timestamps, and the form bodies of STS requests.
+ *		metadata, of a credential_process's output, of the SSO token cache
+ *		and of the SSO portal, their timestamps, the form bodies of STS
+ *		requests and the SSO portal's URL.
  *
  * Nothing here does I/O or reads the environment: credentials.c reads the
  * files and variables, makes the requests and hands the texts in.  Every
@@ -44,12 +46,30 @@ typedef struct AwsRole
 /* Where the first credentials of a profile come from. */
 typedef enum AwsSource
 {
+	AWS_SOURCE_NONE,			/* nowhere: the profile holds no credentials */
 	AWS_SOURCE_STATIC,			/* keys written in the profile */
 	AWS_SOURCE_ENVIRONMENT,		/* credential_source = Environment */
 	AWS_SOURCE_WEB_IDENTITY,	/* web_identity_token_file */
 	AWS_SOURCE_CONTAINER,		/* credential_source = EcsContainer */
-	AWS_SOURCE_INSTANCE			/* credential_source = Ec2InstanceMetadata */
+	AWS_SOURCE_INSTANCE,		/* credential_source = Ec2InstanceMetadata */
+	AWS_SOURCE_SSO,				/* the SSO portal, with the cached token */
+	AWS_SOURCE_PROCESS			/* credential_process */
 } AwsSource;
+
+/*
+ * An SSO profile's settings, its sso-session's filled in: the role of an
+ * account that the token cached by `aws sso login` gets from the portal.
+ */
+typedef struct AwsSso
+{
+	char	   *session;		/* the sso-session's name; NULL: legacy */
+	char	   *start_url;
+	char	   *region;			/* of the portal */
+	char	   *account_id;
+	char	   *role_name;
+	char	   *cache_key;		/* the session's name, or (legacy) the
+								 * start URL: see awscreds_sso_cache_file */
+} AwsSso;
 
 /* The longest chain of roles a profile may assume one after the other. */
 #define AWS_MAX_ROLES 8
@@ -66,6 +86,8 @@ typedef struct AwsProfilePlan
 	AwsCreds	creds;			/* AWS_SOURCE_STATIC */
 	char	   *web_identity_token_file;	/* AWS_SOURCE_WEB_IDENTITY */
 	AwsRole		web_role;		/* AWS_SOURCE_WEB_IDENTITY */
+	AwsSso		sso;			/* AWS_SOURCE_SSO */
+	char	   *credential_process; /* AWS_SOURCE_PROCESS: a command line */
 	int			nroles;
 	AwsRole		roles[AWS_MAX_ROLES];
 } AwsProfilePlan;
@@ -88,14 +110,25 @@ extern bool awscreds_config_setting(const char *config_text, const char *profile
  *		of the config file (either may be NULL: no such file).
  *
  * The credentials file names a profile [name], the config file
- * [profile name] ([default] for the default profile); a setting in the
- * credentials file wins over the config file's.  Returns false with the
- * reason in err when a file is malformed, the profile is in neither, its
- * keys are incomplete, its role has no source, a source_profile is missing
- * or loops, or credential_source names an unknown source.  *found is set
- * to whether the profile is in either file (false also when both are
- * NULL; true when a file is malformed, since it may hold the profile), so
- * that a caller can tell "no such profile" from a bad one.
+ * [profile name] ([default] for the default profile) and SSO sessions
+ * [sso-session name]; a setting in the credentials file wins over the
+ * config file's.  A profile's first credentials come, as in the AWS SDKs,
+ * from the source of its role_arn (source_profile, credential_source or
+ * web_identity_token_file), else from its keys, else from SSO (sso_session
+ * or any of the legacy sso_start_url, sso_region, sso_account_id,
+ * sso_role_name), else from its credential_process.  A profile with none
+ * of these (a region only, say) resolves with plan->source
+ * AWS_SOURCE_NONE, for the caller to pass over or refuse; a source_profile
+ * without credentials is an error.
+ *
+ * Returns false with the reason in err when a file is malformed, the
+ * profile is in neither, its keys are incomplete, its role has no source,
+ * a source_profile is missing, holds no credentials or loops,
+ * credential_source names an unknown source, or its SSO settings are
+ * incomplete or contradict its sso-session's.  *found is set to whether
+ * the profile is in either file (false also when both are NULL; true
+ * when a file is malformed, since it may hold the profile), so that a
+ * caller can tell "no such profile" from a bad one.
  */
 extern bool awscreds_resolve_profile(const char *credentials_text,
 									 const char *config_text,
@@ -139,10 +172,61 @@ extern AwsAnswer awscreds_parse_json(const char *body, size_t len,
 									 AwsCreds *creds, AwsError *error);
 
 /*
+ * awscreds_parse_process
+ *		Read the standard output of a credential_process: a JSON object
+ *		with Version 1, AccessKeyId, SecretAccessKey, and optionally
+ *		SessionToken and Expiration (without it the credentials do not
+ *		expire).  Returns AWS_ANSWER_CREDENTIALS, or AWS_ANSWER_MALFORMED
+ *		with the reason in error->message (which never quotes the output).
+ */
+extern AwsAnswer awscreds_parse_process(const char *out, size_t len,
+										AwsCreds *creds, AwsError *error);
+
+/*
+ * awscreds_parse_sso_token
+ *		Read a token file of the SSO cache (~/.aws/sso/cache/<name>.json,
+ *		see awscreds_sso_cache_file): its accessToken into *token (from
+ *		sfdw_alloc) and its expiresAt into *expires_at (epoch seconds).
+ *		Returns false with the reason in err (which never quotes the token)
+ *		when either is missing or malformed.
+ */
+extern bool awscreds_parse_sso_token(const char *text, size_t len, char **token,
+									 int64_t *expires_at, char *err, size_t errlen);
+
+/*
+ * awscreds_parse_sso_role
+ *		Read the SSO portal's answer to GetRoleCredentials:
+ *		{"roleCredentials": {"accessKeyId", "secretAccessKey",
+ *		"sessionToken", "expiration" (epoch milliseconds)}}, or an error's
+ *		{"message"} (its code, the x-amzn-ErrorType header, is not read:
+ *		error->code stays empty).
+ */
+extern AwsAnswer awscreds_parse_sso_role(const char *body, size_t len,
+										 AwsCreds *creds, AwsError *error);
+
+/*
+ * awscreds_sso_cache_file
+ *		The name of the SSO cache's token file for key (an sso-session's
+ *		name, or a legacy profile's sso_start_url): the lower-case hex SHA-1
+ *		of key, then ".json", as the AWS CLI names it.  Returns a string
+ *		from sfdw_alloc, or NULL when OpenSSL cannot compute SHA-1.
+ */
+extern char *awscreds_sso_cache_file(const char *key);
+
+/*
+ * awscreds_sso_url
+ *		The URL of the SSO portal's GetRoleCredentials for sso's role, on
+ *		endpoint (no "/" at its end): endpoint/federation/credentials
+ *		?role_name=...&account_id=..., the values URI-encoded.  Returns a
+ *		string from sfdw_alloc.
+ */
+extern char *awscreds_sso_url(const char *endpoint, const AwsSso *sso);
+
+/*
  * awscreds_parse_time
  *		Read an ISO 8601 UTC time ("2026-11-25T15:00:00Z", fractional
- *		seconds and "+00:00" allowed) into epoch seconds; false when it is
- *		not one.
+ *		seconds allowed, and "+00:00" or the older AWS CLI's "UTC" in place
+ *		of "Z") into epoch seconds; false when it is not one.
  */
 extern bool awscreds_parse_time(const char *text, int64_t *epoch);
 

@@ -4,17 +4,20 @@
  *		The credentials a connection signs with: a user mapping's static
  *		keys, or the AWS SDKs' default chain read in the server's
  *		environment (environment variables, the shared credentials and
- *		config files, web identity, container credentials, EC2 instance
- *		metadata), and then, when the mapping names a role, STS
- *		AssumeRole signed with those.  Temporary credentials are kept per
- *		connection and fetched again before they expire.
+ *		config files with their credential_process, web identity,
+ *		container credentials, EC2 instance metadata), and then, when the
+ *		mapping names a role, STS AssumeRole signed with those.  Temporary
+ *		credentials are kept per connection and fetched again before they
+ *		expire.
  *
- * A fetch is a refresh: a small state machine of HTTP exchanges (IMDSv2's
- * token, role name and credentials; STS for each role of a chain) that run
- * on the connection's transport beside its DynamoDB requests, which go on
- * signed with the current credentials until the new ones arrive.  Only the
- * first fetch, and a refresh that is late (the current credentials about
- * to expire), is waited for.
+ * A fetch is a refresh: a small state machine of steps, HTTP exchanges
+ * (IMDSv2's token, role name and credentials; STS for each role of a
+ * chain) that run on the connection's transport beside its DynamoDB
+ * requests, or a credential_process whose output is read as it comes
+ * (process.c), while the requests go on signed with the current
+ * credentials until the new ones arrive.  Only the first fetch, and a
+ * refresh that is late (the current credentials about to expire), is
+ * waited for.
  *
  * Nothing is fetched until the first request is signed, so planning and
  * EXPLAIN never wait on the network.  A connection that found its
@@ -48,6 +51,17 @@
 #define METADATA_TIMEOUT_MS 5000
 #define IMDS_ENDPOINT "http://169.254.169.254"
 #define IMDS_TOKEN_TTL "21600"
+
+/* A credential_process: the Go SDK's time limit, and the output it may write. */
+#define PROCESS_TIMEOUT_MS 60000
+#define PROCESS_MAX_OUTPUT (64 * 1024)
+#define PROCESS_POLL_MS 20		/* how often a wait for it looks */
+
+/*
+ * Attempts of an exchange whose failure the SDKs take for transient, as
+ * their standard retry mode makes.
+ */
+#define EXCHANGE_ATTEMPTS 3
 
 /* The longest file (token, shared files) read. */
 #define MAX_FILE_BYTES (1024 * 1024)
@@ -98,17 +112,26 @@ env_true(const char *name)
 
 /*
  * Report that source gave no credentials, for reason (a sentence), with an
- * errcode fitting the reason.
+ * errcode fitting the reason and a hint (a sentence, or NULL).
  */
 pg_noreturn static void
-source_failed(ShardCredentials *c, int sqlstate, const char *source,
-			  const char *reason)
+source_failed_hint(ShardCredentials *c, int sqlstate, const char *source,
+				   const char *reason, const char *hint)
 {
 	ereport(ERROR,
 			(errcode(sqlstate),
 			 errmsg("could not get AWS credentials for server \"%s\" from %s",
 					c->spec->servername, source),
-			 errdetail("%s", reason)));
+			 errdetail("%s", reason),
+			 hint ? errhint("%s", hint) : 0));
+}
+
+/* source_failed_hint without a hint. */
+pg_noreturn static void
+source_failed(ShardCredentials *c, int sqlstate, const char *source,
+			  const char *reason)
+{
+	source_failed_hint(c, sqlstate, source, reason, NULL);
 }
 
 /*
@@ -190,14 +213,16 @@ shared_file_path(const char *variable, const char *name)
  * ---------------------------------------------------------------------
  */
 
-/* The exchange a refresh waits for. */
+/* The exchange or process a refresh waits for. */
 typedef enum RefreshStep
 {
 	STEP_CONTAINER,				/* GET of the container endpoint */
 	STEP_IMDS_TOKEN,			/* IMDSv2: PUT of a session token */
-	STEP_IMDS_ROLE,				/* IMDSv2: GET of the role's name */
-	STEP_IMDS_CREDS,			/* IMDSv2: GET of the role's credentials */
-	STEP_STS					/* STS: AssumeRole(WithWebIdentity) */
+	STEP_IMDS_ROLE,				/* IMDS: GET of the role's name */
+	STEP_IMDS_CREDS,			/* IMDS: GET of the role's credentials */
+	STEP_STS,					/* STS: AssumeRole(WithWebIdentity) */
+	STEP_SSO,					/* the SSO portal: GetRoleCredentials */
+	STEP_PROCESS				/* a credential_process runs */
 } RefreshStep;
 
 /*
@@ -209,41 +234,77 @@ typedef struct Refresh
 {
 	DdbTransport *transport;	/* whose multi handle runs the exchanges */
 	RefreshStep step;
-	HttpExchange *x;			/* the exchange in flight */
+	HttpExchange *x;			/* the exchange in flight, or NULL */
+	/* the exchange as it was started, to be sent again */
+	const char *method;
+	List	   *headers;
+	char	   *body;			/* NULL: none; wiped when the refresh ends */
+	long		connect_ms;
+	long		timeout_ms;
+	int			attempts;		/* of the exchange so far */
+	TimestampTz retry_at;		/* when it is sent again after a transient
+								 * failure; 0: it is not waiting to be */
+	ChildProcess *process;		/* STEP_PROCESS: the process running */
+	char	   *sso_hint;		/* STEP_SSO: how to log in again */
 	char	   *source;			/* what the step asks, for messages */
 	char	   *url;			/* where */
-	char	   *imds_base;		/* IMDSv2: the base URL */
-	List	   *imds_headers;	/* IMDSv2: the session token's header */
+	char	   *imds_base;		/* IMDS: the base URL */
+	List	   *token_headers;	/* the header of IMDSv2's session token or of
+								 * the SSO bearer token */
 	char	   *web_token;		/* assume the first role with this web
 								 * identity token, not with creds */
 	AwsCreds	creds;			/* what the steps so far gave */
 	List	   *roles;			/* AwsRole *s still to assume, in turn */
 } Refresh;
 
-/* Start the exchange of step; the one before is freed. */
+/* Start (or start again) the exchange r holds. */
+static void
+refresh_start(Refresh *r)
+{
+	r->attempts++;
+	r->retry_at = 0;
+	r->x = transport_exchange_start(r->transport, r->method, r->url, r->headers, r->body,
+									r->connect_ms, r->timeout_ms);
+}
+
+/*
+ * Start the exchange of step; the one before is freed, and its body
+ * (which may hold a web identity token) wiped.
+ */
 static void
 refresh_send(Refresh *r, RefreshStep step, const char *method, const char *url,
 			 List *headers, const char *body, long connect_ms, long timeout_ms)
 {
 	if (r->x)
 		transport_exchange_free(r->x);
+	if (r->body)
+		explicit_bzero(r->body, strlen(r->body));
 	r->step = step;
+	r->method = method;
 	r->url = pstrdup(url);
-	r->x = transport_exchange_start(r->transport, method, url, headers, body,
-									connect_ms, timeout_ms);
+	r->headers = headers;
+	r->body = body ? pstrdup(body) : NULL;
+	r->connect_ms = connect_ms;
+	r->timeout_ms = timeout_ms;
+	r->attempts = 0;
+	refresh_start(r);
 }
 
 /*
  * The status and body of the exchange of r that ended, or an error naming
  * the source when no answer came; *stale as transport_exchange_result.
+ * IMDSv2's token request that got no answer in time is 0, for
+ * instance_token to fall back to IMDSv1.
  */
 static long
 refresh_answer(ShardCredentials *c, Refresh *r, StringInfo *body, bool *stale)
 {
 	char		err[SFDW_ERRLEN];
-	long		status = transport_exchange_result(r->x, body, stale, err, sizeof(err));
+	bool		timed_out;
+	long		status = transport_exchange_result(r->x, body, stale, &timed_out, err,
+												   sizeof(err));
 
-	if (status == 0 && !*stale)
+	if (status == 0 && !*stale && !(timed_out && r->step == STEP_IMDS_TOKEN))
 		source_failed(c, ERRCODE_FDW_UNABLE_TO_ESTABLISH_CONNECTION, r->source,
 					  psprintf("The request to %s failed: %s.", r->url, err));
 	return status;
@@ -344,8 +405,8 @@ imds_endpoint(void)
 }
 
 /*
- * Ask instance metadata through IMDSv2 for the instance profile's
- * credentials: a session token (PUT) first.  IMDSv1 is never used.
+ * Ask instance metadata for the instance profile's credentials: IMDSv2's
+ * session token (PUT) first.
  */
 static void
 instance_begin(Refresh *r)
@@ -357,20 +418,41 @@ instance_begin(Refresh *r)
 				 "", METADATA_CONNECT_MS, METADATA_TIMEOUT_MS);
 }
 
-/* IMDSv2's session token came: ask for the role's name with it. */
+/*
+ * IMDSv2's session token came: ask for the role's name with it.  When the
+ * token request was refused (HTTP 403, 404, 405) or got no answer in time
+ * (status 0: a container behind a hop limit of 1 never sees it), ask
+ * IMDSv1, without a token, as the SDKs do, unless
+ * AWS_EC2_METADATA_V1_DISABLED is true.
+ */
 static void
 instance_token(ShardCredentials *c, Refresh *r, long status, StringInfo body)
 {
+	const char *role_url = psprintf("%s/latest/meta-data/iam/security-credentials/", r->imds_base);
+
+	if (status == 0 || status == 403 || status == 404 || status == 405)
+	{
+		const char *why = status ?
+			psprintf("The session token request (PUT /latest/api/token) answered with HTTP status %ld", status) :
+			"The session token request (PUT /latest/api/token) got no answer in time";
+
+		if (env_true("AWS_EC2_METADATA_V1_DISABLED"))
+			source_failed(c, ERRCODE_FDW_UNABLE_TO_ESTABLISH_CONNECTION, r->source,
+						  psprintf("%s, and AWS_EC2_METADATA_V1_DISABLED is true: IMDSv1 is not used.", why));
+		r->source = psprintf("EC2 instance metadata (IMDSv1) at %s", r->imds_base);
+		refresh_send(r, STEP_IMDS_ROLE, "GET", role_url, NIL, NULL, METADATA_CONNECT_MS,
+					 METADATA_TIMEOUT_MS);
+		return;
+	}
 	if (status != 200 || !awscreds_printable(body->data))
 		source_failed(c, ERRCODE_FDW_UNABLE_TO_ESTABLISH_CONNECTION, r->source,
 					  status != 200 ?
 					  psprintf("The session token request (PUT /latest/api/token) answered with HTTP status %ld.", status) :
 					  "The session token it gave is empty or not printable.");
-	r->imds_headers = list_make1(psprintf("X-aws-ec2-metadata-token: %s", body->data));
+	r->token_headers = list_make1(psprintf("X-aws-ec2-metadata-token: %s", body->data));
 	explicit_bzero(body->data, body->len);
-	refresh_send(r, STEP_IMDS_ROLE, "GET",
-				 psprintf("%s/latest/meta-data/iam/security-credentials/", r->imds_base),
-				 r->imds_headers, NULL, METADATA_CONNECT_MS, METADATA_TIMEOUT_MS);
+	refresh_send(r, STEP_IMDS_ROLE, "GET", role_url, r->token_headers, NULL,
+				 METADATA_CONNECT_MS, METADATA_TIMEOUT_MS);
 }
 
 /* The role's name came: ask for its credentials. */
@@ -395,24 +477,13 @@ instance_role(ShardCredentials *c, Refresh *r, long status, StringInfo body)
 					  "The role name it gave is empty or not a plain name.");
 	refresh_send(r, STEP_IMDS_CREDS, "GET",
 				 psprintf("%s/latest/meta-data/iam/security-credentials/%s", r->imds_base, role),
-				 r->imds_headers, NULL, METADATA_CONNECT_MS, METADATA_TIMEOUT_MS);
+				 r->token_headers, NULL, METADATA_CONNECT_MS, METADATA_TIMEOUT_MS);
 }
 
 /*
- * The STS endpoint, by the rules DynamoDB's is found by (awsenv.c):
- * AWS_ENDPOINT_URL_STS, AWS_ENDPOINT_URL, the profile's endpoint_url, or
- * the region's, FIPS and dual-stack as the server says.
- */
-static char *
-sts_endpoint(ShardCredentials *c)
-{
-	return awsenv_endpoint("sts", NULL, c->server->region, c->server->use_fips,
-						   c->server->use_dualstack, c->spec->profile);
-}
-
-/*
- * The SigV4 headers of an STS request of body signed with creds (service
- * "sts", the server's region), as "Name: value" strings.
+ * The SigV4 headers of an STS request of body to url signed with creds
+ * (service "sts", the server's region), as "Name: value" strings, Host
+ * (as url writes it) among them.
  */
 static List *
 sts_signed_headers(ShardCredentials *c, const char *url, const char *body,
@@ -439,7 +510,11 @@ sts_signed_headers(ShardCredentials *c, const char *url, const char *body,
 		ereport(ERROR,
 				(errcode(ERRCODE_FDW_UNABLE_TO_ESTABLISH_CONNECTION),
 				 errmsg("could not sign an STS request: %s", err)));
-	for (int i = 1; i < nhdrs; i++)
+	/*
+	 * Host as well: libcurl's own would leave out a port that is the
+	 * scheme's default (https://sts.example:443), which the signature covers
+	 */
+	for (int i = 0; i < nhdrs; i++)
 		list = lappend(list, psprintf("%s: %s", hdrs[i].name, hdrs[i].value));
 	list = lappend(list, psprintf("Authorization: %s", out.authorization.data));
 	sigv4_output_free(&out);
@@ -470,7 +545,8 @@ sts_begin(ShardCredentials *c, Refresh *r)
 	AwsRole    *role = linitial(r->roles);
 	const char *web_token = r->web_token;
 	const char *action = web_token ? "AssumeRoleWithWebIdentity" : "AssumeRole";
-	char	   *url = sts_endpoint(c);
+	char	   *url = awsenv_endpoint("sts", "sts", NULL, c->server->region, c->server->use_fips,
+									  c->server->use_dualstack, c->spec->profile);
 	char	   *session = role->session_name ? pstrdup(role->session_name) :
 		env("AWS_ROLE_SESSION_NAME") && web_token ? pstrdup(env("AWS_ROLE_SESSION_NAME")) :
 		psprintf("shard_fdw-%ld", (long) time(NULL));
@@ -484,9 +560,9 @@ sts_begin(ShardCredentials *c, Refresh *r)
 		sts_signed_headers(c, url, body, &r->creds);
 	refresh_send(r, STEP_STS, "POST", psprintf("%s/", url), headers, body,
 				 c->server->connect_timeout_ms, c->server->request_timeout_ms);
+	explicit_bzero(body, strlen(body));
 	if (web_token)
 	{
-		explicit_bzero(body, strlen(body));
 		explicit_bzero(r->web_token, strlen(r->web_token));
 		r->web_token = NULL;
 	}
@@ -529,6 +605,202 @@ web_identity_begin(ShardCredentials *c, Refresh *r, const char *token_file,
 	r->roles = lcons(copy, r->roles);
 }
 
+/*
+ * Ask the SSO portal for the role of sso's account, with the token `aws
+ * sso login` cached for its session (or legacy start URL); profile names
+ * the profile in the hint to log in again.
+ */
+static void
+sso_begin(ShardCredentials *c, Refresh *r, const char *profile, const AwsSso *sso)
+{
+	char	   *endpoint = awsenv_endpoint("sso", "portal.sso", NULL, sso->region, false, false,
+										   c->spec->profile);
+	char	   *file = awscreds_sso_cache_file(sso->cache_key);
+	const char *home = env("HOME");
+	char	   *path;
+	char	   *text;
+	char	   *hint;
+	char	   *token;
+	int64_t		expires_at;
+	bool		parsed;
+	char		err[SFDW_ERRLEN];
+
+	r->source = psprintf("the SSO portal at %s (role \"%s\" of account %s)", endpoint,
+						 sso->role_name, sso->account_id);
+	if (file == NULL)
+		source_failed(c, ERRCODE_FDW_UNABLE_TO_ESTABLISH_CONNECTION, r->source,
+					  "The name of the SSO cache's token file, a SHA-1 hash, could not be computed.");
+	path = psprintf("%s/.aws/sso/cache/%s", home ? home : "", file);
+	hint = sso->session ?
+		psprintf("Run \"aws sso login --sso-session %s\" as the operating system user the PostgreSQL server runs as.",
+				 sso->session) :
+		psprintf("Run \"aws sso login --profile %s\" as the operating system user the PostgreSQL server runs as.",
+				 profile);
+	text = read_file(c, path, r->source, true);
+	if (text == NULL)
+		source_failed_hint(c, ERRCODE_INVALID_AUTHORIZATION_SPECIFICATION, r->source,
+						   psprintf("There is no cached SSO token: file \"%s\" does not exist.", path),
+						   hint);
+	parsed = awscreds_parse_sso_token(text, strlen(text), &token, &expires_at, err, sizeof(err));
+	explicit_bzero(text, strlen(text));
+	if (!parsed)
+		source_failed_hint(c, ERRCODE_FDW_INVALID_DATA_TYPE, r->source,
+						   psprintf("The cached SSO token file \"%s\" is not one: %s.", path, err),
+						   hint);
+	if (expires_at <= (int64_t) time(NULL))
+		source_failed_hint(c, ERRCODE_INVALID_AUTHORIZATION_SPECIFICATION, r->source,
+						   psprintf("The cached SSO token in \"%s\" expired at %s.", path,
+									timestamptz_to_str(time_t_to_timestamptz((pg_time_t) expires_at))),
+						   hint);
+	r->sso_hint = hint;
+	r->token_headers = list_make1(psprintf("x-amz-sso_bearer_token: %s", token));
+	explicit_bzero(token, strlen(token));
+	refresh_send(r, STEP_SSO, "GET", awscreds_sso_url(endpoint, sso), r->token_headers, NULL,
+				 c->server->connect_timeout_ms, c->server->request_timeout_ms);
+}
+
+/* The credentials in the SSO portal's answer, which is wiped. */
+static AwsCreds
+sso_answer(ShardCredentials *c, Refresh *r, long status, StringInfo body)
+{
+	AwsCreds	creds;
+	AwsError	error;
+	AwsAnswer	answer = awscreds_parse_sso_role(body->data, body->len, &creds, &error);
+
+	if (status == 401 || status == 403)
+		source_failed_hint(c, ERRCODE_INVALID_AUTHORIZATION_SPECIFICATION, r->source,
+						   psprintf("It refused the cached SSO token with HTTP status %ld%s%s.", status,
+									answer == AWS_ANSWER_ERROR ? ": " : "",
+									answer == AWS_ANSWER_ERROR ? error.message : ""),
+						   r->sso_hint);
+	if (status != 200)
+		source_failed(c, ERRCODE_FDW_UNABLE_TO_ESTABLISH_CONNECTION, r->source,
+					  psprintf("It answered with HTTP status %ld%s%s.", status,
+							   answer == AWS_ANSWER_ERROR ? ": " : "",
+							   answer == AWS_ANSWER_ERROR ? error.message : ""));
+	if (answer != AWS_ANSWER_CREDENTIALS)
+		source_failed(c, ERRCODE_FDW_INVALID_DATA_TYPE, r->source,
+					  psprintf("Its answer is not credentials: %s.", error.message));
+	explicit_bzero(body->data, body->len);
+	return palloc_creds(&creds);
+}
+
+/* Run profile's credential_process; its output is read as it comes. */
+static void
+process_begin(ShardCredentials *c, Refresh *r, const char *profile, const char *command)
+{
+	char		err[SFDW_ERRLEN];
+
+	r->source = psprintf("the credential_process of profile \"%s\"", profile);
+	r->step = STEP_PROCESS;
+	r->process = child_start(command, PROCESS_TIMEOUT_MS, PROCESS_MAX_OUTPUT, err, sizeof(err));
+	if (r->process == NULL)
+		source_failed(c, ERRCODE_FDW_UNABLE_TO_ESTABLISH_CONNECTION, r->source,
+					  psprintf("It could not be started: %s.", err));
+}
+
+/*
+ * The credentials a credential_process that ended wrote; errors say its
+ * exit status or why it was killed, never what it wrote on standard error
+ * (nobody reads it) or output.
+ */
+static AwsCreds
+process_answer(ShardCredentials *c, Refresh *r)
+{
+	StringInfo	out;
+	char		err[SFDW_ERRLEN];
+	int			status = child_result(r->process, &out, err, sizeof(err));
+	AwsCreds	creds;
+	AwsError	error;
+
+	if (status < 0)
+		source_failed(c, ERRCODE_FDW_UNABLE_TO_ESTABLISH_CONNECTION, r->source,
+					  psprintf("It %s.", err));
+	if (status != 0)
+		source_failed(c, ERRCODE_FDW_UNABLE_TO_ESTABLISH_CONNECTION, r->source,
+					  psprintf("It exited with status %d (what it wrote on standard error is not read).",
+							   status));
+	if (awscreds_parse_process(out->data, out->len, &creds, &error) != AWS_ANSWER_CREDENTIALS)
+		source_failed(c, ERRCODE_FDW_INVALID_DATA_TYPE, r->source,
+					  psprintf("Its output is not credentials of version 1: %s.", error.message));
+	child_stop(r->process);
+	r->process = NULL;
+	return palloc_creds(&creds);
+}
+
+/*
+ * Whether the step r waits for is over (its exchange answered or failed,
+ * its process ended, the backoff before its exchange is sent again
+ * passed), without waiting.
+ */
+static bool
+step_over(Refresh *r)
+{
+	if (r->retry_at)
+		return GetCurrentTimestamp() >= r->retry_at;
+	return r->process ? child_done(r->process) : transport_exchange_done(r->x);
+}
+
+/*
+ * Wait for the step of r: until its exchange ends, or a little while for
+ * its process or its backoff, the transport moving on meanwhile.
+ * Interruptible.
+ */
+static void
+step_wait(Refresh *r)
+{
+	if (r->retry_at)
+		transport_pause(r->transport, (r->retry_at - GetCurrentTimestamp()) / 1000 + 1);
+	else if (r->process)
+		transport_pause(r->transport, PROCESS_POLL_MS);
+	else
+		transport_exchange_wait(r->x);
+}
+
+/*
+ * Whether an error code is one the SDKs retry: DynamoDB's throttles and
+ * transient errors (retry.c), STS's Throttling and IDPCommunicationError
+ * (the identity provider of a web identity token did not answer STS),
+ * and the REST services' TooManyRequestsException.
+ */
+static bool
+transient_code(const char *code)
+{
+	return retry_is_throttle(code) || retry_is_transient(code) ||
+		strcmp(code, "Throttling") == 0 || strcmp(code, "IDPCommunicationError") == 0 ||
+		strcmp(code, "TooManyRequestsException") == 0;
+}
+
+/*
+ * After r's exchange answered with status and body: when the SDKs take
+ * the failure for transient (HTTP 429 or 5xx, or a transient error code
+ * in STS's, the container endpoint's or IMDS's answer) and the exchange
+ * has attempts left, schedule it to be sent again after a throttle's
+ * backoff (up to 0.5 s, then 1 s) and return true.
+ */
+static bool
+retry_later(Refresh *r, long status, StringInfo body)
+{
+	AwsCreds	creds;
+	AwsError	error;
+	AwsAnswer	answer = AWS_ANSWER_MALFORMED;
+
+	if (status == 200 || r->attempts >= EXCHANGE_ATTEMPTS)
+		return false;
+	if (r->step == STEP_STS)
+		answer = awscreds_parse_sts(body->data, body->len, &creds, &error);
+	else if (r->step == STEP_CONTAINER || r->step == STEP_IMDS_CREDS)
+		answer = awscreds_parse_json(body->data, body->len, &creds, &error);
+	if (answer == AWS_ANSWER_CREDENTIALS)
+		wipe_creds(&creds);
+	if (status != 429 && status < 500 &&
+		!(answer == AWS_ANSWER_ERROR && transient_code(error.code)))
+		return false;
+	transport_exchange_free(r->x);
+	r->retry_at = GetCurrentTimestamp() + retry_backoff_us(r->attempts, true);
+	return true;
+}
+
 /* ---------------------------------------------------------------------
  * The chain
  * ---------------------------------------------------------------------
@@ -550,11 +822,14 @@ environment_creds(AwsCreds *out)
 /*
  * Begin to fetch the credentials of profile from the shared files: its
  * keys, or its source's first exchange, and the roles it assumes after.
- * Returns false when the profile is in neither file and !must_exist; any
- * other failure is an error.
+ * With skipped (the profile the chain looks at by default) a profile that
+ * holds no credentials, or (unless must_exist) is in neither file, is
+ * passed over, as the SDKs pass it over: false, with why appended to
+ * skipped.  Any other failure is an error.
  */
 static bool
-profile_begin(ShardCredentials *c, Refresh *r, const char *profile, bool must_exist)
+profile_begin(ShardCredentials *c, Refresh *r, const char *profile, bool must_exist,
+			  StringInfo skipped)
 {
 	char	   *creds_path = shared_file_path("AWS_SHARED_CREDENTIALS_FILE", "credentials");
 	char	   *config_path = shared_file_path("AWS_CONFIG_FILE", "config");
@@ -568,10 +843,20 @@ profile_begin(ShardCredentials *c, Refresh *r, const char *profile, bool must_ex
 
 	ok = awscreds_resolve_profile(creds_text, config_text, profile, &plan, &found,
 								  err, sizeof(err));
-	if (!found && !must_exist)
+	if (skipped && (ok ? plan.source == AWS_SOURCE_NONE : !found && !must_exist))
+	{
+		if (ok)
+			appendStringInfo(skipped, "; shared files: profile \"%s\" holds no credentials", profile);
+		else
+			appendStringInfo(skipped, "; shared files: no profile \"%s\" in \"%s\" or \"%s\"", profile,
+							 creds_path, config_path);
 		return false;
+	}
+	if (ok && plan.source == AWS_SOURCE_NONE)
+		snprintf(err, sizeof(err), "profile \"%s\" holds no credentials: no keys (aws_access_key_id, aws_secret_access_key), role_arn, SSO settings (sso_session, sso_start_url) or credential_process",
+				 profile);
 	err[0] = pg_toupper((unsigned char) err[0]);
-	if (!ok)
+	if (!ok || plan.source == AWS_SOURCE_NONE)
 		ereport(ERROR,
 				(errcode(found ? ERRCODE_FDW_INVALID_OPTION_NAME : ERRCODE_FDW_OPTION_NAME_NOT_FOUND),
 				 errmsg("could not get AWS credentials for server \"%s\" from %s",
@@ -588,6 +873,8 @@ profile_begin(ShardCredentials *c, Refresh *r, const char *profile, bool must_ex
 	}
 	switch (plan.source)
 	{
+		case AWS_SOURCE_NONE:
+			pg_unreachable();
 		case AWS_SOURCE_STATIC:
 			r->creds = plan.creds;
 			break;
@@ -604,6 +891,12 @@ profile_begin(ShardCredentials *c, Refresh *r, const char *profile, bool must_ex
 			break;
 		case AWS_SOURCE_WEB_IDENTITY:
 			web_identity_begin(c, r, plan.web_identity_token_file, &plan.web_role);
+			break;
+		case AWS_SOURCE_SSO:
+			sso_begin(c, r, profile, &plan.sso);
+			break;
+		case AWS_SOURCE_PROCESS:
+			process_begin(c, r, profile, plan.credential_process);
 			break;
 	}
 	return true;
@@ -643,7 +936,7 @@ chain_begin(ShardCredentials *c, Refresh *r)
 							  "AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY are not both set.");
 			return;
 		case SOURCE_PROFILE:
-			profile_begin(c, r, st->profile, true);
+			profile_begin(c, r, st->profile, true, NULL);
 			return;
 		case SOURCE_WEB_IDENTITY:
 			env_web_identity_begin(c, r);
@@ -663,7 +956,7 @@ chain_begin(ShardCredentials *c, Refresh *r)
 	{
 		st->source = SOURCE_PROFILE;
 		st->profile = MemoryContextStrdup(c->cxt, c->spec->profile);
-		profile_begin(c, r, st->profile, true);
+		profile_begin(c, r, st->profile, true, NULL);
 		return;
 	}
 	initStringInfo(&tried);
@@ -677,14 +970,11 @@ chain_begin(ShardCredentials *c, Refresh *r)
 		const char *profile = env("AWS_PROFILE") ? env("AWS_PROFILE") : "default";
 
 		st->profile = MemoryContextStrdup(c->cxt, profile);
-		if (profile_begin(c, r, profile, env("AWS_PROFILE") != NULL))
+		if (profile_begin(c, r, profile, env("AWS_PROFILE") != NULL, &tried))
 		{
 			st->source = SOURCE_PROFILE;
 			return;
 		}
-		appendStringInfo(&tried, "; shared files: no profile \"%s\" in \"%s\" or \"%s\"", profile,
-						 shared_file_path("AWS_SHARED_CREDENTIALS_FILE", "credentials"),
-						 shared_file_path("AWS_CONFIG_FILE", "config"));
 	}
 	if (env("AWS_WEB_IDENTITY_TOKEN_FILE"))
 	{
@@ -758,8 +1048,10 @@ refresh_end(ShardCredentials *c)
 	wipe_creds(&r->creds);
 	if (r->web_token)
 		explicit_bzero(r->web_token, strlen(r->web_token));
-	if (r->imds_headers)
-		explicit_bzero(linitial(r->imds_headers), strlen(linitial(r->imds_headers)));
+	if (r->token_headers)
+		explicit_bzero(linitial(r->token_headers), strlen(linitial(r->token_headers)));
+	if (r->body)
+		explicit_bzero(r->body, strlen(r->body));
 	c->state->refresh = NULL;
 	MemoryContextReset(c->state->refresh_cxt);
 }
@@ -879,7 +1171,7 @@ refresh_begin(ShardCredentials *c, DdbTransport *t)
 		role->duration_s = c->spec->duration_s;
 		r->roles = lappend(r->roles, role);
 	}
-	if (r->x == NULL)
+	if (r->x == NULL && r->process == NULL)
 		refresh_next(c);
 }
 
@@ -893,11 +1185,24 @@ refresh_advance(ShardCredentials *c)
 {
 	Refresh    *r;
 
-	while ((r = c->state->refresh) != NULL && transport_exchange_done(r->x))
+	while ((r = c->state->refresh) != NULL && step_over(r))
 	{
 		StringInfo	body;
 		bool		stale;
-		long		status = refresh_answer(c, r, &body, &stale);
+		long		status;
+
+		if (r->retry_at)
+		{
+			refresh_start(r);
+			continue;
+		}
+		if (r->step == STEP_PROCESS)
+		{
+			r->creds = process_answer(c, r);
+			refresh_next(c);
+			continue;
+		}
+		status = refresh_answer(c, r, &body, &stale);
 
 		if (stale)
 		{
@@ -907,6 +1212,8 @@ refresh_advance(ShardCredentials *c)
 			refresh_begin(c, t);
 			continue;
 		}
+		if (retry_later(r, status, body))
+			continue;
 		switch (r->step)
 		{
 			case STEP_IMDS_TOKEN:
@@ -924,6 +1231,12 @@ refresh_advance(ShardCredentials *c)
 				r->creds = sts_answer(c, r, status, body);
 				refresh_next(c);
 				break;
+			case STEP_SSO:
+				r->creds = sso_answer(c, r, status, body);
+				refresh_next(c);
+				break;
+			case STEP_PROCESS:
+				pg_unreachable();
 		}
 	}
 }
@@ -975,7 +1288,7 @@ credentials_ensure(ShardCredentials *c, DdbTransport *t)
 		refresh_advance(c);
 		while (st->refresh != NULL && !may_keep_current(c, (int64) time(NULL)))
 		{
-			transport_exchange_wait(st->refresh->x);
+			step_wait(st->refresh);
 			refresh_advance(c);
 		}
 	}

@@ -4,7 +4,8 @@
  *		Plain HTTP exchanges outside DynamoDB's protocol (the credential
  *		sources' GETs, PUTs and POSTs, see credentials.c), run on a
  *		transport's multi handle beside its DynamoDB requests and moving
- *		whenever they do.
+ *		whenever they do; and the pauses of a credential source that waits
+ *		on something else, during which the transport moves on too.
  *
  *-------------------------------------------------------------------------
  */
@@ -144,20 +145,21 @@ transport_exchange_done(HttpExchange *x)
 /*
  * The outcome of an ended exchange: the HTTP status, its body in *answer
  * (owned by the exchange), or 0 with libcurl's reason in err when no
- * answer came.  *stale tells a timeout that ran out while nobody moved
- * the transport (between statements, or while the executor worked on
- * rows): the answer may have been there in time, so asking again is
- * worth it.
+ * answer came.  *timed_out tells that none came within the timeout;
+ * *stale, that the timeout ran out while nobody moved the transport
+ * (between statements, or while the executor worked on rows): the answer
+ * may have been there in time, so asking again is worth it.
  */
 long
 transport_exchange_result(HttpExchange *x, StringInfo *answer, bool *stale,
-						  char *err, size_t errlen)
+						  bool *timed_out, char *err, size_t errlen)
 {
 	long		status = 0;
 
 	Assert(x->done);
 	*answer = &x->answer;
-	*stale = x->result == CURLE_OPERATION_TIMEDOUT && x->idled;
+	*timed_out = x->result == CURLE_OPERATION_TIMEDOUT;
+	*stale = *timed_out && x->idled;
 	if (x->result == CURLE_OK)
 		curl_easy_getinfo(x->easy, CURLINFO_RESPONSE_CODE, &status);
 	else
@@ -177,4 +179,17 @@ transport_exchange_wait(HttpExchange *x)
 		CHECK_FOR_INTERRUPTS();
 		transport_drive(x->t, POLL_MS);
 	}
+}
+
+/*
+ * Move t on for at most ms milliseconds (and at most POLL_MS; less when
+ * a transfer ends), its DynamoDB requests and plain exchanges in flight
+ * going on, while a credential source waits on something other than an
+ * exchange: a process's output.  Interruptible.
+ */
+void
+transport_pause(DdbTransport *t, long ms)
+{
+	CHECK_FOR_INTERRUPTS();
+	transport_drive(t, (int) Max(0, Min(ms, POLL_MS)));
 }

@@ -5,8 +5,8 @@
  *		backend (transport.c, on connections kept alive by links.c, waits on
  *		sockets.c), when to retry them (retry.c), the credentials they are
  *		signed with (credentials.c, the sources' plain exchanges in
- *		exchange.c), connections per server and user (connection.c), and
- *		capacity budgets (budget.c).  Knows requests as actions and bodies,
+ *		exchange.c, a credential_process run by process.c), connections per
+ *		server and user (connection.c), and capacity budgets (budget.c).  Knows requests as actions and bodies,
  *		not what they mean: that is the dynamo layer's.
  *
  *-------------------------------------------------------------------------
@@ -210,9 +210,25 @@ extern HttpExchange *transport_exchange_start(DdbTransport *t, const char *metho
 											  long timeout_ms);
 extern bool transport_exchange_done(HttpExchange *x);
 extern long transport_exchange_result(HttpExchange *x, StringInfo *answer,
-									  bool *stale, char *err, size_t errlen);
+									  bool *stale, bool *timed_out,
+									  char *err, size_t errlen);
 extern void transport_exchange_wait(HttpExchange *x);
 extern void transport_exchange_free(HttpExchange *x);
+extern void transport_pause(DdbTransport *t, long ms);
+
+/* ---------------------------------------------------------------------
+ * in process.c
+ * ---------------------------------------------------------------------
+ */
+
+/* A child process run for its standard output (a credential_process). */
+typedef struct ChildProcess ChildProcess;
+
+extern ChildProcess *child_start(const char *command, long timeout_ms, size_t max_output,
+								 char *err, size_t errlen);
+extern bool child_done(ChildProcess *p);
+extern int	child_result(ChildProcess *p, StringInfo *output, char *err, size_t errlen);
+extern void child_stop(ChildProcess *p);
 
 /* ---------------------------------------------------------------------
  * in budget.c

@@ -3,12 +3,14 @@
  * fuzz_awscreds.c
  *		libFuzzer target: what the credential sources send or hold
  *		(awscreds.c).  The first byte picks the reader: 's' an STS XML
- *		answer, 'j' container or instance metadata JSON, 't' an ISO 8601
- *		time, 'u' a container URL, anything else the shared files: the
- *		credentials file, a NUL, the config file, a NUL, a profile name.
+ *		answer, 'j' container or instance metadata JSON, 'c' a
+ *		credential_process's output, 'k' a token of the SSO cache, 'o' the
+ *		SSO portal's answer, 't' an ISO 8601 time, 'u' a container URL,
+ *		anything else the shared files: the credentials file, a NUL, the
+ *		config file, a NUL, a profile name.
  *
- * Credentials that parse must be printable (they go into HTTP headers);
- * a plan that resolves must name its source's settings.
+ * Credentials and tokens that parse must be printable (they go into HTTP
+ * headers); a plan that resolves must name its source's settings.
  *
  *-------------------------------------------------------------------------
  */
@@ -57,6 +59,31 @@ LLVMFuzzerTestOneInput(const unsigned char *data, size_t size)
 				check_creds(&creds);
 			awscreds_free_creds(&creds);
 			break;
+		case 'c':
+			if (awscreds_parse_process((const char *) data + 1, size - 1, &creds, &error) ==
+				AWS_ANSWER_CREDENTIALS)
+				check_creds(&creds);
+			awscreds_free_creds(&creds);
+			break;
+		case 'o':
+			if (awscreds_parse_sso_role((const char *) data + 1, size - 1, &creds, &error) ==
+				AWS_ANSWER_CREDENTIALS)
+				check_creds(&creds);
+			awscreds_free_creds(&creds);
+			break;
+		case 'k':
+			{
+				char	   *token;
+				int64_t		expires;
+				char		err[SFDW_ERRLEN];
+
+				if (awscreds_parse_sso_token((const char *) data + 1, size - 1, &token,
+											 &expires, err, sizeof(err)) &&
+					!awscreds_printable(token))
+					abort();
+				sfdw_free(token);
+				break;
+			}
 		case 't':
 			{
 				int64_t		t;
@@ -89,6 +116,12 @@ LLVMFuzzerTestOneInput(const unsigned char *data, size_t size)
 									plan.creds.secret_access_key == NULL)) ||
 						(plan.source == AWS_SOURCE_WEB_IDENTITY &&
 						 plan.web_identity_token_file == NULL) ||
+						(plan.source == AWS_SOURCE_SSO &&
+						 (plan.sso.start_url == NULL || plan.sso.region == NULL ||
+						  plan.sso.account_id == NULL || plan.sso.role_name == NULL ||
+						  plan.sso.cache_key == NULL)) ||
+						(plan.source == AWS_SOURCE_PROCESS && plan.credential_process == NULL) ||
+						(plan.source == AWS_SOURCE_NONE && plan.nroles > 0) ||
 						plan.nroles > AWS_MAX_ROLES)
 						abort();
 					awscreds_free_plan(&plan);

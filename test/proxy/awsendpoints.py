@@ -11,13 +11,27 @@ documented, on one loopback port:
 * The container credentials endpoint (GET /container/credentials): the
   Authorization header must carry the configured token; JSON answers
   ({"AccessKeyId", "SecretAccessKey", "Token", "Expiration"}).
-* EC2 instance metadata, IMDSv2 only: PUT /latest/api/token with
+* EC2 instance metadata: PUT /latest/api/token with
   X-aws-ec2-metadata-token-ttl-seconds gives a session token, which
   GET /latest/meta-data/iam/security-credentials/ (the role's name) and
   .../<role> (its JSON credentials) require in X-aws-ec2-metadata-token;
-  a request without it gets 401, as IMDSv1 does where v2 is enforced.
+  a request without it gets 401, as where IMDSv2 is enforced, unless
+  `imds_v1` allows IMDSv1.  The token request can be refused
+  (`imds_token_status`) or held back (`imds_token_delay_s`), as a
+  container behind a hop limit of 1 sees it.
+* The IAM Identity Center (SSO) portal (GET /federation/credentials
+  ?role_name=...&account_id=...): the x-amz-sso_bearer_token header must
+  carry an access token that may use that account's role (`sso_tokens`);
+  JSON answers ({"roleCredentials": {..., "expiration": epoch ms}}),
+  errors as {"message"} with the x-amzn-ErrorType header.
 
-Every credential it hands out comes from a fixed pool (pool_credentials),
+Any of them may be proxied to (http_proxy): a request whose target is an
+absolute URL is served as if it had come straight.  `failures` makes the
+next requests of a kind fail first, with an HTTP status and an error code
+in that service's form, as a throttled or failing service answers.
+
+Every credential it hands out comes from a fixed pool (pool_credentials;
+the "process" pool is for the tests' credential_process scripts),
 so that the DynamoDB proxy can be started knowing them all and verify that
 requests really arrive signed with what was fetched.  Each lives
 `lifetime_s` seconds.  Every answer can be held back `delay_s` seconds,
@@ -45,7 +59,7 @@ from ddbproxy import ProxyError, SignatureVerifier  # noqa: E402
 
 STS_NS = "https://sts.amazonaws.com/doc/2011-06-15/"
 POOL_SIZE = 60
-SOURCES = ("role", "web", "container", "imds")
+SOURCES = ("role", "web", "container", "imds", "sso", "process")
 IMDS_ROLE = "shard-fdw-instance-role"
 
 
@@ -81,8 +95,19 @@ class Endpoints:
         self.next = {s: itertools.count() for s in SOURCES}
         self.expiry = {}            # akid -> epoch seconds it expires at
         self.imds_tokens = set()
+        self.imds_v1 = False        # GETs without a session token are served
+        self.imds_token_status = 200    # what PUT /latest/api/token answers
+        self.imds_token_delay_s = 0.0   # and after how long
+        self.sso_tokens = {}        # SSO access token -> {(account_id, role_name)}
+        self.failures = {}          # kind -> [(status, code or None)] answered first
         self.counts = {}
         self.log = []
+
+    def take_failure(self, kind):
+        """The failure the next request of kind gets, or None."""
+        with self.lock:
+            queue = self.failures.get(kind)
+            return queue.pop(0) if queue else None
 
     def count(self, name, record):
         """Count a request by name and log it."""
@@ -154,18 +179,30 @@ class Handler(BaseHTTPRequestHandler):
         """The shared Endpoints."""
         return self.server.endpoints
 
+    @property
+    def target(self):
+        """The request's path and query, also when it came through a proxy
+        as an absolute URL."""
+        if self.path.startswith(("http://", "https://")):
+            parts = urllib.parse.urlsplit(self.path)
+            return (parts.path or "/") + (f"?{parts.query}" if parts.query else "")
+        return self.path
+
     def body(self):
         """The request body."""
         length = int(self.headers.get("Content-Length") or 0)
         return self.rfile.read(length) if length else b""
 
-    def answer(self, status, text, content_type):
-        """Send an answer, delay_s after the request came."""
-        time.sleep(self.state.delay_s)
+    def answer(self, status, text, content_type, delay_s=None, headers=()):
+        """Send an answer, delay_s (by default the endpoints' delay_s)
+        after the request came."""
+        time.sleep(self.state.delay_s if delay_s is None else delay_s)
         data = text.encode() + b" " * self.state.pad_bytes
         self.send_response(status)
         self.send_header("Content-Type", content_type)
         self.send_header("Content-Length", str(len(data)))
+        for name, value in headers:
+            self.send_header(name, value)
         self.end_headers()
         self.wfile.write(data)
 
@@ -174,8 +211,12 @@ class Handler(BaseHTTPRequestHandler):
         body = self.body()
         params = dict(urllib.parse.parse_qsl(body.decode(), keep_blank_values=True))
         action = params.get("Action")
-        record = {"params": params, "signed": "Authorization" in self.headers}
-        if action == "AssumeRole":
+        record = {"params": params, "signed": "Authorization" in self.headers,
+                  "host": self.headers.get("Host")}
+        failure = self.state.take_failure(f"sts:{action}")
+        if failure:
+            status, text = sts_error(failure[1] or "InternalFailure", "failing as told", failure[0])
+        elif action == "AssumeRole":
             status, text = self.assume_role(params, body, record)
         elif action == "AssumeRoleWithWebIdentity":
             status, text = self.assume_role_with_web_identity(params, record)
@@ -189,7 +230,7 @@ class Handler(BaseHTTPRequestHandler):
         """STS AssumeRole: verify the signature, then the role's trust."""
         verifier = SignatureVerifier(self.state.known_credentials(), service="sts")
         try:
-            access_key = verifier.verify("POST", self.path, self.headers, body)
+            access_key = verifier.verify("POST", self.target, self.headers, body)
         except ProxyError as err:
             code = {"UnrecognizedClientException": "InvalidClientTokenId",
                     "InvalidSignatureException": "SignatureDoesNotMatch"}.get(
@@ -231,38 +272,49 @@ class Handler(BaseHTTPRequestHandler):
         """IMDSv2's session token."""
         self.body()
         ttl = self.headers.get("X-aws-ec2-metadata-token-ttl-seconds")
-        record = {"path": self.path, "ttl": ttl}
-        if self.path != "/latest/api/token" or ttl is None:
-            record["status"] = 400
-            self.state.count("imds:token", record)
-            self.answer(400, "", "text/plain")
-            return
-        with self.state.lock:
-            token = f"imds-session-{len(self.state.imds_tokens)}"
-            self.state.imds_tokens.add(token)
-        record["status"] = 200
+        record = {"path": self.target, "ttl": ttl}
+        failure = self.state.take_failure("imds:token")
+        if self.target != "/latest/api/token" or ttl is None:
+            status = 400
+        else:
+            status = failure[0] if failure else self.state.imds_token_status
+        token = ""
+        if status == 200:
+            with self.state.lock:
+                token = f"imds-session-{len(self.state.imds_tokens)}"
+                self.state.imds_tokens.add(token)
+        record["status"] = status
         self.state.count("imds:token", record)
-        self.answer(200, token, "text/plain")
+        self.answer(status, token, "text/plain",
+                    delay_s=self.state.delay_s + self.state.imds_token_delay_s)
 
     def do_GET(self):  # noqa: N802  (BaseHTTPRequestHandler's name)
-        """The container endpoint and IMDS's credential paths."""
-        if self.path.startswith("/container/"):
+        """The container endpoint, the SSO portal and IMDS's credential paths."""
+        if self.target.startswith("/container/"):
             self.container()
+            return
+        if self.target.startswith("/federation/credentials"):
+            self.sso()
             return
         prefix = "/latest/meta-data/iam/security-credentials/"
         token = self.headers.get("X-aws-ec2-metadata-token")
-        record = {"path": self.path, "token": token}
-        if token not in self.state.imds_tokens:
+        record = {"path": self.target, "token": token}
+        if token not in self.state.imds_tokens and not (token is None and self.state.imds_v1):
             status, text, kind = 401, "", "imds:unauthorized"
-        elif self.path == prefix:
+        elif self.target == prefix:
             status, text, kind = 200, IMDS_ROLE + "\n", "imds:role"
-        elif self.path == prefix + IMDS_ROLE:
+        elif self.target == prefix + IMDS_ROLE:
+            status, kind = 200, "imds:credentials"
+            text = None
+        else:
+            status, text, kind = 404, "", "imds:notfound"
+        failure = self.state.take_failure(kind)
+        if failure:
+            status, text = failure[0], ""
+        elif text is None:
             creds = self.state.issue("imds")
             text = json.dumps(dict({"Code": "Success", "LastUpdated": iso(0),
                                     "Type": "AWS-HMAC"}, **creds), indent=2)
-            status, kind = 200, "imds:credentials"
-        else:
-            status, text, kind = 404, "", "imds:notfound"
         record["status"] = status
         self.state.count(kind, record)
         self.answer(status, text, "text/plain")
@@ -270,8 +322,12 @@ class Handler(BaseHTTPRequestHandler):
     def container(self):
         """The container credentials endpoint."""
         auth = self.headers.get("Authorization")
-        record = {"path": self.path, "authorization": auth}
-        if self.state.container_token is not None and auth != self.state.container_token:
+        record = {"path": self.target, "authorization": auth}
+        failure = self.state.take_failure("container")
+        if failure:
+            status, text = failure[0], json.dumps({"code": failure[1], "message": "failing as told"}) \
+                if failure[1] else ""
+        elif self.state.container_token is not None and auth != self.state.container_token:
             status, text = 401, json.dumps({"code": "InvalidToken",
                                             "message": "the authorization token is not valid"})
         else:
@@ -279,6 +335,38 @@ class Handler(BaseHTTPRequestHandler):
         record["status"] = status
         self.state.count("container", record)
         self.answer(status, text, "application/json")
+
+    def sso(self):
+        """The SSO portal's GetRoleCredentials."""
+        query = dict(urllib.parse.parse_qsl(urllib.parse.urlsplit(self.target).query))
+        token = self.headers.get("x-amz-sso_bearer_token")
+        record = {"path": self.target, "token": token,
+                  "account_id": query.get("account_id"), "role_name": query.get("role_name")}
+        grants = self.state.sso_tokens.get(token)
+        failure = self.state.take_failure("sso")
+        if failure:
+            status, code = failure[0], failure[1] or "InternalServerException"
+        elif grants is None:
+            status, code = 401, "UnauthorizedException"
+        elif (query.get("account_id"), query.get("role_name")) not in grants:
+            status, code = 403, "ForbiddenException"
+        else:
+            status, code = 200, None
+        if code:
+            text = json.dumps({"message": {401: "Session token not found or invalid",
+                                           403: "No access"}.get(status, "failing as told")})
+            headers = [("x-amzn-ErrorType", f"{code}:http://internal.amazon.com/coral/"
+                        "com.amazon.switchboard.portal/")]
+        else:
+            creds = self.state.issue("sso")
+            text = json.dumps({"roleCredentials": {
+                "accessKeyId": creds["AccessKeyId"], "secretAccessKey": creds["SecretAccessKey"],
+                "sessionToken": creds["Token"],
+                "expiration": self.state.expiry[creds["AccessKeyId"]] * 1000}})
+            headers = []
+        record["status"] = status
+        self.state.count("sso", record)
+        self.answer(status, text, "application/json", headers=headers)
 
 
 class Server(ThreadingHTTPServer):

@@ -6,15 +6,20 @@ this test runs a cluster of its own (restarted with the variables of each
 source), a DynamoDB proxy of its own that knows every credential the
 sources hand out and verifies each request's SigV4 signature against
 them, and test/proxy/awsendpoints.py: local endpoints speaking STS's
-(AssumeRole, AssumeRoleWithWebIdentity), the container endpoint's and
-IMDSv2's documented protocols.  For each source it checks that a query
+(AssumeRole, AssumeRoleWithWebIdentity), the container endpoint's, IMDS's
+(v2 and v1) and the SSO portal's documented protocols; a credential_process
+is a script the test writes.  For each source it checks that a query
 works, that DynamoDB saw requests signed with exactly the credentials the
 source handed out, that the credentials are fetched once per backend and
 again before they expire, the errors of each source (missing files, STS
-error codes, expired tokens, refused URLs), the privilege rules, and that
-no key, secret or token reaches a message or the server log.
+error codes, expired tokens, refused URLs, exit statuses), the chain's
+order past profiles without credentials, transient failures retried, the
+privilege rules, and that no key, secret or token reaches a message or the
+server log.
 """
 
+import hashlib
+import json
 import os
 import shutil
 import subprocess
@@ -444,6 +449,375 @@ def oversized_answer_is_refused():
     assert kinds(endpoint_log()) == ["container", "container"]
 
 
+# ------------------------------------ profiles without keys, processes, SSO
+
+
+def config_files(config, credentials=None):
+    """Write the config file (and the credentials file, or none); returns
+    the variables that name them."""
+    work = state["work"]
+    write(os.path.join(work, "config"), config)
+    path = os.path.join(work, "credentials")
+    if credentials is None:
+        if os.path.exists(path):
+            os.unlink(path)
+    else:
+        write(path, credentials)
+    return {"AWS_CONFIG_FILE": os.path.join(work, "config"),
+            "AWS_SHARED_CREDENTIALS_FILE": path}
+
+
+@runner.test
+def profile_without_credentials_is_passed_over():
+    """A [default] profile holding only a region (what `aws configure`
+    writes when only a region is given) is passed over, as the SDKs pass
+    it over, and so is the one AWS_PROFILE names: the chain goes on to web
+    identity, the container endpoint and instance metadata.  With nothing
+    found, the error says why each source was passed over; the profile a
+    mapping names must hold credentials."""
+    files = config_files("[default]\nregion = us-east-1\n"
+                         "[profile plain]\nregion = eu-west-1\noutput = json\n")
+    web_token_file = os.path.join(state["work"], "web-token")
+    write(web_token_file, "web-token-1")
+    restart(AWS_WEB_IDENTITY_TOKEN_FILE=web_token_file, AWS_ROLE_ARN=ROLE_WEB,
+            AWS_ENDPOINT_URL_STS=state["ep"], **files)
+    mapping()
+    total()
+    assert kinds(endpoint_log()) == ["sts:AssumeRoleWithWebIdentity"]
+    assert all(k.startswith("ASIAWEB") for k in keys_seen())
+
+    token_file = os.path.join(state["work"], "container-token")
+    write(token_file, "container-auth-1")
+    restart(AWS_PROFILE="plain", AWS_CONTAINER_CREDENTIALS_FULL_URI=state["ep"] + "/container/credentials",
+            AWS_CONTAINER_AUTHORIZATION_TOKEN_FILE=token_file, **files)
+    total()
+    assert kinds(endpoint_log()) == ["container"]
+    assert all(k.startswith("ASIACONTAINER") for k in keys_seen())
+
+    restart(AWS_EC2_METADATA_SERVICE_ENDPOINT=state["ep"], AWS_EC2_METADATA_DISABLED="false",
+            **files)
+    total()
+    assert kinds(endpoint_log()) == ["imds:token", "imds:role", "imds:credentials"]
+    assert all(k.startswith("ASIAIMDS") for k in keys_seen())
+
+    restart(**files)
+    fails("SELECT sum(v) FROM kv", 'no AWS credentials found for server "ddb"',
+          "environment: AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY are not both set",
+          'shared files: profile "default" holds no credentials',
+          "web identity: AWS_WEB_IDENTITY_TOKEN_FILE is not set",
+          "instance metadata: AWS_EC2_METADATA_DISABLED is true")
+    mapping(profile="plain")
+    fails("SELECT sum(v) FROM kv", 'from profile "plain"', 'Profile "plain" holds no credentials')
+    assert endpoint_log() == []
+
+
+PROCESS_SCRIPT = '''import json, os, sys, time
+state = sys.argv[1]
+with open(os.path.join(state, "mode")) as f:
+    mode, lifetime = f.read().split()
+with open(os.path.join(state, "runs"), "a") as f:
+    f.write(f"{os.getpid()} {sys.argv[2]}\\n")
+with open(os.path.join(state, "runs")) as f:
+    run = len(f.readlines()) - 1
+if mode == "sleep":
+    time.sleep(300)
+if mode == "fail":
+    sys.stderr.write("SECRET-ON-STDERR\\n")
+    sys.exit(3)
+if mode == "huge":
+    sys.stdout.write(" " * 100000)
+if mode == "long-term":
+    out = {"Version": 1, "AccessKeyId": "AKIDPROFILE", "SecretAccessKey": "secret/profile"}
+else:
+    akid, secret, token = (f"ASIAPROCESS{run:04d}", f"secret/process+{run}", f"token-process-{run}")
+    expires = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(time.time() + int(lifetime)))
+    out = {"Version": 2 if mode == "version2" else 1, "AccessKeyId": akid,
+           "SecretAccessKey": secret, "SessionToken": token, "Expiration": expires}
+print(json.dumps(out))
+'''
+
+
+def process_runs(folder):
+    """The runs of the credential process so far: (pid, its argument)."""
+    path = os.path.join(folder, "runs")
+    if not os.path.exists(path):
+        return []
+    with open(path, encoding="utf-8") as f:
+        return [tuple(line.split(" ", 1)) for line in f.read().splitlines()]
+
+
+def gone(pid):
+    """Whether process pid has ended (a zombie counts as ended)."""
+    try:
+        with open(f"/proc/{pid}/stat", encoding="utf-8") as f:
+            return f.read().rsplit(")", 1)[1].split()[0] == "Z"
+    except FileNotFoundError:
+        return True
+
+
+@runner.test
+def credential_process():
+    """credential_process, run through /bin/sh as the SDKs run it on POSIX
+    (a path with a blank in double quotes): its version 1 JSON signs, its
+    Expiration drives the refresh; no Expiration is long-term.  A failure
+    says the exit status and never its standard error; a wrong Version,
+    too much output are errors; a cancel kills the process at once; one
+    that runs past 60 s is killed.  A non-superuser never runs it."""
+    folder = os.path.join(state["work"], "process dir")
+    os.makedirs(folder, exist_ok=True)
+    os.chmod(folder, 0o777)
+    write(os.path.join(folder, "creds.py"), PROCESS_SCRIPT)
+
+    def mode(name, lifetime=3600):
+        write(os.path.join(folder, "mode"), f"{name} {lifetime}")
+
+    files = config_files("[default]\nregion = us-east-1\n"
+                         f'credential_process = /usr/bin/python3 "{folder}/creds.py" '
+                         f'"{folder}" "two words"\n')
+    mode("ok", 6)
+    restart(**files)
+    mapping()
+    session = bed.Session("postgres")
+    try:
+        assert session.run("SELECT sum(v) FROM kv") == [str(sum(range(ROWS)))]
+        assert session.run("SELECT sum(v) FROM kv") == [str(sum(range(ROWS)))]
+        runs = process_runs(folder)
+        assert [arg for _, arg in runs] == ["two words"], runs
+        first = keys_seen()
+        assert list(first) == ["ASIAPROCESS0000"], first
+        time.sleep(3.5)
+        second = refreshed(session, first)
+        assert list(second) == ["ASIAPROCESS0001"], second
+        assert len(process_runs(folder)) == 2
+    finally:
+        session.close()
+
+    mode("long-term")
+    os.unlink(os.path.join(folder, "runs"))
+    restart(**files)
+    total()
+    assert set(keys_seen()) == {"AKIDPROFILE"}
+    assert len(process_runs(folder)) == 1
+
+    mode("fail")
+    err = fails("SELECT sum(v) FROM kv", 'from the credential_process of profile "default"',
+                "exited with status 3")
+    assert "SECRET-ON-STDERR" not in err, err
+    mode("version2")
+    fails("SELECT sum(v) FROM kv", "credential_process", "Version")
+    mode("huge")
+    fails("SELECT sum(v) FROM kv", "credential_process", "more than")
+
+    mode("sleep")
+    started = time.monotonic()
+    ok, _, err = attempt("SET statement_timeout = 500; SELECT sum(v) FROM kv")
+    assert not ok and "canceling statement due to statement timeout" in err, err
+    assert time.monotonic() - started < 3, time.monotonic() - started
+    pid = int(process_runs(folder)[-1][0])
+    time.sleep(0.5)
+    assert gone(pid), f"credential process {pid} outlived the cancel"
+
+    mapping("regress_creds_user")
+    runs = len(process_runs(folder))
+    fails("SET ROLE regress_creds_user; SELECT sum(v) FROM kv",
+          'user mapping for server "ddb" has no access keys')
+    assert len(process_runs(folder)) == runs
+    sql("DROP USER MAPPING FOR regress_creds_user SERVER ddb")
+
+    started = time.monotonic()
+    fails("SELECT sum(v) FROM kv", "credential_process", "did not finish within 60 s")
+    assert 59 < time.monotonic() - started < 70, time.monotonic() - started
+    pid = int(process_runs(folder)[-1][0])
+    time.sleep(0.5)
+    assert gone(pid), f"credential process {pid} outlived its timeout"
+
+
+def sso_cache(home, key, token, expires_at):
+    """Write the token the AWS CLI's `aws sso login` caches for key (a
+    session's name, or a legacy profile's start URL) under home."""
+    folder = os.path.join(home, ".aws", "sso", "cache")
+    os.makedirs(folder, exist_ok=True)
+    for path in (os.path.join(home, ".aws"), os.path.join(home, ".aws", "sso"), folder):
+        os.chmod(path, 0o755)
+    name = hashlib.sha1(key.encode()).hexdigest() + ".json"
+    write(os.path.join(folder, name),
+          json.dumps({"startUrl": "https://corp.awsapps.com/start", "region": "eu-west-1",
+                      "accessToken": token, "expiresAt": expires_at,
+                      "clientId": "client-1", "clientSecret": "client-secret-1",
+                      "refreshToken": "refresh-1"}))
+    return os.path.join(folder, name)
+
+
+@runner.test
+def sso_profiles():
+    """SSO profiles, with an sso-session section or the legacy keys: the
+    token `aws sso login` cached is exchanged at the portal
+    (AWS_ENDPOINT_URL_SSO) for the role's credentials, which are fetched
+    again before they expire and may source a role; an expired or missing
+    cached token, or one the portal refuses, says to run aws sso login."""
+    home = state["cluster"].dir
+    later = awsendpoints.iso(time.time() + 3600)
+    corp = sso_cache(home, "corp", "sso-token-corp", later)
+    sso_cache(home, "https://legacy.awsapps.com/start", "sso-token-legacy",
+              later.replace("Z", "UTC"))
+    state["endpoints"].sso_tokens = {"sso-token-corp": {("111122223333", "Reader")},
+                                     "sso-token-legacy": {("444455556666", "Writer")}}
+    files = config_files(
+        "[profile corp]\nsso_session = corp\nsso_account_id = 111122223333\n"
+        "sso_role_name = Reader\nregion = us-east-1\n"
+        "[sso-session corp]\nsso_start_url = https://corp.awsapps.com/start\n"
+        "sso_region = eu-west-1\nsso_registration_scopes = sso:account:access\n"
+        "[profile legacy]\nsso_start_url = https://legacy.awsapps.com/start\n"
+        "sso_region = us-east-1\nsso_account_id = 444455556666\nsso_role_name = Writer\n"
+        f"[profile reader]\nrole_arn = {ROLE}\nsource_profile = corp\n"
+        "[profile norole]\nsso_session = corp\nsso_account_id = 111122223333\n")
+    restart(AWS_PROFILE="corp", AWS_ENDPOINT_URL_SSO=state["ep"],
+            AWS_ENDPOINT_URL_STS=state["ep"], **files)
+    mapping()
+    state["endpoints"].lifetime_s = 6
+    session = bed.Session("postgres")
+    try:
+        assert session.run("SELECT sum(v) FROM kv") == [str(sum(range(ROWS)))]
+        log = endpoint_log()
+        assert kinds(log) == ["sso"], log
+        assert log[0]["token"] == "sso-token-corp" and log[0]["status"] == 200, log
+        assert (log[0]["account_id"], log[0]["role_name"]) == ("111122223333", "Reader"), log
+        first = keys_seen()
+        assert len(first) == 1 and next(iter(first)).startswith("ASIASSO"), first
+        time.sleep(3.5)
+        second = refreshed(session, first)
+        assert kinds(endpoint_log()) == ["sso"]
+        assert len(second) == 1 and second.keys() != first.keys(), (first, second)
+    finally:
+        session.close()
+    state["endpoints"].lifetime_s = 3600
+
+    mapping(profile="legacy")
+    total()
+    log = endpoint_log()
+    assert kinds(log) == ["sso"] and log[0]["token"] == "sso-token-legacy", log
+    assert log[0]["role_name"] == "Writer", log
+    assert all(k.startswith("ASIASSO") for k in keys_seen())
+    mapping(profile="reader")
+    total()
+    log = endpoint_log()
+    assert kinds(log) == ["sso", "sts:AssumeRole"], log
+    assert log[1]["access_key"].startswith("ASIASSO"), log
+    assert all(k.startswith("ASIAROLE") for k in keys_seen())
+
+    mapping(profile="norole")
+    fails("SELECT sum(v) FROM kv", 'from profile "norole"', "sso_role_name")
+    mapping()
+    sso_cache(home, "corp", "sso-token-other", later)
+    fails("SELECT sum(v) FROM kv", "SSO", "HTTP status 401", "aws sso login")
+    sso_cache(home, "corp", "sso-token-corp", awsendpoints.iso(time.time() - 60))
+    fails("SELECT sum(v) FROM kv", "expired", "aws sso login")
+    os.unlink(corp)
+    fails("SELECT sum(v) FROM kv", corp, "aws sso login")
+    assert kinds(endpoint_log()) == ["sso"]
+
+
+@runner.test
+def instance_metadata_v1_fallback():
+    """When IMDSv2's token request is refused (403) or unanswered (a
+    container behind a hop limit of 1), IMDSv1 serves: the role and its
+    credentials without a token; not with AWS_EC2_METADATA_V1_DISABLED."""
+    endpoints = state["endpoints"]
+    imds = dict(AWS_EC2_METADATA_SERVICE_ENDPOINT=state["ep"], AWS_EC2_METADATA_DISABLED="false")
+    endpoints.imds_v1 = True
+    try:
+        endpoints.imds_token_status = 403
+        restart(**imds)
+        mapping()
+        total()
+        log = endpoint_log()
+        assert kinds(log) == ["imds:token", "imds:role", "imds:credentials"], log
+        assert log[0]["status"] == 403 and log[1]["token"] is None and log[2]["token"] is None
+        assert all(k.startswith("ASIAIMDS") for k in keys_seen())
+
+        endpoints.imds_token_status = 200
+        endpoints.imds_token_delay_s = 6
+        restart(**imds)
+        started = time.monotonic()
+        total()
+        assert 4.5 < time.monotonic() - started < 6, time.monotonic() - started
+        log = endpoint_log()
+        assert kinds(log) == ["imds:token", "imds:role", "imds:credentials"], log
+        assert log[1]["token"] is None, log
+
+        endpoints.imds_token_delay_s = 0
+        endpoints.imds_token_status = 403
+        restart(AWS_EC2_METADATA_V1_DISABLED="true", **imds)
+        fails("SELECT sum(v) FROM kv", "HTTP status 403", "AWS_EC2_METADATA_V1_DISABLED")
+        assert kinds(endpoint_log()) == ["imds:token"]
+    finally:
+        endpoints.imds_v1 = False
+        endpoints.imds_token_status = 200
+        endpoints.imds_token_delay_s = 0
+
+
+@runner.test
+def transient_failures_are_retried():
+    """The first fetch retries what the SDKs take for transient (HTTP 429
+    and 5xx, Throttling, IDPCommunicationError), a few times with backoff:
+    of the container endpoint, STS, instance metadata and the SSO portal.
+    What is not transient is not retried; three failures are the error."""
+    endpoints = state["endpoints"]
+    try:
+        container_source()
+        endpoints.failures = {"container": [(503, None), (429, "TooManyRequestsException")]}
+        total()
+        log = endpoint_log()
+        assert [e["status"] for e in log] == [503, 429, 200], log
+
+        web_token_file = os.path.join(state["work"], "web-token")
+        write(web_token_file, "web-token-1")
+        restart(AWS_WEB_IDENTITY_TOKEN_FILE=web_token_file, AWS_ROLE_ARN=ROLE_WEB,
+                AWS_ENDPOINT_URL_STS=state["ep"])
+        mapping(role_arn=ROLE)
+        endpoints.failures = {"sts:AssumeRoleWithWebIdentity": [(400, "IDPCommunicationError")],
+                              "sts:AssumeRole": [(400, "Throttling"), (500, "InternalFailure")]}
+        total()
+        log = endpoint_log()
+        assert kinds(log) == ["sts:AssumeRoleWithWebIdentity"] * 2 + ["sts:AssumeRole"] * 3, log
+        assert log[-1]["status"] == 200, log
+
+        restart(AWS_EC2_METADATA_SERVICE_ENDPOINT=state["ep"], AWS_EC2_METADATA_DISABLED="false")
+        mapping()
+        endpoints.failures = {"imds:token": [(503, None)], "imds:credentials": [(500, None)]}
+        total()
+        assert kinds(endpoint_log()) == ["imds:token", "imds:token", "imds:role",
+                                         "imds:credentials", "imds:credentials"]
+
+        container_source()
+        endpoints.failures = {"container": [(503, None)] * 3}
+        fails("SELECT sum(v) FROM kv", "container", "HTTP status 503")
+        assert kinds(endpoint_log()) == ["container"] * 3
+        endpoints.failures = {"container": [(400, "InvalidRequest")]}
+        fails("SELECT sum(v) FROM kv", "InvalidRequest (HTTP 400)")
+        assert kinds(endpoint_log()) == ["container"]
+    finally:
+        endpoints.failures = {}
+
+
+@runner.test
+def sts_endpoint_with_its_default_port():
+    """An STS endpoint URL that spells out its scheme's default port
+    (http://sts.example:80 here, as https://sts.example:443) is signed
+    with the Host that is sent.  libcurl reaches it through a proxy
+    (http_proxy: the endpoints, which serve a proxied request as it came),
+    DynamoDB directly (no_proxy)."""
+    restart(AWS_ACCESS_KEY_ID="AKIDSTATIC", AWS_SECRET_ACCESS_KEY=STATIC["AKIDSTATIC"],
+            AWS_ENDPOINT_URL_STS="http://sts.example:80", http_proxy=state["ep"],
+            no_proxy="127.0.0.1,localhost")
+    mapping(role_arn=ROLE)
+    total()
+    log = endpoint_log()
+    assert kinds(log) == ["sts:AssumeRole"] and log[0]["status"] == 200, log
+    assert log[0]["access_key"] == "AKIDSTATIC" and log[0]["host"] == "sts.example:80", log
+    assert all(k.startswith("ASIAROLE") for k in keys_seen())
+
+
 # ---------------------------------------------- refreshes beside a scan
 
 # Credentials of the refresh tests live this long; their refresh is due
@@ -758,7 +1132,8 @@ def secrets_stay_out_of_messages_and_logs():
     log = state["cluster"].log_text()
     secrets = list(STATIC.values()) + [s for _, s, _ in awsendpoints.all_pool_credentials()] + \
         [t for _, _, t in awsendpoints.all_pool_credentials()] + \
-        ["container-auth-1", "web-token-1", "web-token-expired", "imds-session"]
+        ["container-auth-1", "web-token-1", "web-token-expired", "imds-session",
+         "sso-token-", "client-secret-1", "SECRET-ON-STDERR"]
     for secret in secrets:
         assert secret not in out, secret
         assert secret not in log, secret

@@ -1,10 +1,13 @@
 /*-------------------------------------------------------------------------
  *
  * test_awscreds.c
- *		Unit tests of the credential sources' formats (src/awscreds.c):
- *		profiles of the shared credentials and config files, STS's XML
- *		answers, the container and instance metadata JSON, ISO 8601 times,
- *		STS form bodies and the container URLs the SDKs allow.
+ *		Unit tests of the credential sources' formats (src/core/awscreds.c):
+ *		profiles of the shared credentials and config files (SSO and
+ *		credential_process ones too), STS's XML answers, the container and
+ *		instance metadata JSON, a credential_process's output, the SSO
+ *		cache's token and the SSO portal's answer, ISO 8601 times, STS form
+ *		bodies, the SSO cache's file names and portal URLs, and the
+ *		container URLs the SDKs allow.
  *
  *-------------------------------------------------------------------------
  */
@@ -85,6 +88,59 @@ static const char config_file[] =
 "credential_source = Ec2InstanceMetadata\n"
 "[sso-session corp]\n"
 "sso_region = us-east-1\n"
+"sso_start_url = https://corp.awsapps.com/start\n"
+"sso_registration_scopes = sso:account:access\n"
+"[profile sso]\n"
+"sso_session = corp\n"
+"sso_account_id = 111122223333\n"
+"sso_role_name = Reader\n"
+"region = eu-west-1\n"
+"[profile legacy]\n"
+"sso_start_url = https://my-sso-portal.awsapps.com/start\n"
+"sso_region = us-west-2\n"
+"sso_account_id = 444455556666\n"
+"sso_role_name = Writer\n"
+"[profile ssorole]\n"
+"role_arn = arn:aws:iam::7:role/after-sso\n"
+"source_profile = sso\n"
+"[profile process]\n"
+"credential_process = /opt/bin/creds --user \"helen smith\"\n"
+"[profile keysfirst]\n"
+"aws_access_key_id = AKIDFIRST\n"
+"aws_secret_access_key = SECRETFIRST\n"
+"credential_process = /opt/bin/unused\n"
+"sso_session = corp\n"
+"[profile ssofirst]\n"
+"sso_session = corp\n"
+"sso_account_id = 1\n"
+"sso_role_name = R\n"
+"credential_process = /opt/bin/unused\n"
+"[profile nosession]\n"
+"sso_session = elsewhere\n"
+"[profile ssoconflict]\n"
+"sso_session = corp\n"
+"sso_region = eu-central-1\n"
+"[profile ssonorole]\n"
+"sso_session = corp\n"
+"sso_account_id = 1\n"
+"[profile legacynoregion]\n"
+"sso_start_url = https://x/start\n"
+"sso_account_id = 1\n"
+"sso_role_name = R\n"
+"[sso-session noregion]\n"
+"sso_start_url = https://y/start\n"
+"[profile sessionnoregion]\n"
+"sso_session = noregion\n"
+"sso_account_id = 1\n"
+"sso_role_name = R\n"
+"[profile regiononly]\n"
+"region = us-east-1\n"
+"output = json\n"
+"[profile fromempty]\n"
+"role_arn = arn:aws:iam::8:role/x\n"
+"source_profile = regiononly\n"
+"[profile webnorole]\n"
+"web_identity_token_file = /var/run/token\n"
 "[profile loop1]\n"
 "role_arn = arn:aws:iam::5:role/a\n"
 "source_profile = loop2\n"
@@ -166,6 +222,65 @@ test_profiles(void)
 		CHECK(plan.nroles == 1);
 		awscreds_free_plan(&plan);
 	}
+	/* SSO: the session's settings filled in; legacy keys keyed by the URL */
+	if (resolve_ok(NULL, config_file, "sso", &plan))
+	{
+		CHECK(plan.source == AWS_SOURCE_SSO);
+		CHECK_STR(plan.sso.session, "corp");
+		CHECK_STR(plan.sso.start_url, "https://corp.awsapps.com/start");
+		CHECK_STR(plan.sso.region, "us-east-1");
+		CHECK_STR(plan.sso.account_id, "111122223333");
+		CHECK_STR(plan.sso.role_name, "Reader");
+		CHECK_STR(plan.sso.cache_key, "corp");
+		CHECK(plan.nroles == 0);
+		awscreds_free_plan(&plan);
+	}
+	if (resolve_ok(NULL, config_file, "legacy", &plan))
+	{
+		CHECK(plan.source == AWS_SOURCE_SSO);
+		CHECK(plan.sso.session == NULL);
+		CHECK_STR(plan.sso.region, "us-west-2");
+		CHECK_STR(plan.sso.cache_key, "https://my-sso-portal.awsapps.com/start");
+		awscreds_free_plan(&plan);
+	}
+	if (resolve_ok(NULL, config_file, "ssorole", &plan))
+	{
+		CHECK(plan.source == AWS_SOURCE_SSO);
+		CHECK_STR(plan.sso.role_name, "Reader");
+		CHECK(plan.nroles == 1);
+		CHECK_STR(plan.roles[0].role_arn, "arn:aws:iam::7:role/after-sso");
+		awscreds_free_plan(&plan);
+	}
+	if (resolve_ok(NULL, config_file, "process", &plan))
+	{
+		CHECK(plan.source == AWS_SOURCE_PROCESS);
+		CHECK_STR(plan.credential_process, "/opt/bin/creds --user \"helen smith\"");
+		awscreds_free_plan(&plan);
+	}
+	/* keys, then SSO, then credential_process */
+	if (resolve_ok(NULL, config_file, "keysfirst", &plan))
+	{
+		CHECK(plan.source == AWS_SOURCE_STATIC);
+		CHECK_STR(plan.creds.access_key_id, "AKIDFIRST");
+		awscreds_free_plan(&plan);
+	}
+	if (resolve_ok(NULL, config_file, "ssofirst", &plan))
+	{
+		CHECK(plan.source == AWS_SOURCE_SSO);
+		CHECK(plan.credential_process == NULL);
+		awscreds_free_plan(&plan);
+	}
+	/* what `aws configure` writes with a region only: no credentials */
+	if (resolve_ok(NULL, config_file, "regiononly", &plan))
+	{
+		CHECK(plan.source == AWS_SOURCE_NONE);
+		awscreds_free_plan(&plan);
+	}
+	if (resolve_ok(NULL, config_file, "empty", &plan))
+	{
+		CHECK(plan.source == AWS_SOURCE_NONE);
+		awscreds_free_plan(&plan);
+	}
 
 	resolve_fails(credentials_file, config_file, "nobody", false,
 				  "profile \"nobody\" is in neither the shared credentials file nor the config file");
@@ -177,8 +292,20 @@ test_profiles(void)
 	resolve_fails(NULL, config_file, "loop1", true,
 				  "the source_profile of profile \"loop2\" leads back to profile \"loop1\"");
 	resolve_fails(NULL, config_file, "half", true, "profile \"half\" lacks aws_secret_access_key");
-	resolve_fails(NULL, config_file, "empty", true,
-				  "profile \"empty\" has neither keys (aws_access_key_id, aws_secret_access_key) nor a role_arn");
+	resolve_fails(NULL, config_file, "fromempty", true,
+				  "profile \"regiononly\", the source_profile of profile \"fromempty\", holds no credentials");
+	resolve_fails(NULL, config_file, "webnorole", true,
+				  "profile \"webnorole\" has a web_identity_token_file but no role_arn");
+	resolve_fails(NULL, config_file, "nosession", true,
+				  "the sso_session \"elsewhere\" of profile \"nosession\" has no [sso-session elsewhere] section in the config file");
+	resolve_fails(NULL, config_file, "ssoconflict", true,
+				  "the sso_region of profile \"ssoconflict\" differs from that of its sso-session \"corp\"");
+	resolve_fails(NULL, config_file, "ssonorole", true,
+				  "profile \"ssonorole\" is an SSO profile but lacks sso_role_name");
+	resolve_fails(NULL, config_file, "legacynoregion", true,
+				  "profile \"legacynoregion\" is an SSO profile but lacks sso_region");
+	resolve_fails(NULL, config_file, "sessionnoregion", true,
+				  "neither profile \"sessionnoregion\" nor its sso-session \"noregion\" gives sso_region");
 	resolve_fails(NULL, config_file, "nosource", true,
 				  "profile \"nosource\" has a role_arn but no source_profile, credential_source or web_identity_token_file");
 	resolve_fails(NULL, config_file, "badsource", true,
@@ -362,6 +489,137 @@ test_json(void)
 	CHECK(awscreds_parse_json("{", strlen("{"), &creds, &error) == AWS_ANSWER_MALFORMED);
 }
 
+/* Parse a credential_process's output that must be refused for want. */
+static void
+process_fails(const char *out, const char *want)
+{
+	AwsCreds	creds;
+	AwsError	error;
+
+	CHECK(awscreds_parse_process(out, strlen(out), &creds, &error) == AWS_ANSWER_MALFORMED);
+	CHECK_STR(error.message, want);
+	awscreds_free_creds(&creds);
+}
+
+/* Parse an SSO portal answer; check its outcome and the message. */
+static void
+check_sso_role(const char *body, AwsAnswer want, const char *want_message)
+{
+	AwsCreds	creds;
+	AwsError	error;
+
+	CHECK(awscreds_parse_sso_role(body, strlen(body), &creds, &error) == want);
+	CHECK_STR(error.message, want_message);
+	awscreds_free_creds(&creds);
+}
+
+/* A credential_process's output, the SSO cache's token, the SSO portal. */
+static void
+test_process_and_sso(void)
+{
+	AwsCreds	creds;
+	AwsError	error;
+	char	   *token;
+	int64_t		expires = 0;
+	char		err[SFDW_ERRLEN];
+	static const char temporary[] =
+		"{\"Version\": 1, \"AccessKeyId\": \"ASIAPROC\", \"SecretAccessKey\": \"s/p+\", "
+		"\"SessionToken\": \"tp\", \"Expiration\": \"2026-11-25T15:00:00Z\"}\n";
+	static const char long_term[] =
+		"{\"Version\": 1, \"AccessKeyId\": \"AKIAPROC\", \"SecretAccessKey\": \"s\"}";
+	static const char cached[] =
+		"{\"startUrl\": \"https://corp.awsapps.com/start\", \"region\": \"us-east-1\", "
+		"\"accessToken\": \"aoa/tok+en\", \"expiresAt\": \"2026-11-25T15:00:00Z\", "
+		"\"clientId\": \"c\", \"clientSecret\": \"cs\", \"refreshToken\": \"r\"}";
+	static const char portal[] =
+		"{\"roleCredentials\": {\"accessKeyId\": \"ASIASSO\", \"secretAccessKey\": \"s/s\", "
+		"\"sessionToken\": \"ts\", \"expiration\": 1795618800000}}";
+
+	CHECK(awscreds_parse_process(temporary, strlen(temporary), &creds, &error) ==
+		  AWS_ANSWER_CREDENTIALS);
+	CHECK_STR(creds.access_key_id, "ASIAPROC");
+	CHECK_STR(creds.secret_access_key, "s/p+");
+	CHECK_STR(creds.session_token, "tp");
+	CHECK(creds.expiration == 1795618800);
+	awscreds_free_creds(&creds);
+	/* no Expiration: long-term credentials */
+	CHECK(awscreds_parse_process(long_term, strlen(long_term), &creds, &error) ==
+		  AWS_ANSWER_CREDENTIALS);
+	CHECK(creds.session_token == NULL && creds.expiration == 0);
+	awscreds_free_creds(&creds);
+	process_fails("{\"AccessKeyId\": \"A\", \"SecretAccessKey\": \"S\"}", "it has no Version");
+	process_fails("{\"Version\": 2, \"AccessKeyId\": \"A\", \"SecretAccessKey\": \"S\"}",
+				  "its Version is not 1");
+	process_fails("{\"Version\": \"1\", \"AccessKeyId\": \"A\", \"SecretAccessKey\": \"S\"}",
+				  "its Version is not 1");
+	process_fails("{\"Version\": 1, \"AccessKeyId\": \"A\"}", "the credentials lack SecretAccessKey");
+	process_fails("{\"Version\": 1, \"AccessKeyId\": \"A\", \"SecretAccessKey\": 5}",
+				  "a credential member is not a string");
+	process_fails("{\"Version\": 1, \"AccessKeyId\": \"A\", \"SecretAccessKey\": \"S\", "
+				  "\"Expiration\": \"soon\"}",
+				  "the Expiration \"soon\" is not an ISO 8601 UTC time");
+	process_fails("[]", "it is not a JSON object");
+	process_fails("Enter MFA code:", "unexpected character at byte 0");
+
+	CHECK(awscreds_parse_sso_token(cached, strlen(cached), &token, &expires, err, sizeof(err)));
+	CHECK_STR(token, "aoa/tok+en");
+	CHECK(expires == 1795618800);
+	sfdw_free(token);
+	/* the older AWS CLI wrote "UTC" for "Z" */
+	{
+		static const char older[] = "{\"accessToken\": \"t\", \"expiresAt\": \"2026-11-25T15:00:00UTC\"}";
+
+		CHECK(awscreds_parse_sso_token(older, strlen(older), &token, &expires, err, sizeof(err)));
+		CHECK(expires == 1795618800);
+		sfdw_free(token);
+	}
+	CHECK(!awscreds_parse_sso_token("{\"accessToken\": \"t\"}", 20, &token, &expires, err,
+									sizeof(err)));
+	CHECK_STR(err, "it lacks the string accessToken or expiresAt");
+	CHECK(token == NULL);
+	CHECK(!awscreds_parse_sso_token("{\"accessToken\": \"a b\", \"expiresAt\": \"2026-11-25T15:00:00Z\"}",
+									strlen("{\"accessToken\": \"a b\", \"expiresAt\": \"2026-11-25T15:00:00Z\"}"),
+									&token, &expires, err, sizeof(err)));
+	CHECK_STR(err, "its accessToken is empty or holds a blank, a control or a non-ASCII character");
+
+	CHECK(awscreds_parse_sso_role(portal, strlen(portal), &creds, &error) == AWS_ANSWER_CREDENTIALS);
+	CHECK_STR(creds.access_key_id, "ASIASSO");
+	CHECK_STR(creds.secret_access_key, "s/s");
+	CHECK_STR(creds.session_token, "ts");
+	CHECK(creds.expiration == 1795618800);
+	awscreds_free_creds(&creds);
+	check_sso_role("{\"message\": \"Session token not found or invalid\"}", AWS_ANSWER_ERROR,
+				   "Session token not found or invalid");
+	check_sso_role("{}", AWS_ANSWER_MALFORMED, "it has no roleCredentials object");
+	check_sso_role("{\"roleCredentials\": {\"accessKeyId\": \"A\", \"secretAccessKey\": \"S\", "
+				   "\"expiration\": 1}}", AWS_ANSWER_MALFORMED, "the credentials lack sessionToken");
+	check_sso_role("{\"roleCredentials\": {\"accessKeyId\": \"A\", \"secretAccessKey\": \"S\", "
+				   "\"sessionToken\": \"T\", \"expiration\": \"2026-11-25T15:00:00Z\"}}",
+				   AWS_ANSWER_MALFORMED,
+				   "the credentials lack an expiration in whole milliseconds since 1970");
+	check_sso_role("{\"roleCredentials\": {\"accessKeyId\": \"A\", \"secretAccessKey\": \"S\", "
+				   "\"sessionToken\": \"T\", \"expiration\": 1.5e12}}", AWS_ANSWER_MALFORMED,
+				   "the credentials lack an expiration in whole milliseconds since 1970");
+	check_sso_role("{\"roleCredentials\": {\"secretAccessKey\": \"S\", \"sessionToken\": \"T\", "
+				   "\"expiration\": 1795618800000}}", AWS_ANSWER_MALFORMED,
+				   "the credentials lack AccessKeyId");
+
+	token = awscreds_sso_cache_file("corp");
+	CHECK_STR(token, "ee0bfd2552fbd840c02cc48b6e823320543c450f.json");
+	sfdw_free(token);
+	token = awscreds_sso_cache_file("https://my-sso-portal.awsapps.com/start");
+	CHECK_STR(token, "c7aaaf71fcc8777ae2475525ed049d39fe16c484.json");
+	sfdw_free(token);
+	{
+		AwsSso		sso = {NULL, NULL, "us-east-1", "111122223333", "Read Only/x", NULL};
+
+		token = awscreds_sso_url("https://portal.sso.us-east-1.amazonaws.com", &sso);
+		CHECK_STR(token, "https://portal.sso.us-east-1.amazonaws.com/federation/credentials"
+				  "?role_name=Read%20Only%2Fx&account_id=111122223333");
+		sfdw_free(token);
+	}
+}
+
 /* Times, bodies and container URLs. */
 static void
 test_misc(void)
@@ -425,5 +683,6 @@ suite_awscreds(void)
 	test_profiles();
 	test_sts();
 	test_json();
+	test_process_and_sso();
 	test_misc();
 }
