@@ -966,6 +966,13 @@ chain_begin(ShardCredentials *c, Refresh *r)
 		return;
 	}
 	appendStringInfoString(&tried, "environment: AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY are not both set");
+	if (env("AWS_WEB_IDENTITY_TOKEN_FILE"))
+	{
+		st->source = SOURCE_WEB_IDENTITY;
+		env_web_identity_begin(c, r);
+		return;
+	}
+	appendStringInfoString(&tried, "; web identity: AWS_WEB_IDENTITY_TOKEN_FILE is not set");
 	{
 		const char *profile = env("AWS_PROFILE") ? env("AWS_PROFILE") : "default";
 
@@ -976,13 +983,6 @@ chain_begin(ShardCredentials *c, Refresh *r)
 			return;
 		}
 	}
-	if (env("AWS_WEB_IDENTITY_TOKEN_FILE"))
-	{
-		st->source = SOURCE_WEB_IDENTITY;
-		env_web_identity_begin(c, r);
-		return;
-	}
-	appendStringInfoString(&tried, "; web identity: AWS_WEB_IDENTITY_TOKEN_FILE is not set");
 	if (env("AWS_CONTAINER_CREDENTIALS_RELATIVE_URI") || env("AWS_CONTAINER_CREDENTIALS_FULL_URI"))
 	{
 		st->source = SOURCE_CONTAINER;

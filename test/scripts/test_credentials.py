@@ -511,6 +511,32 @@ def profile_without_credentials_is_passed_over():
     assert endpoint_log() == []
 
 
+@runner.test
+def web_identity_before_the_shared_files():
+    """On a host with both web identity and a default profile holding keys
+    (an EKS pod with a credentials file mounted), web identity signs, as
+    botocore, read in the same environment, chooses."""
+    files = config_files("[default]\nregion = us-east-1\n",
+                         "[default]\naws_access_key_id = AKIDPROFILE\n"
+                         "aws_secret_access_key = secret/profile\n")
+    web_token_file = os.path.join(state["work"], "web-token")
+    write(web_token_file, "web-token-1")
+    environment = dict(AWS_WEB_IDENTITY_TOKEN_FILE=web_token_file, AWS_ROLE_ARN=ROLE_WEB,
+                       AWS_ENDPOINT_URL_STS=state["ep"], **files)
+    restart(**environment)
+    mapping()
+    total()
+    assert kinds(endpoint_log()) == ["sts:AssumeRoleWithWebIdentity"]
+    assert all(k.startswith("ASIAWEB") for k in keys_seen())
+    chosen = subprocess.run(
+        [sys.executable, "-c", "import botocore.session; "
+         "print(botocore.session.Session().get_credentials().method)"],
+        env=dict(environment, PATH=os.environ["PATH"], HOME=state["work"],
+                 AWS_EC2_METADATA_DISABLED="true"),
+        capture_output=True, text=True, check=True).stdout.strip()
+    assert chosen == "assume-role-with-web-identity", chosen
+
+
 PROCESS_SCRIPT = '''import json, os, sys, time
 state = sys.argv[1]
 with open(os.path.join(state, "mode")) as f:
