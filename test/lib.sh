@@ -10,6 +10,7 @@
 #   SHARD_FDW_PROXY             the proxy's control API (…/__proxy)
 #   SHARD_FDW_ACCESS_KEY, SHARD_FDW_SECRET_KEY   credentials the proxy accepts
 #   SHARD_FDW_REGION=us-east-1
+#   SHARD_FDW_PG_LOG            the cluster's server log
 # shellcheck shell=bash
 
 REPO_ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
@@ -357,6 +358,7 @@ pg_start() {
     as_pg_user env "${PG_AWS_UNSET[@]}" "${PG_AWS_SET[@]}" "$@" "$PG_BIN/pg_ctl" -D "$PG_DATA" -l "$RUN_DIR/pg/postgres.log" \
         -w -t 60 start >/dev/null ||
         { tail -n 30 "$RUN_DIR/pg/postgres.log" >&2; die "PostgreSQL did not start (log above)"; }
+    export SHARD_FDW_PG_LOG="$RUN_DIR/pg/postgres.log"
     say "PostgreSQL: $PGHOST:$PGPORT as $PG_OS_USER${1:+ (with $*)}"
 }
 
