@@ -92,9 +92,10 @@ describe_table(DdbConn *conn, const char *table, DdbGroup **group)
  * serverid with the current user's credentials: true, with *sk NULL when
  * there is no sort key; a table without the index is an error.  When
  * DynamoDB did not answer, false with why in *why, unless strict, when
- * that is an error; a table that does not exist gives *why NULL.  A
- * DescribeTable that fails is not retried when not strict: a declaration
- * does not wait on an unreachable endpoint.
+ * that is an error; a table that does not exist gives *why NULL.  When
+ * not strict, a DescribeTable that fails is retried twice at most: a
+ * reset does not make a declaration warn, and an unreachable endpoint
+ * does not keep it waiting.
  */
 bool
 describe_keys(Oid serverid, const char *table, const char *index, bool strict,
@@ -109,7 +110,7 @@ describe_keys(Oid serverid, const char *table, const char *index, bool strict,
 	group = ddb_group_create(shard_get_connection(serverid, GetUserId()), 1);
 	req = ddb_request_create(group, "DescribeTable", body, len);
 	if (!strict)
-		req->max_retries = 0;
+		req->max_retries = Min(req->max_retries, 2);
 	ddb_submit(req);
 	ddb_wait_for(req);
 	*pk = NULL;
