@@ -367,12 +367,12 @@ cmp_bytes(const void *a, const void *b)
 /*
  * shard_fdw_range_boundaries(sample text[], shards int, normalize bool,
  * prefix_chars int) returns text[]: range_boundaries for a sample of keys
- * (seed 003): the normalized keys sorted by bytes, every
- * ceil(n / shards)-th of them cut to prefix_chars characters, the first
- * replaced with "".  Where a cut key repeats the one before, or the sample
- * runs out, the next distinct cut key is taken instead, so that there are
- * always shards boundaries in increasing order, as option range_boundaries
- * needs; a sample with too few distinct cut keys is an error.
+ * (the range-sharded catalog's recipe): the normalized keys sorted by
+ * bytes, every ceil(n / shards)-th of them cut to prefix_chars characters,
+ * the first replaced with "".  Where a cut key repeats the one before, or
+ * the sample runs out, the next distinct cut key is taken instead, so that
+ * there are always shards boundaries in increasing order, as option
+ * range_boundaries needs; a sample with too few distinct cut keys is an error.
  */
 Datum
 shard_fdw_range_boundaries(PG_FUNCTION_ARGS)
