@@ -313,7 +313,8 @@ shard_fdw_shard_counts(PG_FUNCTION_ARGS)
  * consistent_reads, headroom) returns int: the shard count that keeps each
  * shard under a partition's limits (1,000 WCU and 3,000 RCU a second; a
  * WCU writes 1 KB, an RCU reads 4 KB strongly or 8 KB eventually
- * consistently) at the given fraction of them (seeds 002 and 004).
+ * consistently) at the given fraction of them (the limits the leaderboard
+ * and time-series articles work from).
  */
 Datum
 shard_fdw_recommend_shards(PG_FUNCTION_ARGS)
