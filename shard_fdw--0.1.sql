@@ -110,7 +110,7 @@ RETURNS text[]
 AS 'MODULE_PATHNAME'
 LANGUAGE C STRICT IMMUTABLE;
 
--- The dynamic sharding metadata item of one logical key (seed 000).
+-- The metadata item of one logical key of the audit log's dynamic shards.
 CREATE FUNCTION shard_fdw_metadata(ftable regclass, column_values jsonb,
   OUT base_key text, OUT number_of_shards int, OUT last_updated bigint,
   OUT shard_history text[])

@@ -8,9 +8,9 @@ the environment test/lib.sh exports); python3 bench/cpu.py also runs
 against a test bed from test/serve.sh, loading its tables only once.
 Every number it prints is measured in this run.
 
-  topn   seed 002's top-100 of a leaderboard sharded N = 1, 10 and 100
-         ways (BENCH_SHARDS): one Query per shard, merged in the backend;
-         CPU per statement, per shard request and per item read
+  topn   the top-100 of the leaderboard hashed on player_id, sharded N = 1,
+         10 and 100 ways (BENCH_SHARDS): one Query per shard, merged in the
+         backend; CPU per statement, per shard request and per item read
   scan   a whole-table Scan of BENCH_SCAN_ITEMS items of about 200 bytes:
          count(*) (the Scan projects the key only, so every item is read
          and checked but small) and a count of every column (every
@@ -71,7 +71,7 @@ def topn_table(shards):
 
 
 def load_topn(client, shards):
-    """Seed 002's leaderboard items for SCORES distinct scores."""
+    """The leaderboard's items for SCORES distinct scores."""
     bed.create_table(client, topn_table(shards), "pk", "sk")
     rng = random.Random(2027)
     with resource_table(shards).batch_writer() as writer:

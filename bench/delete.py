@@ -4,10 +4,10 @@ Run by bench/delete.sh once DynamoDB Local, the test proxy and PostgreSQL
 are up (it reads the environment test/lib.sh exports).  Every number it
 prints is measured in this run.
 
-The table is seed 002's leaderboard over 10 calculated shards.  Before each
-timed DELETE the game's ROWS scores are loaded straight into DynamoDB Local;
-the DELETE then goes through the proxy, which adds LATENCY_MS to every
-request:
+The table is the leaderboard hashed on player_id over 10 calculated shards.
+Before each timed DELETE the game's ROWS scores are loaded straight into
+DynamoDB Local; the DELETE then goes through the proxy, which adds
+LATENCY_MS to every request:
 
   direct      DELETE FROM lb WHERE game_id = 'g': the scan deletes each
               item it reads with a conditional DeleteItem, up to twice

@@ -1,4 +1,5 @@
-"""Loading seed 002's leaderboard: shard_fdw's INSERT and COPY against boto3.
+"""Loading the leaderboard hashed on player_id: shard_fdw's INSERT and COPY
+against boto3.
 
 Run by bench/insert.sh once DynamoDB Local, the test proxy and PostgreSQL
 are up (it reads the environment test/lib.sh exports).  Every number it
@@ -11,9 +12,9 @@ Each variant loads the same ROWS rows, row i being
   score     i * 7919 mod 1000000007
   achieved  2026-01-01 00:00:00 UTC + i seconds
 
-into a fresh DynamoDB table as seed 002 stores them: pk = {game_id}#{shard}
-with shard = FNV-1a-32(player_id) mod 10, sk = {score:020}#{player_id}, and
-every column its own attribute.  The variants:
+into a fresh DynamoDB table as the leaderboard stores them: pk =
+{game_id}#{shard} with shard = FNV-1a-32(player_id) mod 10, sk =
+{score:020}#{player_id}, and every column its own attribute.  The variants:
 
   INSERT insert   INSERT INTO ft SELECT ... FROM generate_series(1, ROWS),
                   insert_mode 'insert': a conditional PutItem per row, a
@@ -96,7 +97,7 @@ REFERENCE = VARIANTS[-1]
 
 
 def item(i):
-    """Row i's item as seed 002 stores it, columns as attributes."""
+    """Row i's item as the leaderboard stores it, columns as attributes."""
     game, player = f"game_{i % 2}", f"player{i}"
     score = i * 7919 % 1000000007
     shard = bed.fnv1a_32(player.encode("utf-8")) % SHARDS
@@ -147,7 +148,8 @@ def count_attempts(client):
 
 
 def boto3_load(table, first, rows):
-    """The reference: seed 002's writer, batch_writer in one thread."""
+    """The reference: the leaderboard article's writer, batch_writer in one
+    thread."""
     with table.batch_writer() as writer:
         for i in range(first, first + rows):
             writer.put_item(Item=item(i))
@@ -367,9 +369,9 @@ def report(results, profiled, load_before, load_after):
     ratios = {name: [a / b for a, b in zip(rates[name], rates[ref])]
               for name in rates}
     print()
-    print(f"{ROWS} rows into seed 002's leaderboard ({SHARDS} shards), straight "
-          f"to DynamoDB Local; {RUNS} load(s) per variant; {os.cpu_count()} "
-          f"CPUs, load average {load_before:.1f} before, {load_after:.1f} after")
+    print(f"{ROWS} rows into the leaderboard hashed on player_id ({SHARDS} "
+          f"shards), straight to DynamoDB Local; {RUNS} load(s) per variant; "
+          f"{os.cpu_count()} CPUs, load average {load_before:.1f} before, {load_after:.1f} after")
     print(f"{'variant':<20}{'rows/s':>8}{'each load':>16}{'spread':>8}"
           f"{'x batch_writer':>21}{'writer CPU s':>14}{'DDB Local CPU s':>17}"
           f"{'CPUs busy':>11}{'requests':>10}{'retries':>9}")

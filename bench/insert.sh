@@ -1,10 +1,10 @@
 #!/usr/bin/env bash
-# bench/insert.sh — rows per second of a 100,000-row load into seed 002's
-# sharded leaderboard (pk = {game_id}#{shard}, shard = FNV-1a-32(player_id)
+# bench/insert.sh — rows per second of a 100,000-row load into the leaderboard
+# hashed on player_id (pk = {game_id}#{shard}, shard = FNV-1a-32(player_id)
 # mod 10, sk = {score:020}#{player_id}): shard_fdw's INSERT ... SELECT and
-# COPY FROM STDIN, each with insert_mode 'insert' and 'upsert', against
-# Python boto3's Table.batch_writer() run single-threaded as the seeds do.
-# Every variant writes the same items straight to DynamoDB Local (no proxy in
+# COPY FROM STDIN, each with insert_mode 'insert' and 'upsert', against Python
+# boto3's Table.batch_writer() run single-threaded as the articles do. Every
+# variant writes the same items straight to DynamoDB Local (no proxy in
 # between), into a table of its own, and must leave exactly the rows it was
 # given. Prints rows/s per variant, each one's ratio to batch_writer measured
 # in this run, then one summary line (the work is in bench/insert.py).

@@ -7,10 +7,10 @@
 # path made it cheaper, which bench/cpu.sh cannot below about 10%.
 #
 # The cluster is restarted under valgrind's callgrind (Debian's valgrind,
-# installed when missing); a backend runs 2, then another 12, top-100s of
-# seed 002's leaderboard over N shards against DynamoDB Local directly,
-# and the difference of their totals over 10 is what one statement costs
-# (user space only: the kernel's share, a third of the CPU time, is not
+# installed when missing); a backend runs 2, then another 12, top-100s of the
+# leaderboard hashed on player_id over N shards against DynamoDB Local
+# directly, and the difference of their totals over 10 is what one statement
+# costs (user space only: the kernel's share, a third of the CPU time, is not
 # counted). The tables are those of bench/cpu.py.
 #
 # Environment (all optional):

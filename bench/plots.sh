@@ -8,7 +8,7 @@
 #
 #   topn.png           top-100 latency against the shard count N for
 #                      shard_fdw (also with no added latency), shard_fdw
-#                      with max_concurrency 1 and the seeds' two readers;
+#                      with max_concurrency 1 and the articles' two readers;
 #                      the CPU one read costs the backend, the proxy and
 #                      DynamoDB Local against N
 #   hotkey.png         rows/s into one hot key over time, static N=1, static
@@ -129,8 +129,8 @@ draw_topn() {
         plot '$tsv' using 'shards':'shard_fdw_ms' with linespoints lt 1 lw 3 pt 13 title 'shard_fdw (parallel Queries)',
              '' using 'shards':'no_latency_ms' with linespoints lt 1 lw 2 dt 2 pt 12 title 'shard_fdw, no added latency (the test bed''s own time)',
              '' using 'shards':'sequential_ms' with linespoints lt 2 lw 2 pt 7 title 'shard_fdw, max_concurrency 1',
-             '' using 'shards':'seed003_ms' with linespoints lt 3 lw 2 pt 5 title 'ordered-sharding article: loop over shards (boto3)',
-             '' using 'shards':'seed004_ms' with linespoints lt 4 lw 2 pt 9 title 'time-series article: thread pool (boto3)';
+             '' using 'shards':'shard_loop_ms' with linespoints lt 3 lw 2 pt 5 title 'ordered-sharding article: loop over shards (boto3)',
+             '' using 'shards':'thread_pool_ms' with linespoints lt 4 lw 2 pt 9 title 'time-series article: thread pool (boto3)';
         unset logscale y;
         set yrange [0:*];
         set ylabel 'CPU per top-100 (ms), no added latency';

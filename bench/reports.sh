@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# bench/reports.sh — reports over seed 002's sharded leaderboard (pk =
+# bench/reports.sh — reports over the leaderboard hashed on player_id (pk =
 # {game_id}#{shard}, shard = FNV-1a-32(player_id) mod 10, sk =
 # {score:020}#{player_id}), shard_fdw against Python boto3 clients doing the
 # same work, every request through the test proxy with the same added

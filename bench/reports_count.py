@@ -4,7 +4,7 @@ Run by bench/reports.sh (its count and topn sections) once DynamoDB Local, the t
 are up (it reads the environment test/lib.sh exports).  Every number it
 prints is measured in this run.
 
-The leaderboard is seed 002's: pk = {game_id}#{shard}, sk =
+The leaderboard is the one hashed on player_id: pk = {game_id}#{shard}, sk =
 {score:020}#{player_id}, shard = FNV-1a-32(player_id) mod 10.  Game "g" has
 PLAYERS players whose scores tie in threes or so; game "h", a tenth as many,
 is there so that every read must be keyed.  The items are written straight
@@ -37,7 +37,7 @@ sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)),
                                 "..", "test", "scripts"))
 import bed  # noqa: E402  (the test bed's psql, proxy and boto3 helpers)
 import benchdata  # noqa: E402  (bench/benchdata.py: the TSV for bench/plots.sh)
-import topn  # noqa: E402  (seed 002's items and foreign table)
+import topn  # noqa: E402  (the leaderboard's items and foreign table)
 
 LATENCY_MS = int(os.environ.get("BENCH_LATENCY_MS", "5"))
 PLAYERS = int(os.environ.get("BENCH_PLAYERS", "3000"))

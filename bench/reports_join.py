@@ -4,7 +4,7 @@ Run by bench/reports.sh (its join section), in a database of its own, once Dynam
 are up (it reads the environment test/lib.sh exports).  Every number it
 prints is measured in this run.
 
-The leaderboard is seed 002's: pk = {game_id}#{shard}, sk =
+The leaderboard is the one hashed on player_id: pk = {game_id}#{shard}, sk =
 {score:020}#{player_id}, shard = FNV-1a-32(player_id) mod 10, with two
 games: "g" of BENCH_PLAYERS players and "big" of BENCH_BIG_WATCHED.  The
 foreign table is analyzed, so the planner knows both.  Each section is a
@@ -15,8 +15,9 @@ function in SECTIONS, run in order, returning its summary line:
          for 10 and 1,000 watched players of "g" and every player of "big"
          (none when BENCH_BIG_WATCHED is 0), against
            lookups16    boto3 sending one Query per watched player (its
-                        shard, FilterExpression on player_id: seed 002's sort
-                        key starts with the score), 16 at a time
+                        shard, FilterExpression on player_id: the
+                        leaderboard's sort key starts with the score), 16 at
+                        a time
            shards_join  boto3 reading the game's 10 shards at once (every
                         page), then joining in memory
 """
@@ -36,7 +37,7 @@ sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)),
                                 "..", "test", "scripts"))
 import bed  # noqa: E402  (the test bed's psql, proxy and boto3 helpers)
 import benchdata  # noqa: E402  (bench/benchdata.py: the TSV for bench/plots.sh)
-import topn  # noqa: E402  (seed 002's items and foreign table, boto3, psql)
+import topn  # noqa: E402  (the leaderboard's items and foreign table, boto3, psql)
 
 SHARDS = 10
 TABLE = topn.table_name(SHARDS)

@@ -4,8 +4,8 @@ Run by bench/reshard.sh once DynamoDB Local, the test proxy and PostgreSQL
 are up (it reads the environment test/lib.sh exports).  Every number it
 prints is measured in this run.
 
-ROWS scores of seed 002's leaderboard (5 games, calculated fnv1a_32
-shards) are loaded over 10 shards straight into DynamoDB Local; then,
+ROWS scores of the leaderboard hashed on player_id (5 games, calculated
+fnv1a_32 shards) are loaded over 10 shards straight into DynamoDB Local; then,
 through the proxy, which adds LATENCY_MS to every request:
 
   grow    ALTER ... SET shards '20', then shard_fdw_reshard over the table

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # bench/reshard.sh — how fast shard_fdw_reshard moves a loaded leaderboard's
-# items into a new layout behind the proxy's latency: seed 002's
-# leaderboard grown from 10 to 20 shards (about half the items move) and
+# items into a new layout behind the proxy's latency: the leaderboard hashed
+# on player_id grown from 10 to 20 shards (about half the items move) and
 # shrunk to 5, each move timed and checked with boto3 (every item at the
 # key the newest layout gives, none lost or doubled). Prints items moved
 # per second measured in this run (the work is in bench/reshard.py).

@@ -1,11 +1,11 @@
-"""24 hours of seed 004's time series over hourly buckets: shard_fdw against
-the article's readers extended to loop over the buckets.
+"""24 hours of the time-series article's events over hourly buckets:
+shard_fdw against the article's readers extended to loop over the buckets.
 
 Run by bench/timeseries.sh once DynamoDB Local, the test proxy and
 PostgreSQL are up (it reads the environment test/lib.sh exports).  Every
 number it prints is measured in this run.
 
-Two tables hold the same 24 hours of events, written as seed 004's code
+Two tables hold the same 24 hours of events, written as the article's code
 writes them:
 
   hourly   PK = SENSOR_READING#<hour bucket>#_<random shard of N>,
@@ -130,7 +130,7 @@ def range_query(case):
             f"'{START.isoformat()}' AND '{END.isoformat()}' ORDER BY ts")
 
 
-# ---------------------------------------------------------- seed readers
+# ------------------------------------------------------- article's readers
 
 
 class ShardedTimeSeriesReader:

@@ -1,10 +1,10 @@
 #!/usr/bin/env bash
-# bench/timeseries.sh — how long a 24-hour range of seed 004's time series
-# takes over hourly buckets: shard_fdw's read (a Query per hour and shard,
-# max_concurrency in flight, merged in time order) against seed 004's
-# readers extended to loop over the buckets, every request through the test
-# proxy with the same added latency. Two tables: hourly partition keys
-# sharded N ways (SENSOR_READING#<hour>#_<shard>, read by the article's
+# bench/timeseries.sh — how long a 24-hour range of the time-series article's
+# events takes over hourly buckets: shard_fdw's read (a Query per hour and
+# shard, max_concurrency in flight, merged in time order) against the
+# article's readers extended to loop over the buckets, every request through
+# the test proxy with the same added latency. Two tables: hourly partition
+# keys sharded N ways (SENSOR_READING#<hour>#_<shard>, read by the article's
 # ThreadPoolExecutor scatter-gather, one bucket after another) and the GSI
 # fan-out (<group>#<hour>, read by the article's get_events_for_range, one
 # bucket after another). Prints median milliseconds and ratios measured in

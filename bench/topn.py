@@ -1,10 +1,10 @@
-"""Top-100 of a sharded leaderboard: shard_fdw against the seeds' readers.
+"""Top-100 of a sharded leaderboard: shard_fdw against the articles' readers.
 
 Run by bench/topn.sh once DynamoDB Local, the test proxy and PostgreSQL are
 up (it reads the environment test/lib.sh exports).  Every number it prints
 is measured in this run.
 
-The leaderboard is seed 002's: pk = {game_id}#{shard}, sk =
+The leaderboard is the one hashed on player_id: pk = {game_id}#{shard}, sk =
 {score:020}#{player_id}, shard = FNV-1a-32(player_id) mod N.  One game's
 scores are loaded once per shard count N (BENCH_SHARDS: 1, 10, 20, 50 and
 100), and its top 100 is read four ways, every request going through the proxy with the same added
@@ -15,9 +15,10 @@ latency:
               flight at once, merged in the backend
   sequential  the same query on a server with max_concurrency 1, so the
               extension sends the same requests one after another
-  seed003     a Python boto3 loop querying each shard in turn, then a merge
-  seed004     a Python ThreadPoolExecutor(max_workers=N) scatter-gather,
-              then a sort
+  shard_loop  a Python boto3 loop querying each shard in turn, then a merge
+              (the ordered-sharding article's reader)
+  thread_pool a Python ThreadPoolExecutor(max_workers=N) scatter-gather,
+              then a sort (the time-series article's reader)
 """
 
 import os
@@ -46,7 +47,7 @@ RUNS = int(os.environ.get("BENCH_RUNS", "20"))
 WARMUP = int(os.environ.get("BENCH_WARMUP", "3"))
 SCORES = int(os.environ.get("BENCH_SCORES", "20000"))
 MAX_CONCURRENCY = os.environ.get("BENCH_MAX_CONCURRENCY", "")
-METHODS = ("shard_fdw", "sequential", "seed003", "seed004")
+METHODS = ("shard_fdw", "sequential", "shard_loop", "thread_pool")
 BED_RUNS = int(os.environ.get("BENCH_BED_RUNS", "100"))
 TARGET = 1.3     # shard_fdw(largest N) / shard_fdw(N=1) should stay within this
 
@@ -67,7 +68,7 @@ def table_name(shards):
 
 
 def item(player_id, score, shards, game=GAME):
-    """The item seed 002 stores for one score, with its columns as attributes."""
+    """The leaderboard's item for one score, with its columns as attributes."""
     return {"pk": f"{game}#{shard_of(player_id, shards)}",
             "sk": f"{score:020d}#{player_id}",
             "game_id": game, "player_id": player_id, "score": score}
@@ -104,7 +105,7 @@ def warm_up_dynamodb_local(rounds=10):
     resource = dynamodb("SHARD_FDW_DIRECT_ENDPOINT")
     for _ in range(rounds):
         for shards in SHARD_COUNTS:
-            seed003_reader(resource.Table(table_name(shards)), shards)
+            shard_loop_reader(resource.Table(table_name(shards)), shards)
 
 
 # ------------------------------------------------------------------- SQL
@@ -115,9 +116,9 @@ def sql_literal(text):
 
 
 def foreign_table(name, server, shards, table=None):
-    """The CREATE FOREIGN TABLE of seed 002's leaderboard as name on
-    server, with that many calculated shards, over the DynamoDB table
-    named table (by default table_name(shards))."""
+    """The CREATE FOREIGN TABLE of the leaderboard as name on server, with
+    that many calculated shards, over the DynamoDB table named table (by
+    default table_name(shards))."""
     return f"""
 CREATE FOREIGN TABLE {name} (
   game_id   text   NOT NULL,
@@ -225,7 +226,7 @@ def check_plans():
                              f"'{line}':\n{plan}")
 
 
-# ---------------------------------------------------------- seed readers
+# ------------------------------------------------------- article's readers
 
 
 def proxy_table(resource, shards):
@@ -233,14 +234,15 @@ def proxy_table(resource, shards):
 
 
 def query_shard(table, shard):
-    """One shard's top 100, as seed 002 asks for it."""
+    """One shard's top 100, as the leaderboard article asks for it."""
     return table.query(
         KeyConditionExpression=Key("pk").eq(f"{GAME}#{shard}"),
         ScanIndexForward=False, Limit=TOP)["Items"]
 
 
-def seed003_reader(table, shards):
-    """Seed 003: query each shard in turn, then merge."""
+def shard_loop_reader(table, shards):
+    """The ordered-sharding article's loop: query each shard in turn, then
+    merge."""
     items = []
     for shard in range(shards):
         items.extend(query_shard(table, shard))
@@ -248,8 +250,9 @@ def seed003_reader(table, shards):
     return items[:TOP]
 
 
-def seed004_reader(table, shards):
-    """Seed 004: one thread per shard, gather the futures, then sort."""
+def thread_pool_reader(table, shards):
+    """The time-series article's thread pool: one thread per shard, gather
+    the futures, then sort."""
     items = []
     with ThreadPoolExecutor(max_workers=shards) as executor:
         futures = [executor.submit(query_shard, table, shard)
@@ -260,7 +263,7 @@ def seed004_reader(table, shards):
     return items[:TOP]
 
 
-PY_READERS = {"seed003": seed003_reader, "seed004": seed004_reader}
+PY_READERS = {"shard_loop": shard_loop_reader, "thread_pool": thread_pool_reader}
 
 
 def proxy_resource():

@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
-# bench/topn.sh — how long seed 002's top-100 takes on a sharded leaderboard:
-# shard_fdw's parallel, merged Query per shard against the same requests sent
-# one at a time (max_concurrency 1) and against the Python readers of seeds
-# 003 (shards in turn) and 004 (ThreadPoolExecutor scatter-gather), for
+# bench/topn.sh — how long the top-100 takes on a leaderboard hashed on
+# player_id: shard_fdw's parallel, merged Query per shard against the same
+# requests sent one at a time (max_concurrency 1) and against the Python
+# readers of the ordered-sharding article (a boto3 loop over the shards) and
+# the time-series article (a boto3 ThreadPoolExecutor scatter-gather), for
 # N = 1, 10, 20, 50 and 100 shards, every request through the test proxy with the
 # same added latency. Prints median milliseconds and ratios measured in this
 # run, then one summary line (the work is in bench/topn.py).

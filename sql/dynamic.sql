@@ -1,6 +1,6 @@
--- Dynamic sharding (seed 000): the metadata table, a new key starting with
--- one shard, growth when DynamoDB throttles the key, and reads of every
--- shard the key ever had.
+-- Dynamic sharding as the audit log does it: the metadata table, a new key
+-- starting with one shard, growth when DynamoDB throttles the key, and
+-- reads of every shard the key ever had.
 \ir sql/include/server.sql
 \ir sql/include/explain_analyze.sql
 SELECT ddb_create_table('audit_log', 'pk', 'ts:N') AS status;

@@ -1,7 +1,7 @@
--- Seed 000's audit log, written by another application: pk is
--- '<file_path>_<md5(file_path + ts) % 10 + 1>', ts a number, who; the file
--- path lives only inside pk.  The foreign table reads it with the seed's
--- layout, then an ALTER changes every option that places a row at once
+-- The audit log of files, written by another application as the audit-log
+-- article does: pk is '<file_path>_<md5(file_path + ts) % 10 + 1>', ts a
+-- number, who; the file path lives only inside pk.  The foreign table reads
+-- it with the article's layout, then an ALTER changes every option that places a row at once
 -- (hash, base, count and template).  Every row must still be read once,
 -- by a Query of its file, a point read and a Scan, and be updated and
 -- deleted, before and after shard_fdw_reshard has moved the items; an
@@ -9,8 +9,8 @@
 \ir sql/include/server.sql
 SELECT ddb_create_table('AuditLog', 'pk', 'ts:N') AS status;
 
--- the seed's writer: shard = md5(file_path + ts) read as a number, mod 10, + 1
-CREATE FUNCTION seed_shard(file_path text, ts bigint) RETURNS int
+-- the article's writer: shard = md5(file_path + ts) read as a number, mod 10, + 1
+CREATE FUNCTION audit_shard(file_path text, ts bigint) RETURNS int
 LANGUAGE plpgsql AS $$
 DECLARE
   digest text := md5(file_path || ts);
@@ -29,7 +29,7 @@ CREATE TABLE audit_local AS
 SELECT count(*) AS items_written FROM audit_local,
   LATERAL shard_fdw_request('ddb', 'PutItem', jsonb_build_object(
     'TableName', 'AuditLog', 'Item', jsonb_build_object(
-      'pk', jsonb_build_object('S', file_path || '_' || seed_shard(file_path, ts)),
+      'pk', jsonb_build_object('S', file_path || '_' || audit_shard(file_path, ts)),
       'ts', jsonb_build_object('N', ts::text),
       'who', jsonb_build_object('S', who))));
 
@@ -56,7 +56,7 @@ LANGUAGE sql AS $$
                                     AND a.ts = l.ts) = l.who) =
                          (SELECT count(*) FROM audit_local)
 $$;
--- the items DynamoDB holds whose key is not the one the seed's layout
+-- the items DynamoDB holds whose key is not the one the article's layout
 -- (the first check) or the new one (the second) gives their row
 CREATE FUNCTION stored() RETURNS TABLE (pk text, ts bigint) LANGUAGE sql AS $$
   SELECT i #>> '{pk,S}', (i #>> '{ts,N}')::bigint
@@ -68,7 +68,7 @@ CREATE FUNCTION misplaced(new_layout boolean) RETURNS bigint LANGUAGE sql AS $$
       ON s.ts = l.ts AND s.pk = CASE WHEN new_layout
            THEN l.file_path || '#' ||
                 get_byte(sha256(convert_to(l.file_path || l.ts, 'UTF8')), 31) % 8
-           ELSE l.file_path || '_' || seed_shard(l.file_path, l.ts) END
+           ELSE l.file_path || '_' || audit_shard(l.file_path, l.ts) END
    WHERE s.pk IS NULL OR l.ts IS NULL
 $$;
 SELECT * FROM same_as_local();
@@ -80,7 +80,7 @@ ALTER FOREIGN TABLE audit OPTIONS (SET shard_hash 'sha256', SET shard_base '0',
 SELECT * FROM same_as_local();
 SELECT count(*) FROM audit WHERE file_path = '/shared/a.txt';
 SELECT * FROM audit WHERE file_path = '/shared/a.txt' AND ts = 1001;
--- updated and deleted where the seed's writer put them
+-- updated and deleted where the article's writer put them
 UPDATE audit SET who = 'changed' WHERE file_path = '/shared/a.txt' AND ts = 1001 RETURNING *;
 UPDATE audit_local SET who = 'changed' WHERE file_path = '/shared/a.txt' AND ts = 1001;
 UPDATE audit SET who = who || '+' WHERE file_path = '/shared/b.txt' AND ts BETWEEN 1010 AND 1019;
@@ -102,7 +102,7 @@ DELETE FROM audit WHERE file_path = '/shared/b.txt' AND ts = 1020;
 DELETE FROM audit_local WHERE file_path = '/shared/b.txt' AND ts = 1020;
 SELECT * FROM same_as_local();
 
--- and back to the seed's layout: the moved items (no file_path either)
+-- and back to the article's layout: the moved items (no file_path either)
 -- are read by the '#' template until they move again
 ALTER FOREIGN TABLE audit OPTIONS (SET shard_hash 'md5', SET shard_base '1',
   SET shards '10', SET partition_key_format '{file_path}_{shard}');
@@ -113,7 +113,7 @@ SELECT moved > 0 AS moved, remaining FROM shard_fdw_reshard('audit');
 SELECT misplaced(false);
 SELECT * FROM same_as_local();
 
-DROP FUNCTION same_as_local(), misplaced(boolean), stored(), seed_shard(text, bigint);
+DROP FUNCTION same_as_local(), misplaced(boolean), stored(), audit_shard(text, bigint);
 DROP TABLE audit_local;
 DROP FOREIGN TABLE audit;
 SELECT ddb_delete_table('AuditLog') AS deleted;

@@ -1,5 +1,5 @@
--- Sharded tables: the leaderboard of seed 002 (calculated shards), random
--- and range shards, legacy unsharded items, indexes and joins.
+-- Sharded tables: the leaderboard hashed on player_id (calculated shards),
+-- random and range shards, legacy unsharded items, indexes and joins.
 \ir sql/include/server.sql
 \ir sql/include/explain_analyze.sql
 \set lb leaderboard
@@ -154,8 +154,9 @@ SELECT count(*), count(*) FILTER (WHERE body LIKE '%!') AS updated FROM feed;
 SELECT count(*) AS items FROM (SELECT jsonb_array_elements(shard_fdw_request('ddb',
   'Scan', '{"TableName": "Leaderboards"}') -> 'Items')) s;
 
--- single-table design (seed 003): an artist's albums and songs under one
--- partition key, told apart by their sort keys.  Reads of albums take the
+-- single-table design (the ordered-sharding article's music catalog): an
+-- artist's albums and songs under one partition key, told apart by their
+-- sort keys.  Reads of albums take the
 -- songs as rows too (the partition is the table's); an UPDATE or DELETE
 -- changes only items whose sort key is an album's
 SELECT ddb_create_table('Catalog', 'artist', 'sk') AS status;
@@ -181,8 +182,9 @@ SELECT jsonb_array_length(shard_fdw_request('ddb', 'Scan',
 DROP FOREIGN TABLE cat_albums, cat_songs;
 SELECT ddb_delete_table('Catalog') AS deleted;
 
--- range shards (seed 003): shards hold title ranges of the NFKD-lowercased
--- titles, and a title is found in one shard
+-- range shards (the range-sharded catalog of album titles): shards hold
+-- title ranges of the NFKD-lowercased titles, and a title is found in one
+-- shard
 SELECT ddb_create_table('Music', 'gsi1pk', 'title') AS status;
 CREATE FOREIGN TABLE albums (title text COLLATE "C", artist text)
   SERVER ddb OPTIONS (

@@ -1,7 +1,7 @@
--- Time series keyed by time buckets, as seed 004 keys them: the day in
--- the partition key (SENSOR_READING#2023-10-27#_7), Python's isoformat()
--- in the sort key (2023-10-27T14:03:05.123456+00:00#dev-xyz-789), the
--- hour bucket of its GSI (device-group-A#2023-10-27T14:00:00Z).  Buckets
+-- Time series keyed by time buckets, as the time-series article keys them:
+-- the day in the partition key (SENSOR_READING#2023-10-27#_7), Python's
+-- isoformat() in the sort key (2023-10-27T14:03:05.123456+00:00#dev-xyz-789),
+-- the hour bucket of its GSI (device-group-A#2023-10-27T14:00:00Z).  Buckets
 -- are UTC whatever the session's time zone.
 \ir sql/include/server.sql
 \ir sql/include/explain_analyze.sql
@@ -52,8 +52,8 @@ SELECT k.partition_key, shard_fdw_request('ddb', 'GetItem', jsonb_build_object('
 SELECT device_id, ts, temperature FROM by_device
  WHERE event_type = 'SENSOR_READING' AND ts = '2023-10-27 14:03:05+00' AND device_id = 'dev-abc-123';
 
--- items written by seed 004's code hold only the keys and a payload: the
--- timestamp is decoded from the sort key in any form isoformat() or
+-- items written by the time-series article's code hold only the keys and a
+-- payload: the timestamp is decoded from the sort key in any form isoformat() or
 -- another writer left there, the day bucket gives nothing back
 SELECT shard_fdw_request('ddb', 'BatchWriteItem', '{"RequestItems": {"ts_tab": [
   {"PutRequest": {"Item": {"PK": {"S": "SENSOR_READING#2023-10-27#_0"},
@@ -248,7 +248,8 @@ DROP FOREIGN TABLE readings, by_device, forms, day_part, by_hour;
 SELECT ddb_delete_table('ts_tab') AS deleted;
 
 -- pattern 3: a random suffix on the table, and a GSI whose keys every
--- write renders, the hour bucket and isoformat() as seed 004 writes them
+-- write renders, the hour bucket and isoformat() as the time-series
+-- article writes them
 SELECT shard_fdw_request('ddb', 'CreateTable', '{"TableName": "ts_gsi",
   "BillingMode": "PAY_PER_REQUEST",
   "KeySchema": [{"AttributeName": "PK", "KeyType": "HASH"}, {"AttributeName": "SK", "KeyType": "RANGE"}],

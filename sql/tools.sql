@@ -27,7 +27,8 @@ SELECT shard, partition_key, items, round(share::numeric, 3) AS share
   FROM shard_fdw_shard_counts('board', '{"game_id": "g"}') ORDER BY shard;
 SELECT sum(items) AS total FROM shard_fdw_shard_counts('board', '{"game_id": "g"}');
 
--- seed 002: 5,000 WCU/s sustained (7,000 peak) of 1 KB items, 12,000 reads/s
+-- the leaderboard's load: 5,000 WCU/s sustained (7,000 peak) of 1 KB items,
+-- 12,000 reads/s
 SELECT shard_fdw_recommend_shards(7000, 12000, 1000) AS shards_for_peak;
 SELECT shard_fdw_recommend_shards(5000, 0, 1000, false, 1.0) AS shards_at_limit;
 SELECT shard_fdw_recommend_shards(10, 90000, 4096, true) AS shards_for_reads;
@@ -38,7 +39,7 @@ SELECT shard_fdw_recommend_shards(0, 'Infinity', 1000);
 SELECT shard_fdw_recommend_shards(1, 1, 1000, true, 'NaN');
 SELECT shard_fdw_recommend_shards(1e300, 0, 1000);
 
--- range boundaries from a sample (seed 003's recipe)
+-- range boundaries from a sample (the range-sharded catalog's recipe)
 SELECT shard_fdw_range_boundaries(ARRAY['Zebra', 'apple', 'Mango', 'banana',
   'Über', 'cherry', 'kiwi', 'Lemon', 'grape', 'fig', 'date', 'Élan'], 4);
 SELECT shard_fdw_range_boundaries(ARRAY['b', 'a', 'c', 'd'], 2, false, 1);

@@ -5,7 +5,7 @@
 \ir sql/include/explain_analyze.sql
 SELECT ddb_create_table('writes_lb', 'pk', 'sk') AS status;
 SELECT ddb_create_table('writes_small', 'id') AS status;
--- seed 002's leaderboard, as the README's quick start declares it
+-- the leaderboard hashed on player_id, as the README's quick start has it
 CREATE FOREIGN TABLE lb (
   game_id text NOT NULL, player_id text NOT NULL, score bigint NOT NULL, note text
 ) SERVER ddb OPTIONS (

@@ -24,7 +24,7 @@ SELECT ddb_create_table('sqlsmith_audit', 'pk', 'ts:N');
 SELECT ddb_create_table('sqlsmith_audit_shards', 'file_path');
 SELECT ddb_create_table('sqlsmith_types', 'pk', 'sk:N');
 
--- seed 002's leaderboard, calculated: 3,000 players of two games
+-- the leaderboard hashed on player_id: 3,000 players of two games
 CREATE FOREIGN TABLE leaderboard (
   game_id text NOT NULL, player_id text NOT NULL, score bigint NOT NULL,
   achieved timestamptz

@@ -1,6 +1,6 @@
--- Seed 002's leaderboard: the DynamoDB table named by the psql variable
--- lb_table, made here, and over it the foreign table named by lb (lb when
--- the variable is not set): the partition key {game_id}#{shard}, the sort
+-- The leaderboard hashed on player_id: the DynamoDB table named by the psql
+-- variable lb_table, made here, and over it the foreign table named by lb
+-- (lb when the variable is not set): the partition key {game_id}#{shard}, the sort
 -- key {score:020}#{player_id}, ten shards calculated from player_id with
 -- fnv1a_32.
 \if :{?lb}

@@ -47,7 +47,8 @@ nfkd(const char *text)
 
 /*
  * The key the range strategy bisects for text: as stored, or lower-cased
- * then NFKD-normalized (seed 003's normalize('NFKD', title.lower())).
+ * then NFKD-normalized (the range-sharded catalog's normalize('NFKD',
+ * title.lower())).
  */
 char *
 route_range_key(ShardTable *t, const char *text)
@@ -121,8 +122,8 @@ route_template_values(ShardTable *t, const KeyTemplate *tmpl, const char *const 
 /*
  * The partition key text for the values under shard (ignored when the
  * template has no {shard}), or NULL with *err set when the values cannot
- * be rendered.  base asks for the base key (no shard, seed 002's legacy
- * items).
+ * be rendered.  base asks for the base key (no shard: the leaderboard's
+ * items from before it was sharded, keyed by game_id alone).
  */
 char *
 route_partition_key(ShardTable *t, const char *const *values, long shard, bool base,

@@ -39,8 +39,8 @@ typedef enum KeyPartKind
  * The text a column field gives a date or timestamp.  Values come in as
  * the extension writes them (2023-10-27, 2023-10-27T14:03:05.123456 and,
  * in UTC, 2023-10-27T14:03:05.123456Z); a bucket is the UTC time the value
- * falls in, truncated, written as seed 004's strftime strings write it
- * (a timestamp without time zone is taken as UTC).
+ * falls in, truncated, written as the time-series article's strftime
+ * strings write it (a timestamp without time zone is taken as UTC).
  *
  *	KT_PLAIN		the value's own text (2023-10-27T14:03:05.123456Z)
  *	KT_ISOFORMAT	Python's isoformat(): 2023-10-27T14:03:05.123456+00:00,

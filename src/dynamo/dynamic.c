@@ -1,17 +1,18 @@
 /*-------------------------------------------------------------------------
  *
  * dynamic.c
- *		Dynamic sharding (seed 000): the partition key metadata table, read
- *		through a per-backend cache, created with one shard for a new key,
- *		and grown when DynamoDB throttles the key.
+ *		Dynamic sharding, as the audit log's: the partition key metadata
+ *		table, read through a per-backend cache, created with one shard for
+ *		a new key, and grown when DynamoDB throttles the key.
  *
- * The metadata item has exactly seed 000's schema, so that applications
- * following the article can share it: the key attribute (metadata_key,
- * holding the base key), number_of_shards (N), last_updated (N, epoch
- * seconds) and shard_history (SS of "epoch:count").  Growth doubles the
- * count (up to max_shards) with an UpdateItem conditioned on the
- * last_updated value read (optimistic locking), at most once per cooldown,
- * after a random back-off so that many writers do not all try at once.
+ * The metadata item has exactly the audit-log article's schema, so that
+ * applications following the article can share it: the key attribute
+ * (metadata_key, holding the base key), number_of_shards (N), last_updated
+ * (N, epoch seconds) and shard_history (SS of "epoch:count").  Growth
+ * doubles the count (up to max_shards) with an UpdateItem conditioned on
+ * the last_updated value read (optimistic locking), at most once per
+ * cooldown, after a random back-off so that many writers do not all try at
+ * once.
  *
  *-------------------------------------------------------------------------
  */

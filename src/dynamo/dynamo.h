@@ -18,7 +18,7 @@
  * ---------------------------------------------------------------------
  */
 
-/* The shard metadata of one base key, as seed 000 stores it. */
+/* The shard metadata of one base key, as the audit log's metadata holds it. */
 typedef struct DynamicMeta
 {
 	int			shards;			/* number_of_shards; 0: no metadata */

@@ -5,8 +5,8 @@
  *		or with the keys earlier layouts give the row checked free),
  *		BatchWriteItem, UpdateItem, DeleteItem, the TransactWriteItems that
  *		move an item to another key, and the shard metadata items of
- *		dynamic sharding (seed 000's schema).  Like request.c, every body
- *		is written byte for byte by the JSON writer.
+ *		dynamic sharding (the audit-log article's schema).  Like request.c,
+ *		every body is written byte for byte by the JSON writer.
  *
  *-------------------------------------------------------------------------
  */
@@ -526,7 +526,7 @@ request_delete_item(ShardTable *t, const DdbJson *item, bool unchanged, size_t *
 }
 
 /* ---------------------------------------------------------------------
- * Shard metadata (dynamic sharding, seed 000's schema)
+ * Shard metadata (dynamic sharding, the audit-log article's schema)
  * ---------------------------------------------------------------------
  */
 

@@ -150,7 +150,8 @@ update_in_place(ModifyState *ms, TupleTableSlot *slot, const char *pk, const cha
  * Write the row in slot over its item under old_pk, old_sk (shard block,
  * of an earlier layout when earlier): an UpdateItem when the key stays, a
  * TransactWriteItems that moves the item when a key column changes (e.g.
- * a new score in seed 002's sort key).  False when the item is gone.
+ * a new score in the leaderboard's sort key).  False when the item is
+ * gone.
  */
 static bool
 update_item(ModifyState *ms, TupleTableSlot *slot, const char *old_pk, const char *old_sk,

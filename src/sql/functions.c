@@ -313,7 +313,8 @@ shard_fdw_shard_counts(PG_FUNCTION_ARGS)
  * consistent_reads, headroom) returns int: the shard count that keeps each
  * shard under a partition's limits (1,000 WCU and 3,000 RCU a second; a
  * WCU writes 1 KB, an RCU reads 4 KB strongly or 8 KB eventually
- * consistently) at the given fraction of them (seeds 002 and 004).
+ * consistently) at the given fraction of them (the limits the leaderboard
+ * and time-series articles work from).
  */
 Datum
 shard_fdw_recommend_shards(PG_FUNCTION_ARGS)
@@ -367,12 +368,12 @@ cmp_bytes(const void *a, const void *b)
 /*
  * shard_fdw_range_boundaries(sample text[], shards int, normalize bool,
  * prefix_chars int) returns text[]: range_boundaries for a sample of keys
- * (seed 003): the normalized keys sorted by bytes, every
- * ceil(n / shards)-th of them cut to prefix_chars characters, the first
- * replaced with "".  Where a cut key repeats the one before, or the sample
- * runs out, the next distinct cut key is taken instead, so that there are
- * always shards boundaries in increasing order, as option range_boundaries
- * needs; a sample with too few distinct cut keys is an error.
+ * (the range-sharded catalog's recipe): the normalized keys sorted by
+ * bytes, every ceil(n / shards)-th of them cut to prefix_chars characters,
+ * the first replaced with "".  Where a cut key repeats the one before, or
+ * the sample runs out, the next distinct cut key is taken instead, so that
+ * there are always shards boundaries in increasing order, as option
+ * range_boundaries needs; a sample with too few distinct cut keys is an error.
  */
 Datum
 shard_fdw_range_boundaries(PG_FUNCTION_ARGS)

@@ -19,7 +19,7 @@ that environment and offers:
   off;
 * new_table(), drop_scratch(): the tables and database a script makes, and
   their removal;
-* fnv1a_32(): the hash of shard_hash 'fnv1a_32', for the seeds' own
+* fnv1a_32(): the hash of shard_hash 'fnv1a_32', for the articles' own
   formulas; run_together(): a function run on several threads at once;
 * Cluster: a throwaway PostgreSQL cluster whose environment (the AWS
   variables the extension reads) the test chooses; free_port();
@@ -335,7 +335,7 @@ def leaderboard_pair(table, shards):
 
 def fnv1a_32(data):
     """32-bit FNV-1a of bytes, as the extension's shard_hash 'fnv1a_32' and
-    seed 002's leaderboard compute it."""
+    the leaderboard hashed on player_id computes it."""
     h = 0x811C9DC5
     for byte in data:
         h = ((h ^ byte) * 0x01000193) & 0xFFFFFFFF

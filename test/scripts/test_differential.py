@@ -4,7 +4,7 @@
 One set of random rows (game, player, score, level, name, flag, ratio; some
 NULLs, tied scores) is loaded into a local PostgreSQL table and into DynamoDB
 through four foreign tables sharded differently: unsharded with a plain
-sort key, calculated (fnv1a_32) with seed 002's leaderboard templates,
+sort key, calculated (fnv1a_32) with the leaderboard's templates,
 random over 4 shards, and calculated with legacy_unsharded, where some rows
 are put under the bare key with boto3 instead; and, read-only, through
 a global secondary index whose partition key spreads each game over 3

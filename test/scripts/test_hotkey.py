@@ -1,7 +1,7 @@
 #!/usr/bin/python3
 """Scripted test: one hot key written by concurrent sessions under a per-key
-write budget, through one static shard and through seed 000's dynamic
-sharding.
+write budget, through one static shard and through the audit log's
+dynamic sharding.
 
 The proxy's key budget throttles every (table, partition key value) beyond
 RATE writes a second with TableWriteKeyRangeThroughputExceeded, as DynamoDB
@@ -20,8 +20,8 @@ of the same logical key:
   BatchWriteItem, throttled items coming back unprocessed) and for COPY
   into a dynamic table in insert mode (rows gathered into batches of
   conditional puts in flight together), each with its own metadata table;
-* the metadata item, read with boto3, has exactly seed 000's attributes
-  and types, and its shard_history is a valid growth record (see
+* the metadata item, read with boto3, has exactly the audit-log article's
+  attributes and types, and its shard_history is a valid growth record (see
   check_history).
 
 Run by test/check.sh; ends with "N passed, N failed".
@@ -304,8 +304,9 @@ def dynamic_copy_batches_grow_and_keep_every_row():
 
 
 @runner.test
-def metadata_item_has_seed_000_schema():
-    """The metadata item has exactly seed 000's attributes and types."""
+def metadata_item_has_the_audit_log_schema():
+    """The metadata item has exactly the audit-log article's attributes and
+    types."""
     item = client.get_item(TableName=METADATA, Key={"file_path": {"S": HOT_KEY}},
                            ConsistentRead=True)["Item"]
     types = {name: next(iter(value)) for name, value in item.items()}

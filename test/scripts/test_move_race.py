@@ -1,7 +1,7 @@
 #!/usr/bin/python3
 """UPDATEs racing shard_fdw_reshard: no change is ever lost.
 
-A leaderboard (seed 002's templates, calculated fnv1a_32 shards of
+A leaderboard (the article's templates, calculated fnv1a_32 shards of
 player_id, a non-key column hits) is loaded, its shard count changed from
 20 to 5, and shard_fdw_reshard moves its items while updater sessions
 UPDATE random rows beside it: half move the row (a new score, in the sort

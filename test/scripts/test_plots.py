@@ -99,7 +99,7 @@ def topn_data_is_what_the_bench_measured():
     for row in rows:
         n = int(row["shards"])
         # one Query per shard for every method: the proxy counted them
-        for method in ("shard_fdw", "sequential", "seed003", "seed004"):
+        for method in ("shard_fdw", "sequential", "shard_loop", "thread_pool"):
             assert int(row[f"{method}_requests"]) == n, row
             assert float(row[f"{method}_ms"]) > 0, row
         # the backend's CPU was read from /proc, the services' by their pids
@@ -177,7 +177,7 @@ def a_missing_column_fails_the_drawing():
         with open(os.path.join(OUT, "topn.tsv"), encoding="utf-8") as tsv:
             text = tsv.read()
         with open(os.path.join(broken, "topn.tsv"), "w", encoding="utf-8") as tsv:
-            tsv.write(text.replace("seed003_ms", "seed003_msec"))
+            tsv.write(text.replace("shard_loop_ms", "shard_loop_msec"))
         result = plots(PLOTS_DRAW_ONLY="1", PLOTS_DIR=broken)
         assert result.returncode != 0, result.stdout
         assert "topn.png" in result.stderr, result.stderr

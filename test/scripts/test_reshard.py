@@ -1,7 +1,7 @@
 #!/usr/bin/python3
 """Changing a loaded leaderboard's shard count, and moving its items.
 
-A leaderboard (seed 002's templates, calculated fnv1a_32 shards) is loaded
+A leaderboard (hashed on player_id: calculated fnv1a_32 shards) is loaded
 with the same rows as a local table, then grown from 10 to 20 shards and
 shrunk to 5.  At every step, reads must give what the local table gives:
 counts, the top 100, point lookups, and random WHERE clauses.  Random
@@ -14,9 +14,10 @@ another game, a reader session compares reads of the game being moved
 and the proxy injects 5xx answers (some after the
 write was applied) and throttles.  After the runs: nothing lost, nothing
 doubled, no earlier layout left, and every item, read with boto3, sits
-under the key the newest layout gives, computed here as seed 002 does
-(fnv1a_32 of player_id mod the shard count).  Last, a move to 7 shards
-under max_write_units_per_second takes at least the time its units need.
+under the key the newest layout gives, computed here as the leaderboard
+article does (fnv1a_32 of player_id mod the shard count).  Last, a move to 7
+shards under max_write_units_per_second takes at least the time its units
+need.
 Then ordered reads (both directions, with and without a LIMIT) of a table
 of big items, whose shards take several pages, are held by a cursor
 after their first rows while boto3 moves items their earlier layout's

@@ -6,13 +6,12 @@ maps (text, numeric, double, boolean, bytea, timestamptz, jsonb maps and
 lists, text[], numeric[] and bytea[] sets, and the whole item as jsonb
 through attribute '*'): one plain (partition and number sort key), one
 sharded by a calculated hash over 4 shards and one by random over 3, with
-seed 002's leaderboard templates.  A pool of queries over them (Query,
-Scan, GetItem, BatchGetItem, COUNT, FilterExpression, merges of shards with
-ORDER BY ... LIMIT) is answered once without faults.  Then each statement
-runs with one to three "mutate" faults queued in the proxy (see the
-docstring of test/proxy/ddbproxy.py for the mutations), and the proxy's log
-says which mutations were applied and where.  Each statement must end:
-
+the leaderboard's templates (hashed on player_id).  A pool of queries over
+them (Query, Scan, GetItem, BatchGetItem, COUNT, FilterExpression, merges of
+shards with ORDER BY ... LIMIT) is answered once without faults.  Then each
+statement runs with one to three "mutate" faults queued in the proxy (see
+the docstring of test/proxy/ddbproxy.py for the mutations), and the proxy's
+log says which mutations were applied and where.  Each statement must end:
 * without a crash (the psql session survives; the server log shows no
   "terminated by signal") and without a hang (statement_timeout, and this
   script's own patience beyond it);

@@ -4,12 +4,14 @@
 Rows written through foreign tables are read back with boto3's low-level
 client and must hold exactly the DynamoDB types and values of the README's
 Types table; items put with boto3 must read back as the right PostgreSQL
-values.  For each seed article's key format the partition key an INSERT
-chooses is recomputed here with the article's own formula (hashlib, bisect,
-unicodedata, FNV-1a written out in Python), and items written by code that
-follows the articles are read through the FDW: the right rows, and seed
-002's top-N in Python's order.  Talks to DynamoDB Local directly: the proxy
-adds nothing to these checks.  Ends with "N passed, N failed".
+values.  For each article's key format (the leaderboard hashed on player_id,
+the audit log, the catalog's range and hashed album shards, the time series)
+the partition key an INSERT chooses is recomputed here with the article's
+own formula (hashlib, bisect, unicodedata, FNV-1a written out in Python),
+and items written by code that follows the articles are read through the
+FDW: the right rows, and the leaderboard's top-N in Python's order.  Talks
+to DynamoDB Local directly: the proxy adds nothing to these checks.  Ends
+with "N passed, N failed".
 """
 
 import bisect
@@ -36,7 +38,7 @@ tables = []
 
 ISO_UTC = re.compile(r"^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{6}Z$")
 
-# seed 003: the article's boundaries, as saved in its code
+# the range-sharded catalog: the article's boundaries, as saved in its code
 ALBUM_TITLE_BOUNDARIES = [
     '', 'agartha', 'barstow / crazy', 'can you feel it', 'cyan rot',
     'dreams take over eve', 'feud semiotics (rb. ', 'grave poetry', 'i live',
@@ -185,38 +187,38 @@ def iso_utc(moment):
     return moment.astimezone(datetime.timezone.utc).strftime("%Y-%m-%dT%H:%M:%S.%fZ")
 
 
-# --------------------------------------------------- the seeds' formulas
+# ------------------------------------------------ the articles' formulas
 
 
-def seed002_pk(game_id, player_id):
-    """seed 002: pk = game_id#hash(player_id) % 10, with FNV-1a."""
+def leaderboard_pk(game_id, player_id):
+    """The leaderboard: pk = game_id#hash(player_id) % 10, with FNV-1a."""
     return f"{game_id}#{bed.fnv1a_32(player_id.encode('utf-8')) % 10}"
 
 
-def seed002_sk(score, player_id):
-    """seed 002: sk = zero-padded score#player_id."""
+def leaderboard_sk(score, player_id):
+    """The leaderboard: sk = zero-padded score#player_id."""
     return f"{score:020}#{player_id}"
 
 
-def seed000_pk(file_path, ts):
-    """seed 000: <File Path>_<md5(<File Path> + timestamp) % 10 + 1>."""
+def audit_log_pk(file_path, ts):
+    """The audit log: <File Path>_<md5(<File Path> + timestamp) % 10 + 1>."""
     digest = hashlib.md5((file_path + str(ts)).encode("utf-8")).hexdigest()
     return f"{file_path}_{int(digest, 16) % 10 + 1}"
 
 
 def album_shard_id(album_title):
-    """seed 003's ordered shard: the article's function, verbatim."""
+    """The range-sharded catalog's shard: the article's function, verbatim."""
     normalized = unicodedata.normalize('NFKD', album_title.lower())
     return bisect.bisect(ALBUM_TITLE_BOUNDARIES, normalized) - 1
 
 
 def album_hash_shard_id(album_title):
-    """seed 003's calculated shard: the 256-bit sha256 digest mod 21."""
+    """The catalog's hashed shard: the 256-bit sha256 digest mod 21."""
     return int.from_bytes(hashlib.sha256(album_title.encode()).digest(), "big") % 21
 
 
-def seed004_shard_id(key_string, shard_count):
-    """seed 004's CalculatedShardedWriter._calculate_shard_id."""
+def time_series_shard_id(key_string, shard_count):
+    """The time-series article's CalculatedShardedWriter._calculate_shard_id."""
     hashed = hashlib.sha256(key_string.encode('utf-8')).hexdigest()
     return int(hashed[:8], 16) % shard_count
 
@@ -460,7 +462,7 @@ def sdk_items_read_as_the_right_postgresql_values():
 
 
 def leaderboard_table():
-    """seed 002's Leaderboards table and its foreign table."""
+    """The leaderboard's Leaderboards table and its foreign table."""
     table = new_table("pk", "sk")
     name = bed.unique_name("leaderboard")
     sql(f"""CREATE FOREIGN TABLE {name} (
@@ -485,16 +487,16 @@ def scores(games, count):
 
 
 @runner.test
-def seed002_rows_land_where_fnv1a_puts_them():
+def leaderboard_rows_land_where_fnv1a_puts_them():
     table, name = leaderboard_table()
     records = scores(["game_X", "gäme_Y"], 150)
     sql(f"INSERT INTO {name} (game_id, player_id, score) VALUES {values_list(records)}")
-    expected = {seed002_sk(s, p): seed002_pk(g, p) for g, p, s in records}
+    expected = {leaderboard_sk(s, p): leaderboard_pk(g, p) for g, p, s in records}
     assert_placement(placed(table, "pk", "sk"), expected)
 
 
 def audit_table(strategy):
-    """seed 000's audit log: pk <File Path>_<Shard>, sort key the access
+    """The audit log: pk <File Path>_<Shard>, sort key the access
     timestamp (a number), shards 1..10."""
     table = new_table("pk", "ts", sort_type="N")
     name = bed.unique_name("audit")
@@ -516,16 +518,16 @@ def accesses(paths, count):
 
 
 @runner.test
-def seed000_rows_land_where_md5_puts_them():
+def audit_log_rows_land_where_md5_puts_them():
     table, name = audit_table("calculated")
     records = accesses(["/shared/firetvGen2.txt", "/home/ü/日本.txt"], 150)
     sql(f"INSERT INTO {name} VALUES {values_list(records)}")
-    expected = {str(ts): seed000_pk(path, ts) for path, ts, _ in records}
+    expected = {str(ts): audit_log_pk(path, ts) for path, ts, _ in records}
     assert_placement(placed(table, "pk", "ts"), expected)
 
 
 def album_tables():
-    """seed 003's GSI1 as a table (gsi1pk, gsi1sk = title), once with
+    """The catalog's GSI1 as a table (gsi1pk, gsi1sk = title), once with
     ordered shards and once with sha256 shards, and their foreign tables."""
     made = {}
     for kind, options in (
@@ -546,7 +548,7 @@ def album_tables():
 
 
 @runner.test
-def seed003_rows_land_in_the_articles_shards():
+def album_rows_land_in_the_articles_shards():
     titles = album_titles()
     formulas = {"range": album_shard_id, "calculated": album_hash_shard_id}
     for kind, (table, name) in album_tables().items():
@@ -557,7 +559,7 @@ def seed003_rows_land_in_the_articles_shards():
 
 
 def sensor_table(strategy, shard_count):
-    """seed 004's time series: PK {base}#_{shard}, SK {timestamp}#{id}."""
+    """The time series: PK {base}#_{shard}, SK {timestamp}#{id}."""
     table = new_table("PK", "SK")
     name = bed.unique_name(f"sensor_{strategy}")
     hashing = (", shard_by 'device_id', shard_hash 'sha256_32'"
@@ -582,14 +584,14 @@ def readings(count, devices):
 
 
 @runner.test
-def seed004_rows_land_where_sha256_32_puts_them():
+def time_series_rows_land_where_sha256_32_puts_them():
     table, name = sensor_table("calculated", 20)
     base = "SENSOR_READING#2023-10-27"
     devices = [f"dev-{word('abcxyz0123456789', 3, 3)}-{n}" for n in range(40)]
     records = readings(150, devices)
     sql(f"INSERT INTO {name} (base, ts, device_id) VALUES "
         + values_list((base, ts, device) for ts, device, _ in records))
-    expected = {f"{ts}#{device}": f"{base}#_{seed004_shard_id(device, 20)}"
+    expected = {f"{ts}#{device}": f"{base}#_{time_series_shard_id(device, 20)}"
                 for ts, device, _ in records}
     assert_placement(placed(table, "PK", "SK"), expected)
 
@@ -598,12 +600,12 @@ def seed004_rows_land_where_sha256_32_puts_them():
 
 
 @runner.test
-def seed002_items_put_by_the_article_read_back_in_order():
+def leaderboard_items_put_by_the_article_read_back_in_order():
     table, name = leaderboard_table()
     records = scores(["game_X", "gäme_Y"], 300)
     for game, player, score in records:
-        item = {"pk": {"S": seed002_pk(game, player)},
-                "sk": {"S": seed002_sk(score, player)}}
+        item = {"pk": {"S": leaderboard_pk(game, player)},
+                "sk": {"S": leaderboard_sk(score, player)}}
         if rng.random() < 0.5:      # half keep the score only inside sk
             item.update(game_id={"S": game}, player_id={"S": player},
                         score={"N": str(score)})
@@ -627,13 +629,13 @@ def seed002_items_put_by_the_article_read_back_in_order():
 
 
 @runner.test
-def seed000_items_put_by_the_article_read_back():
+def audit_log_items_put_by_the_article_read_back():
     for strategy in ("calculated", "random"):
         table, name = audit_table(strategy)
         paths = ["/shared/firetvGen2.txt", "/home/ü/日本.txt"]
         records = accesses(paths, 120)
         for path, ts, user in records:
-            pk = (seed000_pk(path, ts) if strategy == "calculated"
+            pk = (audit_log_pk(path, ts) if strategy == "calculated"
                   else f"{path}_{rng.randint(1, 10)}")
             client.put_item(TableName=table, Item={
                 "pk": {"S": pk}, "ts": {"N": str(ts)}, "user_name": {"S": user}})
@@ -650,7 +652,7 @@ def seed000_items_put_by_the_article_read_back():
 
 
 @runner.test
-def seed003_items_put_by_the_article_read_back():
+def album_items_put_by_the_article_read_back():
     titles = album_titles()
     artists = {title: word() for title in titles}
     formulas = {"range": album_shard_id, "calculated": album_hash_shard_id}
@@ -668,7 +670,7 @@ def seed003_items_put_by_the_article_read_back():
 
 
 @runner.test
-def seed004_items_put_by_the_article_read_back():
+def time_series_items_put_by_the_article_read_back():
     serializer = TypeSerializer()
     base = "SENSOR_READING#2023-10-27"
     devices = [f"dev-{word('abcxyz0123456789', 3, 3)}-{n}" for n in range(30)]
@@ -676,7 +678,7 @@ def seed004_items_put_by_the_article_read_back():
         table, name = sensor_table(strategy, 20)
         records = readings(150, devices)
         for ts, device, temperature in records:
-            shard = (seed004_shard_id(device, 20) if strategy == "calculated"
+            shard = (time_series_shard_id(device, 20) if strategy == "calculated"
                      else rng.randint(0, 19))
             payload = {"device_id": device, "temperature": temperature}
             client.put_item(TableName=table, Item={

@@ -1,5 +1,5 @@
 #!/usr/bin/python3
-"""Seed 004's time series, written by its own code, read across buckets.
+"""The time-series article's events, written by its code, read over buckets.
 
 The article's three patterns are written with boto3 exactly as its code
 writes them (the timestamp of each event passed in where the article calls

@@ -2,8 +2,8 @@
  *
  * test_keyfmt.c
  *		Unit tests of the key templates (src/keyfmt.c): parsing and its
- *		errors, rendering seed 002's leaderboard keys, base keys, prefixes,
- *		and decoding stored keys back into column values.
+ *		errors, rendering the leaderboard's keys (hashed on player_id), base
+ *		keys, prefixes, and decoding stored keys back into column values.
  *
  *-------------------------------------------------------------------------
  */
@@ -259,7 +259,7 @@ test_parse_parts(void)
 	keyfmt_free(t);
 }
 
-/* Rendering, with seed 002's leaderboard keys first. */
+/* Rendering, with the leaderboard's keys first. */
 static void
 test_render(void)
 {
@@ -289,7 +289,7 @@ test_render(void)
 				 "{x}#1", NULL);
 	check_render("lit{{eral}}", NULL, 0, "lit{eral}", NULL);
 
-	/* seeds 000, 003 and 004 */
+	/* the audit log, the range-sharded catalog and the time series */
 	check_render("{file_path}_{shard}", (const char *[]) {"/shared/firetvGen2.txt", NULL, NULL},
 				 6, "/shared/firetvGen2.txt_6", NULL);
 	check_render("album#{shard}", NULL, 12, "album#12", NULL);
@@ -400,7 +400,7 @@ test_decode(void)
 	int			i;
 	Buf			key;
 
-	/* seed 002 */
+	/* the leaderboard */
 	check_decode("{game_id}#{shard}", "game_X#3",
 				 (const char *[]) {"game_X", "#", "3"}, 3);
 	check_decode("{game_id}#{shard}", "game_X#12",
@@ -419,7 +419,7 @@ test_decode(void)
 	check_decode("{sc0}#{ore:02}#0{rs}", "1\3260###0#03#0##040026shard48#bob",
 				 (const char *[]) {"1\3260###0", "#", "3", "#0", "##040026shard48#bob"}, -1);
 
-	/* seeds 000, 003 and 004 */
+	/* the audit log, the range-sharded catalog and the time series */
 	check_decode("{file_path}_{shard}", "/shared/firetvGen2.txt_6",
 				 (const char *[]) {"/shared/firetvGen2.txt", "_", "6"}, 6);
 	check_decode("{file_path}_{shard}", "/shared/my_file_name.txt_10",
@@ -591,7 +591,7 @@ test_shape(void)
 }
 
 /*
- * Time forms: seed 004's strftime buckets and Python's isoformat(),
+ * Time forms: the time series' strftime buckets and Python's isoformat(),
  * rendered from the texts the extension writes for timestamptz,
  * timestamp and date values.
  */
@@ -650,7 +650,10 @@ test_time_forms(void)
 		check_render("{ts:day}", values, 0, NULL, want);
 	}
 
-	/* seed 004's keys: day in the partition key, isoformat in the sort key */
+	/*
+	 * the time series' keys: the day in the partition key, isoformat in the
+	 * sort key
+	 */
 	{
 		const char *pk[5] = {NULL, "2023-10-27T14:03:05.123456Z", NULL, NULL, NULL};
 		const char *sk[3] = {"2023-10-27T14:03:05.123456Z", NULL, "dev-xyz-789"};

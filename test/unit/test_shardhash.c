@@ -1,7 +1,7 @@
 /*-------------------------------------------------------------------------
  *
  * test_shardhash.c
- *		Unit tests of shard routing (src/shardhash.c): the seeds' hash
+ *		Unit tests of shard routing (src/shardhash.c): the articles' hash
  *		formulas, FNV-1a, the range boundary search with Python's lower(),
  *		and the uniformity of every hash.
  *
@@ -46,9 +46,9 @@ test_names(void)
 	}
 }
 
-/* Seed 000: shard = md5(<File Path> + timestamp) % 10 + 1. */
+/* The audit log: shard = md5(<File Path> + timestamp) % 10 + 1. */
 static void
-test_seed000_md5(void)
+test_audit_log_md5(void)
 {
 	/* int(hashlib.md5((path + ts).encode()).hexdigest(), 16) % 10 + 1 */
 	static const struct
@@ -82,9 +82,12 @@ test_seed000_md5(void)
 	}
 }
 
-/* Seed 003: int.from_bytes(sha256(title.encode()).digest()) % 21. */
+/*
+ * The ordered-sharding article's hash suffix of album titles:
+ * int.from_bytes(sha256(title.encode()).digest()) % 21.
+ */
 static void
-test_seed003_sha256(void)
+test_album_title_sha256(void)
 {
 	/* int.from_bytes(hashlib.sha256(t.encode()).digest(), 'big') % 21 */
 	static const struct
@@ -109,9 +112,9 @@ test_seed003_sha256(void)
 		CHECK(bucket(SHARD_HASH_SHA256, cases[i].title, 21) == cases[i].shard);
 }
 
-/* Seed 004: int(sha256(key).hexdigest()[:8], 16) % N. */
+/* The time series: int(sha256(key).hexdigest()[:8], 16) % N. */
 static void
-test_seed004_sha256_32(void)
+test_time_series_sha256_32(void)
 {
 	static const int ns[] = {10, 20, 16, 7, 1, 2147483647};
 
@@ -213,7 +216,10 @@ test_fnv1a(void)
 	}
 }
 
-/* Seed 003's ALBUM_TITLE_BOUNDARIES, as the article prints them. */
+/*
+ * The range-sharded catalog's ALBUM_TITLE_BOUNDARIES, as the article
+ * prints them.
+ */
 static const char *const album_bounds[] = {
 	"",
 	"agartha",
@@ -241,11 +247,12 @@ static const char *const album_bounds[] = {
 #define NUM_ALBUM_BOUNDS ((int) (sizeof(album_bounds) / sizeof(album_bounds[0])))
 
 /*
- * Seed 003's album_shard_id: lower() here, then NFKD (done by the caller
- * in the FDW, so taken from Python here), then the bisect.
+ * The range-sharded catalog's album_shard_id: lower() here, then NFKD
+ * (done by the caller in the FDW, so taken from Python here), then the
+ * bisect.
  */
 static void
-test_seed003_range(void)
+test_album_title_range(void)
 {
 	/*
 	 * low = t.lower(); key = unicodedata.normalize('NFKD', low); shard =
@@ -500,12 +507,12 @@ void
 suite_shardhash(void)
 {
 	test_names();
-	test_seed000_md5();
-	test_seed003_sha256();
-	test_seed004_sha256_32();
+	test_audit_log_md5();
+	test_album_title_sha256();
+	test_time_series_sha256_32();
 	test_large_n();
 	test_fnv1a();
-	test_seed003_range();
+	test_album_title_range();
 	test_range_edges();
 	test_lower();
 	test_uniformity();
