@@ -10,8 +10,8 @@
 #
 # Environment: SHARD_FDW_WIRE_KINDS, SHARD_FDW_WIRE_FAULTS (comma lists
 # narrowing the statement and fault kinds), SHARD_FDW_WIRE_TIMEOUT_OPTION and
-# SHARD_FDW_WIRE_TIMEOUT_MS (the option bounding an attempt, e.g.
-# attempt_timeout_ms once the extension has it), SHARD_FDW_WIRE_CREDENTIALS=0
+# SHARD_FDW_WIRE_TIMEOUT_MS (the option bounding an attempt, by default
+# attempt_timeout_ms, 2000 ms), SHARD_FDW_WIRE_CREDENTIALS=0
 # (skip the credential refresh test), SHARD_FDW_WIRE_CORES=1 (let crashed
 # backends of the bed dump core in its data directory: raises the
 # postmaster's core size limit with prlimit).

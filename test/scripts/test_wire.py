@@ -65,11 +65,13 @@ SHARD_FDW_WIRE_SECONDS (a time budget for the matrix instead: statements
 run until it is spent), SHARD_FDW_WIRE_KINDS and SHARD_FDW_WIRE_FAULTS
 (comma lists restricting the statement kinds and the fault kinds, to
 reproduce a finding), SHARD_FDW_WIRE_TIMEOUT_OPTION (default
-request_timeout_ms: the server option bounding one attempt, which the
-late answers outlast) and SHARD_FDW_WIRE_TIMEOUT_MS,
-SHARD_FDW_WIRE_CREDENTIALS=0 to skip the refresh test.  matrix's faults.  Prints the statements run per kind, the faults injected
-per kind and every finding with its seed, statement number and faults;
-ends with "N passed, N failed".
+attempt_timeout_ms: the server option bounding one attempt, which the
+late answers outlast, so that the attempt is retried while its late
+answer may still come; request_timeout_ms bounds the whole request
+instead) and SHARD_FDW_WIRE_TIMEOUT_MS, SHARD_FDW_WIRE_CREDENTIALS=0 to
+skip the refresh test.  Prints the statements run per kind, the faults
+injected per kind and every finding with its seed, statement number and
+faults; ends with "N passed, N failed".
 """
 
 import collections
@@ -99,7 +101,7 @@ STATEMENTS = int(os.environ.get("SHARD_FDW_WIRE_STATEMENTS", "200"))
 SECONDS = float(os.environ.get("SHARD_FDW_WIRE_SECONDS", "0"))
 ONLY_KINDS = [k for k in os.environ.get("SHARD_FDW_WIRE_KINDS", "").split(",") if k]
 ONLY_FAULTS = [k for k in os.environ.get("SHARD_FDW_WIRE_FAULTS", "").split(",") if k]
-TIMEOUT_OPTION = os.environ.get("SHARD_FDW_WIRE_TIMEOUT_OPTION", "request_timeout_ms")
+TIMEOUT_OPTION = os.environ.get("SHARD_FDW_WIRE_TIMEOUT_OPTION", "attempt_timeout_ms")
 TIMEOUT_MS = int(os.environ.get("SHARD_FDW_WIRE_TIMEOUT_MS", "2000"))
 CREDENTIALS = os.environ.get("SHARD_FDW_WIRE_CREDENTIALS", "1") != "0"
 CREDENTIALS_QUIET = os.environ.get("SHARD_FDW_WIRE_CREDENTIALS") == "quiet"
@@ -652,8 +654,7 @@ def statements_under_wire_faults():
     print("  faults injected: " + ", ".join(f"{k} {v}" for k, v in sorted(fault_tally.items())))
     under = [c for c in claims if c.get("under")]
     print(f"  written claims checked against DynamoDB: {len(claims)} mismatches "
-          f"({len(under)} under-counts"
-          + ")")
+          f"({len(under)} under-counts)")
     for entry in findings:
         after = (f"; after bytes sent unasked at #{entry['after_unasked']}"
                  if entry.get("after_unasked") else "")
