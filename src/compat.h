@@ -34,6 +34,15 @@
 #include "commands/explain_state.h"
 #endif
 
+/*
+ * PostgreSQL 15 added shmem_request_hook, where a library loaded by
+ * shared_preload_libraries asks for shared memory and locks; before it,
+ * they were asked for in _PG_init itself.
+ */
+#if PG_VERSION_NUM >= 150000
+#define SHARD_HAVE_SHMEM_REQUEST_HOOK 1
+#endif
+
 /* PostgreSQL 14 added batch inserts to the FDW API. */
 #if PG_VERSION_NUM >= 140000
 #define SHARD_HAVE_BATCH_INSERT 1

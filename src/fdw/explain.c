@@ -294,7 +294,8 @@ shard_scan_explain(ShardScanState *ss, ExplainState *es, Plan *plan)
 		ExplainPropertyInteger("DynamoDB Pages", NULL, ss->pages, es);
 		ExplainPropertyInteger("DynamoDB Items Scanned", NULL, total.scanned, es);
 		ExplainPropertyInteger("DynamoDB Items Returned", NULL, total.items, es);
-		ExplainPropertyFloat("DynamoDB Consumed Capacity", NULL, total.capacity, 1, es);
+		ExplainPropertyFloat("DynamoDB Consumed Capacity", NULL,
+							 total.read_units + total.write_units, 1, es);
 		if (t->max_read_units > 0)
 			ExplainPropertyFloat("DynamoDB Budget Wait", "ms",
 								 (double) total.budget_wait_us / 1000.0, 1, es);

@@ -1278,6 +1278,7 @@ shard_scan_segments(Oid relid, const int *segs, int nsegs, int total,
 	ss->conn = shard_get_connection(GetForeignTable(relid)->serverid, GetUserId());
 	ss->max_inflight = ss->conn->server->max_concurrency;
 	ss->group = ddb_group_create(ss->conn, ss->max_inflight);
+	ddb_group_set_budget(ss->group, budget_for(ss->t, false));
 	ddb_group_hold(&ss->group, GetMemoryChunkContext(ss));
 	ss->total_segments = total;
 	ss->bucket_col = -1;
@@ -1318,7 +1319,8 @@ scan_add_stats(DdbStats *into, const DdbStats *from)
 	into->retries += from->retries;
 	into->throttles += from->throttles;
 	into->scanned += from->scanned;
-	into->capacity += from->capacity;
+	into->read_units += from->read_units;
+	into->write_units += from->write_units;
 	into->budget_wait_us += from->budget_wait_us;
 }
 

@@ -5,16 +5,19 @@
  *		max_write_units_per_second of a table (or its server) that the
  *		requests of a statement keep to.
  *
- * A budget is a token bucket, one per table and kind (reads, writes),
- * shared by every request of the statement on that table and begun anew
- * with each statement.  It starts empty and fills at the budget's rate.
- * A request starts only when the bucket is not in debt, and reserves what
- * requests of its kind have cost so far (one unit before any answered);
- * its answer's ConsumedCapacity then replaces the reservation.  An answer
- * is handed to the scan only once the bucket is out of debt again, so
- * that the statement never ends ahead of its budget: a statement that
- * consumed C units takes at least C / rate seconds.  transport.c applies
- * it; the waiting happens there, interruptibly.
+ * A budget is one per table and kind (reads, writes), shared by every
+ * request of the statement on that table and begun anew with each
+ * statement; every table's requests have one, paced or not, and the
+ * shared counters of shard_fdw_stat (stat.c) know the table by it.
+ *
+ * The pace is a token bucket.  It starts empty and fills at the budget's
+ * rate.  A request starts only when the bucket is not in debt, and
+ * reserves what requests of its kind have cost so far (one unit before any
+ * answered); its answer's ConsumedCapacity then replaces the reservation.
+ * An answer is handed to the scan only once the bucket is out of debt
+ * again, so that the statement never ends ahead of its budget: a statement
+ * that consumed C units takes at least C / rate seconds.  transport.c
+ * applies it; the waiting happens there, interruptibly.
  *
  *-------------------------------------------------------------------------
  */
@@ -35,7 +38,7 @@ typedef struct BudgetKey
 struct Budget
 {
 	BudgetKey	key;
-	double		rate;			/* units per second */
+	double		rate;			/* units per second; 0: not paced */
 	double		tokens;			/* may be negative: debt */
 	TimestampTz filled_at;		/* when tokens were last brought up to date */
 	TimestampTz statement;		/* the statement start it belongs to */
@@ -46,9 +49,9 @@ struct Budget
 static HTAB *budgets = NULL;
 
 /*
- * The budget of table t for reads or writes in the current statement, or
- * NULL when it has none.  Lives for the backend; begun anew (empty) when
- * a new statement first asks for it.
+ * The budget of table t for reads or writes in the current statement.
+ * Lives for the backend; begun anew (empty) when a new statement first
+ * asks for it.
  */
 Budget *
 budget_for(ShardTable *t, bool write)
@@ -59,8 +62,6 @@ budget_for(ShardTable *t, bool write)
 	bool		found;
 	TimestampTz statement = GetCurrentStatementStartTimestamp();
 
-	if (rate <= 0)
-		return NULL;
 	if (budgets == NULL)
 	{
 		HASHCTL		ctl;
@@ -105,6 +106,8 @@ budget_fill(Budget *b, TimestampTz now)
 long
 budget_delay_us(Budget *b)
 {
+	if (b->rate <= 0)
+		return 0;
 	budget_fill(b, GetCurrentTimestamp());
 	if (b->tokens >= 0)
 		return 0;
@@ -137,4 +140,18 @@ budget_settle(Budget *b, double reserved, double consumed, bool answered)
 		b->spent += consumed;
 		b->answered++;
 	}
+}
+
+/* Whether the budget paces its requests (it has a rate). */
+bool
+budget_paces(Budget *b)
+{
+	return b->rate > 0;
+}
+
+/* The foreign table the budget is of. */
+Oid
+budget_relid(Budget *b)
+{
+	return b->key.relid;
 }

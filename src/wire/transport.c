@@ -49,11 +49,17 @@ struct DdbGroup
 	int			max_inflight;
 	int			running;		/* requests with an attempt in flight */
 	int			unfinished;		/* requests queued or running */
-	Budget	   *budget;			/* the capacity budget it keeps to, or NULL */
+	Budget	   *budget;			/* the capacity budget it keeps to, or NULL
+								 * (the requests of no table) */
 	dlist_head	done;			/* finished, not yet handed out */
 	DdbStats	stats;
+	DdbStats	flushed;		/* stats as last handed to stat.c */
+	TimestampTz flushed_at;		/* ... when */
 	dlist_node	node;
 };
+
+/* A running group hands its counters to stat.c at most this often. */
+#define STAT_FLUSH_US 1000000
 
 /* Cumulative counters of this backend. */
 static DdbStats backend_stats;
@@ -292,6 +298,7 @@ ddb_group_create(DdbConn *conn, int max_inflight)
 	g->cxt = cxt;
 	g->nest_level = GetCurrentTransactionNestLevel();
 	g->max_inflight = Max(1, max_inflight);
+	g->flushed_at = GetCurrentTimestamp();
 	dlist_init(&g->done);
 	dlist_push_tail(&conn->transport->groups, &g->node);
 	return g;
@@ -343,11 +350,27 @@ ddb_group_reset(DdbGroup *g)
 	g->unfinished = 0;
 }
 
-/* Stop every request of the group and free it; its holder forgets it. */
+/*
+ * Hand what the group counted since it last did to the shared counters
+ * of its table (its budget's) and server.
+ */
+static void
+group_flush(DdbGroup *g)
+{
+	stat_flush(g->budget ? budget_relid(g->budget) : InvalidOid, g->conn->serverid,
+			   &g->stats, &g->flushed);
+	g->flushed_at = GetCurrentTimestamp();
+}
+
+/*
+ * Stop every request of the group, hand its counters to the shared ones,
+ * and free it; its holder forgets it.
+ */
 void
 ddb_group_free(DdbGroup *g)
 {
 	ddb_group_reset(g);
+	group_flush(g);
 	if (g->holder)
 		*g->holder = NULL;
 	dlist_delete(&g->node);
@@ -437,9 +460,10 @@ ddb_group_conn(DdbGroup *g)
 }
 
 /*
- * Make the group keep to budget (NULL: none): its requests start only
- * when the budget is not in debt, and their answers are handed out only
- * once it is out of debt again.
+ * Make the group keep to budget, its table's (NULL: none): its requests
+ * start only when the budget is not in debt, their answers are handed out
+ * only once it is out of debt again, and they count for the table in
+ * shard_fdw_stat.
  */
 void
 ddb_group_set_budget(DdbGroup *g, Budget *budget)
@@ -869,7 +893,7 @@ transaction_throttled(const DdbJson *body)
 	return throttled;
 }
 
-/* Add a response's ConsumedCapacity (an object or an array) to stats. */
+/* A response's ConsumedCapacity (an object or an array). */
 static double
 consumed_capacity(const DdbJson *body)
 {
@@ -1109,9 +1133,55 @@ endpoint_suspect(DdbRequest *req, DdbAttempt *a, CURLcode code, bool retry)
 	return retry && (status == 500 || status == 502 || status == 503 || status == 504);
 }
 
+/* Whether DynamoDB operation action reads (its capacity is read units). */
+static bool
+action_reads(const char *action)
+{
+	static const char *const reads[] = {
+		"GetItem", "BatchGetItem", "Query", "Scan", "TransactGetItems",
+	};
+
+	for (size_t i = 0; i < lengthof(reads); i++)
+		if (strcmp(action, reads[i]) == 0)
+			return true;
+	return false;
+}
+
+/*
+ * Count in stats the items a read's answer says DynamoDB read and
+ * returned: a Query's or Scan's ScannedCount and Count, the item of a
+ * GetItem, the items of a BatchGetItem (both read and returned).
+ */
+static void
+count_items(DdbStats *stats, const DdbRequest *req)
+{
+	const DdbJson *body = req->response;
+	const DdbJson *responses = ddbjson_get(body, "Responses");
+	const DdbJson *item = ddbjson_get(body, "Item");
+	int64		n = 0;
+
+	if (ddbjson_get(body, "Count") != NULL)
+	{
+		stats->read_items += (int64) ddbjson_get_number(body, "ScannedCount");
+		stats->returned_items += (int64) ddbjson_get_number(body, "Count");
+		return;
+	}
+	if (strcmp(req->action, "GetItem") == 0)
+		n = item != NULL && item->kind == DJ_OBJECT;
+	else if (strcmp(req->action, "BatchGetItem") == 0 && responses != NULL &&
+			 responses->kind == DJ_OBJECT)
+		for (int i = 0; i < responses->n; i++)
+			if (responses->elems[i].kind == DJ_ARRAY)
+				n += responses->elems[i].n;
+	stats->read_items += n;
+	stats->returned_items += n;
+}
+
 /*
  * Hand a finished request to its group, and count it, failed or not (a
- * duplicate key is a request too); capacity comes with successes.
+ * duplicate key is a request too); capacity and items come with
+ * successes.  A running group hands its counters to shard_fdw_stat's at
+ * most once every STAT_FLUSH_US.
  */
 static void
 finish(DdbRequest *req, DdbStatus status)
@@ -1126,15 +1196,23 @@ finish(DdbRequest *req, DdbStatus status)
 	if (status == DDB_OK)
 	{
 		double		cc = consumed_capacity(req->response);
+		bool		reads = action_reads(req->action);
 
-		g->stats.capacity += cc;
-		backend_stats.capacity += cc;
+		*(reads ? &g->stats.read_units : &g->stats.write_units) += cc;
+		*(reads ? &backend_stats.read_units : &backend_stats.write_units) += cc;
+		count_items(&g->stats, req);
 		if (g->budget)
 			budget_settle(g->budget, req->budget_reserved, cc, true);
 	}
-	else if (g->budget)
-		budget_settle(g->budget, req->budget_reserved, 0, false);
+	else
+	{
+		g->stats.errors++;
+		if (g->budget)
+			budget_settle(g->budget, req->budget_reserved, 0, false);
+	}
 	req->budget_reserved = 0;
+	if (GetCurrentTimestamp() - g->flushed_at >= STAT_FLUSH_US)
+		group_flush(g);
 }
 
 /*
