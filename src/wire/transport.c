@@ -1363,13 +1363,31 @@ collect_finished(DdbTransport *t, bool *exchange_ended)
 	return finished;
 }
 
+/*
+ * The wait event of what: "Extension" before PostgreSQL 17, and from it
+ * one named for what the backend waits for.
+ */
+static uint32
+transport_wait_event(TransportWait what)
+{
+	static uint32 ids[] = {[WAIT_REQUESTS] = 0, [WAIT_BUDGET] = 0, [WAIT_CREDENTIALS] = 0};
+	static const char *const names[] = {
+		[WAIT_REQUESTS] = "ShardFdwRequest",
+		[WAIT_BUDGET] = "ShardFdwBudget",
+		[WAIT_CREDENTIALS] = "ShardFdwCredentials",
+	};
+
+	return shard_wait_event(&ids[what], names[what]);
+}
+
 /* See transportstate.h. */
 bool
-transport_drive(DdbTransport *t, int timeout_ms)
+transport_drive(DdbTransport *t, int timeout_ms, TransportWait what)
 {
 	bool		exchange_ended = false;
 	TimestampTz now = GetCurrentTimestamp();
 	long		gather = 0;
+	uint32		wait_event;
 	dlist_iter	it;
 
 	dlist_foreach(it, &t->exchanges)
@@ -1384,12 +1402,17 @@ transport_drive(DdbTransport *t, int timeout_ms)
 		timeout_ms = 0;
 	else if (timeout_ms > 0)
 		gather = gather_us(t, now);
+	wait_event = timeout_ms > 0 ? transport_wait_event(what) : 0;
 	/* a gathering wait sleeps only when nothing is ready */
-	if (gather == 0 || sockets_wait(t->sockets, 0) <= 0)
+	if (gather == 0 || sockets_wait(t->sockets, 0, 0) <= 0)
 	{
 		if (gather > 0)
+		{
+			pgstat_report_wait_start(wait_event);
 			pg_usleep(gather);
-		sockets_wait(t->sockets, timeout_ms);
+			pgstat_report_wait_end();
+		}
+		sockets_wait(t->sockets, timeout_ms, wait_event);
 	}
 	sockets_run_timer(t->sockets);
 	collect_finished(t, &exchange_ended);
@@ -1400,15 +1423,15 @@ transport_drive(DdbTransport *t, int timeout_ms)
 /*
  * Move the transport forward once: start what is due, let libcurl work,
  * collect finished transfers, and if none finished sleep briefly on the
- * sockets; a credential refresh whose exchange ended moves on.
- * Interrupts are checked on every call.
+ * sockets, waiting for what; a credential refresh whose exchange ended
+ * moves on.  Interrupts are checked on every call.
  */
 static void
-transport_step(DdbTransport *t)
+transport_step(DdbTransport *t, TransportWait what)
 {
 	CHECK_FOR_INTERRUPTS();
 	start_due(t);
-	if (transport_drive(t, poll_timeout(t)))
+	if (transport_drive(t, poll_timeout(t), what))
 		t->prepare(t->prepare_arg, t);
 }
 
@@ -1422,7 +1445,7 @@ group_step(DdbGroup *group)
 	bool		held = group->budget && budget_delay_us(group->budget) > 0;
 	TimestampTz start = held ? GetCurrentTimestamp() : 0;
 
-	transport_step(group->conn->transport);
+	transport_step(group->conn->transport, held ? WAIT_BUDGET : WAIT_REQUESTS);
 	if (held)
 		group->stats.budget_wait_us += GetCurrentTimestamp() - start;
 }
