@@ -92,6 +92,8 @@ static const ShardOption shard_options[] = {
 	OPT("ca_file", ForeignServerRelationId, OPT_STRING, NULL),
 	OPT_RANGE("max_read_units_per_second", ForeignServerRelationId, 1, INT_MAX, NULL),
 	OPT_RANGE("max_write_units_per_second", ForeignServerRelationId, 1, INT_MAX, NULL),
+	OPT_RANGE("max_read_units_per_statement", ForeignServerRelationId, 1, INT_MAX, NULL),
+	OPT_RANGE("max_write_units_per_statement", ForeignServerRelationId, 1, INT_MAX, NULL),
 	/* user mapping */
 	OPT("access_key_id", UserMappingRelationId, OPT_STRING, NULL),
 	OPT("secret_access_key", UserMappingRelationId, OPT_STRING, NULL),
@@ -137,6 +139,8 @@ static const ShardOption shard_options[] = {
 	OPT("layout_history", ForeignTableRelationId, OPT_STRING, NULL),
 	OPT_RANGE("max_read_units_per_second", ForeignTableRelationId, 1, INT_MAX, NULL),
 	OPT_RANGE("max_write_units_per_second", ForeignTableRelationId, 1, INT_MAX, NULL),
+	OPT_RANGE("max_read_units_per_statement", ForeignTableRelationId, 1, INT_MAX, NULL),
+	OPT_RANGE("max_write_units_per_statement", ForeignTableRelationId, 1, INT_MAX, NULL),
 	/* column */
 	OPT("attribute", AttributeRelationId, OPT_STRING, NULL),
 	OPT("ddb_type", AttributeRelationId, OPT_DDB_TYPE, NULL),
@@ -731,6 +735,8 @@ shard_get_server(Oid serverid)
 	const char *ca_file = setting(o, "ca_file", ForeignServerRelationId);
 	const char *max_read = setting(o, "max_read_units_per_second", ForeignServerRelationId);
 	const char *max_write = setting(o, "max_write_units_per_second", ForeignServerRelationId);
+	const char *read_cap = setting(o, "max_read_units_per_statement", ForeignServerRelationId);
+	const char *write_cap = setting(o, "max_write_units_per_statement", ForeignServerRelationId);
 
 	s->serverid = serverid;
 	s->region = region ? pstrdup(region) : NULL;
@@ -749,6 +755,8 @@ shard_get_server(Oid serverid)
 	s->ca_file = ca_file ? pstrdup(ca_file) : NULL;
 	s->max_read_units = max_read ? atoi(max_read) : 0;
 	s->max_write_units = max_write ? atoi(max_write) : 0;
+	s->read_units_cap = read_cap ? atoi(read_cap) : 0;
+	s->write_units_cap = write_cap ? atoi(write_cap) : 0;
 	return s;
 }
 
@@ -1198,6 +1206,8 @@ shard_table_from_options(Oid relid, List *o)
 	const char *consistent_read = shard_option_value(o, "consistent_read");
 	const char *max_read = shard_option_value(o, "max_read_units_per_second");
 	const char *max_write = shard_option_value(o, "max_write_units_per_second");
+	const char *read_cap = shard_option_value(o, "max_read_units_per_statement");
+	const char *write_cap = shard_option_value(o, "max_write_units_per_statement");
 	ShardServer *server = shard_get_server(ft->serverid);
 	bool		shards_given = shard_option_value(o, "shards") != NULL;
 	bool		base_given = shard_option_value(o, "shard_base") != NULL;
@@ -1232,6 +1242,8 @@ shard_table_from_options(Oid relid, List *o)
 		server->consistent_read;
 	t->max_read_units = max_read ? atoi(max_read) : server->max_read_units;
 	t->max_write_units = max_write ? atoi(max_write) : server->max_write_units;
+	t->read_units_cap = read_cap ? atoi(read_cap) : server->read_units_cap;
+	t->write_units_cap = write_cap ? atoi(write_cap) : server->write_units_cap;
 
 	if (t->strategy == SHARD_DYNAMIC && !base_given)
 		t->shard_base = 1;

@@ -117,6 +117,8 @@ typedef struct ShardServer
 	char	   *ca_file;
 	int			max_read_units;	/* per second; 0: no budget */
 	int			max_write_units;
+	int			read_units_cap; /* per statement; 0: no cap */
+	int			write_units_cap;
 } ShardServer;
 
 /*
@@ -206,6 +208,9 @@ typedef struct ShardTable
 	int			max_read_units;	/* per second, the table's or its server's;
 								 * 0: no budget */
 	int			max_write_units;
+	int			read_units_cap; /* per statement, the table's or its server's;
+								 * 0: no cap */
+	int			write_units_cap;
 	int			ncolumns;
 	ShardColumn *columns;		/* non-dropped columns, in attnum order */
 	int			nlayouts;		/* 1 + the earlier layouts still read */

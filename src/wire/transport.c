@@ -462,8 +462,8 @@ ddb_group_conn(DdbGroup *g)
 /*
  * Make the group keep to budget, its table's (NULL: none): its requests
  * start only when the budget is not in debt, their answers are handed out
- * only once it is out of debt again, and they count for the table in
- * shard_fdw_stat.
+ * only once it is out of debt again and while the statement is within its
+ * cap, and they count for the table in shard_fdw_stat.
  */
 void
 ddb_group_set_budget(DdbGroup *g, Budget *budget)
@@ -722,7 +722,10 @@ attempt_start(DdbTransport *t, DdbRequest *req)
 	link_attach(t, a);
 }
 
-/* Start every queued request that is due and whose group has room. */
+/*
+ * Start every queued request that is due and whose group has room and is
+ * within its cap.
+ */
 static void
 start_due(DdbTransport *t)
 {
@@ -735,7 +738,8 @@ start_due(DdbTransport *t)
 
 		Budget	   *budget = req->group->budget;
 
-		if (req->retry_at > now || req->group->running >= req->group->max_inflight)
+		if (req->retry_at > now || req->group->running >= req->group->max_inflight ||
+			(budget && budget_past_cap(budget)))
 			continue;
 		if (budget && req->budget_reserved == 0)
 		{
@@ -750,7 +754,8 @@ start_due(DdbTransport *t)
 
 /*
  * Milliseconds until the next queued retry is due or a group's budget is
- * out of debt, at most POLL_MS.
+ * out of debt, at most POLL_MS; the requests of a group past its cap do
+ * not count.
  */
 static int
 poll_timeout(DdbTransport *t)
@@ -777,6 +782,8 @@ poll_timeout(DdbTransport *t)
 		else if (req->group->budget && req->budget_reserved == 0 &&
 				 budget_delay_us(req->group->budget) > 0)
 			continue;			/* the groups' budgets were counted above */
+		else if (req->group->budget && budget_past_cap(req->group->budget))
+			continue;			/* never sent: its group's wait stops */
 		else if (req->group->running < req->group->max_inflight)
 			ms = 0;
 	}
@@ -1460,7 +1467,8 @@ budget_holds(DdbGroup *group)
 /*
  * The next finished request of the group (succeeded or failed for good),
  * waiting for one if need be, and for the group's budget to be out of
- * debt; NULL when the group has nothing left.
+ * debt; NULL when the group has nothing left.  A statement past its
+ * budget's cap stops here, once the answers that came are handed out.
  */
 DdbRequest *
 ddb_wait_any(DdbGroup *group)
@@ -1474,6 +1482,8 @@ ddb_wait_any(DdbGroup *group)
 
 			return req;
 		}
+		if (group->budget)
+			budget_check_cap(group->budget);
 		if (group->unfinished == 0 && dlist_is_empty(&group->done))
 			return NULL;
 		group_step(group);
@@ -1482,14 +1492,19 @@ ddb_wait_any(DdbGroup *group)
 
 /*
  * Wait until req has finished and its group's budget is out of debt, and
- * take it out of its group's done list.
+ * take it out of its group's done list.  A statement past its budget's
+ * cap stops here rather than wait for req (which is then not sent).
  */
 void
 ddb_wait_for(DdbRequest *req)
 {
 	while (req->status == DDB_QUEUED || req->status == DDB_RUNNING ||
 		   budget_holds(req->group))
+	{
+		if (req->group->budget && req->status != DDB_OK && req->status != DDB_FAILED)
+			budget_check_cap(req->group->budget);
 		group_step(req->group);
+	}
 	dlist_delete(&req->node);
 }
 

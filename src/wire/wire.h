@@ -254,6 +254,8 @@ extern double budget_reserve(Budget *b);
 extern void budget_settle(Budget *b, double reserved, double consumed, bool answered);
 extern bool budget_paces(Budget *b);
 extern Oid	budget_relid(Budget *b);
+extern bool budget_past_cap(Budget *b);
+extern void budget_check_cap(Budget *b);
 
 /* ---------------------------------------------------------------------
  * in stat.c
