@@ -277,6 +277,9 @@ shard_scan_explain(ShardScanState *ss, ExplainState *es, Plan *plan)
 			appendStringInfo(&buf, "%s%s", buf.len ? ", " : "", strVal(lfirst(lc)));
 		ExplainPropertyText("Projection", ss->attrs ? buf.data : "(all attributes)", es);
 	}
+	/* an estimate, like the costs */
+	if (es->costs && ss->read_units >= 0)
+		ExplainPropertyFloat("Estimated Read Units", NULL, ss->read_units, 1, es);
 	if (es->analyze)
 	{
 		DdbStats	total = ss->stats;

@@ -80,6 +80,10 @@ typedef enum ScanPrivate
 	SCAN_PRIVATE_BUCKETS,		/* IntList: see BucketPrivate */
 	SCAN_PRIVATE_BUCKET_CONDS,	/* IntList: the bounds of the bucket column,
 								 * lower then upper (one of them when open) */
+	SCAN_PRIVATE_READ_UNITS,	/* List of two Floats: the read units the
+								 * scan is estimated to consume, and when
+								 * each stream reads one item (min, max);
+								 * -1: unknown (before ANALYZE) */
 	SCAN_PRIVATE_AGGREGATES,	/* IntList: an aggregate's pairs (AggKind,
 								 * column index), upper.c; absent from a
 								 * plain scan, like the next */
@@ -158,6 +162,9 @@ extern ForeignScan *upper_get_plan(PlannerInfo *root, RelOptInfo *rel,
 
 /* in scanrequest.c: 1 or -1 for a value infinite one way or the other, else 0 */
 extern int	request_infinite_value(Oid typid, Datum value);
+
+/* in scanrequest.c: each shard's page Limit for a LIMIT of limit rows */
+extern int	request_page_limit(int limit, int nshards);
 
 /* ---------------------------------------------------------------------
  * conditions: conds.c

@@ -76,6 +76,7 @@ typedef struct ReadSize
 	double		requests;
 	double		rounds;			/* round trips one after another */
 	double		items;			/* items read */
+	double		streams;		/* sequences of pages (a Query's shards) */
 } ReadSize;
 
 /* True when ANALYZE has run on the relation. */
@@ -163,6 +164,7 @@ read_size(PlannerInfo *root, RelOptInfo *rel, ShardTable *t, const Analysis *a,
 		r.items = lookups;
 		r.requests = ceil(lookups / BATCH_GET_MAX);
 		r.rounds = ceil(r.requests / conc);
+		r.streams = r.requests;
 	}
 	else if (a->keyed)
 	{
@@ -178,12 +180,14 @@ read_size(PlannerInfo *root, RelOptInfo *rel, ShardTable *t, const Analysis *a,
 		r.items = streams * per_stream;
 		r.requests = streams * pages;
 		r.rounds = ceil(streams / conc) * pages;
+		r.streams = streams;
 	}
 	else
 	{
 		r.items = has_stats(rel) ? rel->tuples : default_table_items(t);
 		r.requests = Max(conc, ceil(r.items / PAGE_ITEMS));
 		r.rounds = ceil(r.requests / conc);
+		r.streams = r.requests;
 	}
 	return r;
 }
@@ -195,6 +199,36 @@ read_cost(const ReadSize *r, double rows, Cost *startup, Cost *total)
 	*startup = ROUND_TRIP_COST;
 	*total = r->rounds * ROUND_TRIP_COST + r->requests * REQUEST_COST +
 		r->items * ITEM_COST + rows * cpu_tuple_cost;
+}
+
+/*
+ * The read units a read of size r consumes (ddb_read_units), its items of
+ * the average size ANALYZE recorded: the table's size (relpages, from
+ * DynamoDB's TableSizeBytes) over its rows; each stream reads at most
+ * page_limit items when a Limit is sent (0: none).  Also, in *first, what
+ * it consumes when each stream reads its first item only (min and max,
+ * upper.c).  -1 for both before ANALYZE.
+ */
+static double
+read_units(RelOptInfo *rel, ShardTable *t, const Analysis *a, const ReadSize *r,
+		   int page_limit, double *first)
+{
+	double		item_bytes;
+	double		items = r->items;
+	double		requests = r->requests;
+
+	*first = -1;
+	if (!has_stats(rel))
+		return -1;
+	item_bytes = (double) rel->pages * BLCKSZ / Max(rel->tuples, 1.0);
+	if (page_limit > 0 && !a->full_key)
+	{
+		items = Min(items, r->streams * page_limit);
+		requests = r->streams;
+	}
+	*first = ddb_read_units(r->streams, Min(r->items, r->streams), item_bytes, false,
+							t->consistent_read);
+	return ddb_read_units(requests, items, item_bytes, a->full_key, t->consistent_read);
 }
 
 /*
@@ -583,6 +617,30 @@ must_read_all(PlannerInfo *root, Oid relid, ShardTable *t)
 }
 
 /*
+ * The read units the plan of best_path is estimated to consume, as
+ * SCAN_PRIVATE_READ_UNITS has them: per execution (a nested loop's: per
+ * outer row), none for a batched lookup's scan, whose reads depend on its
+ * outer rows.
+ */
+static List *
+estimated_read_units(PlannerInfo *root, RelOptInfo *baserel, ShardTable *t,
+					 Analysis *a, ForeignPath *best_path)
+{
+	ReadSize	size;
+	int			limit = shard_limit(root, baserel, a, best_path->path.pathkeys);
+	double		units;
+	double		first;
+
+	if (best_path->fdw_private != NIL)
+		return list_make2(makeFloat(pstrdup("-1")), makeFloat(pstrdup("-1")));
+	size = read_size(root, baserel, t, a, a->full_key ? best_path->path.rows : 1, 1);
+	units = read_units(baserel, t, a, &size,
+					   limit > 0 ? request_page_limit(limit, (int) Max(size.streams, 1)) : 0,
+					   &first);
+	return list_make2(makeFloat(psprintf("%.1f", units)), makeFloat(psprintf("%.1f", first)));
+}
+
+/*
  * GetForeignPlan: carry the decisions to the executor in fdw_private.  The
  * join clauses of a parameterized path still name the outer relation here;
  * PostgreSQL replaces those Vars in fdw_exprs with parameters afterwards.
@@ -635,6 +693,8 @@ shard_get_plan(PlannerInfo *root, RelOptInfo *baserel, Oid foreigntableid,
 	if (a.bucket_col >= 0 && !a.bucket_over && a.bucket_hi)
 		bucket_conds = lappend(bucket_conds, a.bucket_hi);
 	fdw_private = lappend(fdw_private, flatten_conds(bucket_conds, &fdw_exprs));
+	fdw_private = lappend(fdw_private, estimated_read_units(root, baserel, ri->table, &a,
+															best_path));
 	return make_foreignscan(tlist, extract_actual_clauses(scan_clauses, false),
 							baserel->relid, fdw_exprs, fdw_private, NIL, NIL,
 							outer_plan);

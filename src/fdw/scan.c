@@ -993,6 +993,7 @@ shard_scan_create(ForeignScanState *node, int eflags)
 	ss->bucket_open = list_nth_int(buckets, BUCKET_OPEN) != 0;
 	ss->bucket_conds = unpack_conds(list_nth(fs->fdw_private, SCAN_PRIVATE_BUCKET_CONDS),
 									&ss->nbucket_conds);
+	ss->read_units = floatVal(linitial(list_nth(fs->fdw_private, SCAN_PRIVATE_READ_UNITS)));
 	ss->exprs = fs->fdw_exprs;
 	ss->values = palloc0(sizeof(Datum) * Max(nexprs, 1));
 	ss->nulls = palloc0(sizeof(bool) * Max(nexprs, 1));
@@ -1282,6 +1283,7 @@ shard_scan_segments(Oid relid, const int *segs, int nsegs, int total,
 	ddb_group_hold(&ss->group, GetMemoryChunkContext(ss));
 	ss->total_segments = total;
 	ss->bucket_col = -1;
+	ss->read_units = -1;
 	ss->nstreams = nsegs;
 	ss->nstarted = nsegs;
 	ss->streams = palloc0(sizeof(Stream) * Max(nsegs, 1));
