@@ -44,6 +44,11 @@ SELECT q AS query, u.* FROM (VALUES
   ($$SELECT count(*) FROM est WHERE game = 'g2'$$),
   ($$SELECT max(score) FROM est WHERE game = 'g2'$$)
 ) AS queries(q), units(q) u;
+-- a batched lookup join: the Query of each shard its 30 players fix (the
+-- four), in one batch
+CREATE TABLE watch AS SELECT 'g1' AS game, 'p' || i AS player FROM generate_series(1, 30) i;
+ANALYZE watch;
+SELECT * FROM units($$SELECT e.score FROM watch w JOIN est e ON e.game = w.game AND e.player = w.player$$);
 -- strongly consistent reads cost twice as much
 ALTER FOREIGN TABLE est OPTIONS (ADD consistent_read 'true');
 SELECT * FROM units($$SELECT * FROM est WHERE game = 'g1'$$);
@@ -59,5 +64,6 @@ BEGIN
 END
 $$;
 SELECT explain_costs($$SELECT * FROM est WHERE game = 'g1'$$);
+DROP TABLE watch;
 SELECT ddb_delete_table('est_tab');
 DROP SERVER ddb CASCADE;

@@ -135,7 +135,8 @@ extern bool shard_lookup_keys(PlannerInfo *root, RelOptInfo *inner, RelOptInfo *
 extern Path *shard_lookup_path(PlannerInfo *root, RelOptInfo *inner,
 							   ShardLookup *lookup);
 extern void shard_lookup_cost(PlannerInfo *root, RelOptInfo *inner, ShardLookup *lookup,
-							  double outer_rows, Cost *startup, Cost *total);
+							  double outer_rows, Cost *startup, Cost *total,
+							  double *units);
 
 /* in join.c */
 extern void shard_join_init(void);

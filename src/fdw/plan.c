@@ -619,8 +619,8 @@ must_read_all(PlannerInfo *root, Oid relid, ShardTable *t)
 /*
  * The read units the plan of best_path is estimated to consume, as
  * SCAN_PRIVATE_READ_UNITS has them: per execution (a nested loop's: per
- * outer row), none for a batched lookup's scan, whose reads depend on its
- * outer rows.
+ * outer row), none for a batched lookup's scan, whose join node shows
+ * those of every batch (shard_lookup_cost).
  */
 static List *
 estimated_read_units(PlannerInfo *root, RelOptInfo *baserel, ShardTable *t,
@@ -945,11 +945,12 @@ shard_lookup_path(PlannerInfo *root, RelOptInfo *inner, ShardLookup *lookup)
 /*
  * The cost of the reads of a batched lookup join of outer_rows rows: a
  * round of requests per batch, reading the partitions (or whole keys) the
- * batch's rows fix.
+ * batch's rows fix; *units gets the read units they consume (-1 before
+ * ANALYZE).
  */
 void
 shard_lookup_cost(PlannerInfo *root, RelOptInfo *inner, ShardLookup *lookup,
-				  double outer_rows, Cost *startup, Cost *total)
+				  double outer_rows, Cost *startup, Cost *total, double *units)
 {
 	RelInfo    *ri = inner->fdw_private;
 	Analysis	a = conds_analyse(ri->table, inner->relid, inner->baserestrictinfo, false, 0,
@@ -960,6 +961,7 @@ shard_lookup_cost(PlannerInfo *root, RelOptInfo *inner, ShardLookup *lookup,
 	ListCell   *lc1;
 	ListCell   *lc2;
 	double		partitions;
+	double		first;
 	ReadSize	size;
 
 	forboth(lc1, lookup->cols, lc2, lookup->outer_exprs)
@@ -970,4 +972,7 @@ shard_lookup_cost(PlannerInfo *root, RelOptInfo *inner, ShardLookup *lookup,
 	size = read_size(root, inner, ri->table, &a, batch, partitions);
 	read_cost(&size, 0, startup, total);
 	*total *= batches;
+	*units = read_units(inner, ri->table, &a, &size, 0, &first);
+	if (*units > 0)
+		*units *= batches;
 }
