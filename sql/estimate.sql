@@ -1,10 +1,9 @@
 -- EXPLAIN without ANALYZE estimates the read units a scan will consume
 -- (Estimated Read Units, shown with the costs), from ANALYZE's row count
 -- and table size; EXPLAIN ANALYZE shows it beside what DynamoDB reported.
--- Two estimates are off: a Query that one shard_by equality narrows to a
--- shard counts its partition twice (the planner's partition size shrinks
--- the distinct partitions by that equality's selectivity), and a
--- BatchGetItem counts the rows expected, not the keys asked.
+-- A partition's items are those its key's equalities select, so a common
+-- value counts as common.  One estimate is off: a BatchGetItem counts the
+-- rows expected, not the keys asked.
 \ir sql/include/server.sql
 SELECT ddb_create_table('est_tab', 'pk', 'sk') AS status;
 CREATE FOREIGN TABLE est (game text, player text, score int, pad text)
@@ -49,6 +48,18 @@ SELECT q AS query, u.* FROM (VALUES
 CREATE TABLE watch AS SELECT 'g1' AS game, 'p' || i AS player FROM generate_series(1, 30) i;
 ANALYZE watch;
 SELECT * FROM units($$SELECT e.score FROM watch w JOIN est e ON e.game = w.game AND e.player = w.player$$);
+-- a small game beside the two large ones: its partition counts as small,
+-- named in the query or by a join's outer rows
+INSERT INTO est SELECT 'g3', 'p' || i, i, repeat('x', 500) FROM generate_series(1, 40) i;
+ANALYZE est;
+CREATE TABLE watch3 AS SELECT 'g3' AS game, 'p' || i AS player FROM generate_series(1, 30) i;
+ANALYZE watch3;
+SELECT q AS query, u.* FROM (VALUES
+  ($$SELECT * FROM est WHERE game = 'g3'$$),
+  ($$SELECT * FROM est WHERE game = 'g1'$$),
+  ($$SELECT e.score FROM watch3 w JOIN est e ON e.game = w.game AND e.player = w.player$$)
+) AS queries(q), units(q) u;
+DROP TABLE watch3;
 -- strongly consistent reads cost twice as much
 ALTER FOREIGN TABLE est OPTIONS (ADD consistent_read 'true');
 SELECT * FROM units($$SELECT * FROM est WHERE game = 'g1'$$);

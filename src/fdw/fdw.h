@@ -126,6 +126,8 @@ typedef struct ShardLookup
 	List	   *cols;			/* IntList: the key columns fixed */
 	List	   *outer_exprs;	/* their values, over the outer relation */
 	List	   *collations;		/* OidList: the equalities' collations */
+	List	   *pk_clauses;		/* RestrictInfos: those on partition key
+								 * columns */
 	bool		whole_keys;		/* each outer row fixes a whole item key */
 	int			batch_rows;		/* outer rows per batch */
 } ShardLookup;
@@ -135,8 +137,8 @@ extern bool shard_lookup_keys(PlannerInfo *root, RelOptInfo *inner, RelOptInfo *
 extern Path *shard_lookup_path(PlannerInfo *root, RelOptInfo *inner,
 							   ShardLookup *lookup);
 extern void shard_lookup_cost(PlannerInfo *root, RelOptInfo *inner, ShardLookup *lookup,
-							  double outer_rows, Cost *startup, Cost *total,
-							  double *units);
+							  SpecialJoinInfo *sjinfo, double outer_rows, Cost *startup,
+							  Cost *total, double *units);
 
 /* in join.c */
 extern void shard_join_init(void);

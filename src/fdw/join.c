@@ -147,7 +147,8 @@ lookup_join_paths(PlannerInfo *root, RelOptInfo *joinrel, RelOptInfo *outerrel,
 		return;
 	if (!shard_lookup_keys(root, innerrel, outerrel, extra->restrictlist, &lookup))
 		return;
-	shard_lookup_cost(root, innerrel, &lookup, outer_path->rows, &startup, &total, &units);
+	shard_lookup_cost(root, innerrel, &lookup, extra->sjinfo, outer_path->rows, &startup,
+					  &total, &units);
 	cost_qual_eval(&quals, extra->restrictlist, root);
 
 	cp = makeNode(CustomPath);

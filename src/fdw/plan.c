@@ -100,14 +100,37 @@ default_table_items(ShardTable *t)
 	return Max(DEFAULT_TABLE_ITEMS, default_partition_items(t));
 }
 
-/* The items of one partition key value, over all its shards. */
+/*
+ * The items of one partition key value, over all its shards: those the
+ * equalities of a on the partition key's columns select, when each is an
+ * "=" clause of its own (so that a value ANALYZE found common counts as
+ * common); else the table's items over its distinct partition key values.
+ */
 static double
-partition_items(PlannerInfo *root, RelOptInfo *rel, ShardTable *t)
+partition_items(PlannerInfo *root, RelOptInfo *rel, ShardTable *t, const Analysis *a)
 {
 	List	   *vars = NIL;
+	List	   *clauses = NIL;
+	bool		all_clauses = true;
+	ListCell   *lc;
 
 	if (!has_stats(rel))
 		return default_partition_items(t);
+	foreach(lc, a->key_conds)
+	{
+		Cond	   *c = lfirst(lc);
+
+		if (!shard_key_has_column(t, &t->pk, c->col))
+			continue;
+		if (c->rinfo == NULL || c->op != COND_EQ)
+			all_clauses = false;
+		else
+			clauses = lappend(clauses, c->rinfo);
+	}
+	if (clauses != NIL && all_clauses)
+		return clamp_row_est(rel->tuples *
+							 clauselist_selectivity(root, clauses, rel->relid, JOIN_INNER,
+													NULL));
 	for (int i = 0; i < t->ncolumns; i++)
 		if (shard_key_has_column(t, &t->pk, i))
 			vars = lappend(vars, makeVar(rel->relid, t->columns[i].attnum,
@@ -150,11 +173,12 @@ sort_selectivity(PlannerInfo *root, RelOptInfo *rel, const Analysis *a)
 /*
  * What the read that a sends reads for lookups partition key values (or
  * whole keys, for a GetItem), up to max_concurrency requests in flight.
- * partitions bounds the partition key values among them.
+ * partitions bounds the partition key values among them; each holds
+ * part_items items, or when that is negative partition_items' estimate.
  */
 static ReadSize
 read_size(PlannerInfo *root, RelOptInfo *rel, ShardTable *t, const Analysis *a,
-		  double lookups, double partitions)
+		  double lookups, double partitions, double part_items)
 {
 	ReadSize	r;
 	double		conc = shard_get_server(rel->serverid)->max_concurrency;
@@ -170,7 +194,8 @@ read_size(PlannerInfo *root, RelOptInfo *rel, ShardTable *t, const Analysis *a,
 	{
 		int			all;
 		int			shards = shards_read(t, a, &all);
-		double		per_stream = partition_items(root, rel, t) / all *
+		double		per_stream = (part_items >= 0 ? part_items :
+								  partition_items(root, rel, t, a)) / all *
 			sort_selectivity(root, rel, a);
 		double		pages = Max(1.0, ceil(per_stream / PAGE_ITEMS));
 		double		streams = shards == 1 ?
@@ -379,7 +404,7 @@ shard_get_paths(PlannerInfo *root, RelOptInfo *baserel, Oid foreigntableid)
 	Relids		outer = NULL;
 	ReadSize	size;
 
-	size = read_size(root, baserel, ri->table, a, a->full_key ? baserel->rows : 1, 1);
+	size = read_size(root, baserel, ri->table, a, a->full_key ? baserel->rows : 1, 1, -1);
 	read_cost(&size, baserel->rows, &startup, &total);
 	add_path(baserel, (Path *)
 			 shard_create_foreignscan_path(root, baserel, NULL, baserel->rows,
@@ -419,7 +444,7 @@ shard_get_paths(PlannerInfo *root, RelOptInfo *baserel, Oid foreigntableid)
 
 		if (open.keyed && open.bucket_open && open.bucket_col == conds_sort_order_column(ri->table))
 		{
-			size = read_size(root, baserel, ri->table, &open, 1, 1);
+			size = read_size(root, baserel, ri->table, &open, 1, 1, -1);
 			read_cost(&size, baserel->rows, &startup, &total);
 			add_path(baserel, (Path *)
 					 shard_create_foreignscan_path(root, baserel, NULL, baserel->rows,
@@ -471,7 +496,7 @@ shard_get_paths(PlannerInfo *root, RelOptInfo *baserel, Oid foreigntableid)
 				Min(ppi->ppi_rows, default_partition_items(ri->table));
 
 			/* one loop: a round trip for one value */
-			size = read_size(root, baserel, ri->table, &joined, 1, 1);
+			size = read_size(root, baserel, ri->table, &joined, 1, 1, -1);
 			read_cost(&size, rows, &startup, &total);
 			add_path(baserel, (Path *)
 					 shard_create_foreignscan_path(root, baserel, NULL, rows,
@@ -633,7 +658,7 @@ estimated_read_units(PlannerInfo *root, RelOptInfo *baserel, ShardTable *t,
 
 	if (best_path->fdw_private != NIL)
 		return list_make2(makeFloat(pstrdup("-1")), makeFloat(pstrdup("-1")));
-	size = read_size(root, baserel, t, a, a->full_key ? best_path->path.rows : 1, 1);
+	size = read_size(root, baserel, t, a, a->full_key ? best_path->path.rows : 1, 1, -1);
 	units = read_units(baserel, t, a, &size,
 					   limit > 0 ? request_page_limit(limit, (int) Max(size.streams, 1)) : 0,
 					   &first);
@@ -917,6 +942,8 @@ shard_lookup_keys(PlannerInfo *root, RelOptInfo *inner, RelOptInfo *outer,
 			continue;
 		lookup->cols = lappend_int(lookup->cols, c.col);
 		lookup->outer_exprs = lappend(lookup->outer_exprs, c.value);
+		if (shard_key_has_column(t, &t->pk, c.col))
+			lookup->pk_clauses = lappend(lookup->pk_clauses, rinfo);
 		lookup->collations = lappend_oid(lookup->collations,
 										 exprInputCollation((Node *) rinfo->clause));
 	}
@@ -946,11 +973,14 @@ shard_lookup_path(PlannerInfo *root, RelOptInfo *inner, ShardLookup *lookup)
  * The cost of the reads of a batched lookup join of outer_rows rows: a
  * round of requests per batch, reading the partitions (or whole keys) the
  * batch's rows fix; *units gets the read units they consume (-1 before
- * ANALYZE).
+ * ANALYZE).  A partition holds the inner items that the join's
+ * equalities on the partition key keep for an outer row (their join
+ * selectivity under sjinfo, which matches the two sides' common values).
  */
 void
 shard_lookup_cost(PlannerInfo *root, RelOptInfo *inner, ShardLookup *lookup,
-				  double outer_rows, Cost *startup, Cost *total, double *units)
+				  SpecialJoinInfo *sjinfo, double outer_rows, Cost *startup,
+				  Cost *total, double *units)
 {
 	RelInfo    *ri = inner->fdw_private;
 	Analysis	a = conds_analyse(ri->table, inner->relid, inner->baserestrictinfo, false, 0,
@@ -961,15 +991,20 @@ shard_lookup_cost(PlannerInfo *root, RelOptInfo *inner, ShardLookup *lookup,
 	ListCell   *lc1;
 	ListCell   *lc2;
 	double		partitions;
+	double		part_items = -1;
 	double		first;
 	ReadSize	size;
 
+	if (has_stats(inner) && lookup->pk_clauses != NIL)
+		part_items = clamp_row_est(inner->tuples *
+								   clauselist_selectivity(root, lookup->pk_clauses, 0,
+														  sjinfo->jointype, sjinfo));
 	forboth(lc1, lookup->cols, lc2, lookup->outer_exprs)
 		if (shard_key_has_column(ri->table, &ri->table->pk, lfirst_int(lc1)))
 			pk_exprs = lappend(pk_exprs, lfirst(lc2));
 	partitions = pk_exprs == NIL ? 1.0 :
 		shard_estimate_num_groups(root, pk_exprs, batch);
-	size = read_size(root, inner, ri->table, &a, batch, partitions);
+	size = read_size(root, inner, ri->table, &a, batch, partitions, part_items);
 	read_cost(&size, 0, startup, total);
 	*total *= batches;
 	*units = read_units(inner, ri->table, &a, &size, 0, &first);
