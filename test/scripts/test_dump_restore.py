@@ -24,7 +24,6 @@ database reads the rows the source read.  Ends with "N passed, N failed".
 """
 
 import difflib
-import json
 import os
 import shutil
 import subprocess
@@ -41,31 +40,15 @@ SOURCE = bed.unique_name("dump_source")
 RESTORED = "restored"
 ROLE = "regress_dump_reader"
 sql = bed.in_database(SOURCE)
-client = bed.ddb(direct=True)
 tables = []
 state = {}
 
-# Each foreign table of the source and the query that reads its rows.
-READS = {
-    "learnt": "SELECT game, player, score FROM learnt ORDER BY game, player",
-    "board": "SELECT game_id, player_id, score FROM board ORDER BY game_id, player_id",
-    "by_score": "SELECT game, player, score FROM by_score WHERE game = 'g1' ORDER BY score",
-    "files": "SELECT file_path, ts, who FROM files ORDER BY file_path, ts",
-    "regional": "SELECT game, player, score FROM regional ORDER BY game, player",
-}
-
-
-def credentials():
-    """The options of a user mapping with the test credentials."""
-    return (f"access_key_id '{bed.env('SHARD_FDW_ACCESS_KEY')}', "
-            f"secret_access_key '{bed.env('SHARD_FDW_SECRET_KEY')}'")
-
 
 def rows(database, port=None):
-    """Every table of READS read in database (of the test bed's cluster,
+    """Every table of bed.EVERY_KIND_READS read in database (of the test bed's cluster,
     or of the cluster on port): {table: rows}."""
     found = {}
-    for table, query in READS.items():
+    for table, query in bed.EVERY_KIND_READS.items():
         found[table] = run_psql(query, database, port)
     return found
 
@@ -85,87 +68,21 @@ def run_psql(text, database, port=None, check=True):
     return result.stdout.splitlines()
 
 
-def schema_dump(database, port=None):
-    """pg_dump --schema-only of database, as lines, without those that
-    differ from one dump to the next (pg_dump's version, the random key of
-    \\restrict)."""
-    command = ["pg_dump", "--schema-only", "-d", database]
-    if port:
-        command += ["-h", "127.0.0.1", "-p", str(port)]
-    text = subprocess.run(command, text=True, capture_output=True, check=True).stdout
-    return [line for line in text.splitlines()
-            if not line.startswith(("-- Dumped ", "\\restrict ", "\\unrestrict "))]
-
-
 def set_up():
     """The DynamoDB tables, the front and the source database."""
-    board = bed.new_table(client, tables, "dump_board", "pk", "sk")
-    plain = bed.new_table(client, tables, "dump_plain", "game", "player",
-                          gsi=("byScore", "game", "rank"))
-    files = bed.new_table(client, tables, "dump_files", "pk", "ts", sort_type="N")
-    meta = bed.new_table(client, tables, "dump_meta", "file_path")
     front = WireFront(bed.env("SHARD_FDW_ENDPOINT"))
     state["front"] = front
     bed.psql(f"DROP ROLE IF EXISTS {ROLE}; CREATE ROLE {ROLE};")
     bed.psql(f"CREATE DATABASE {SOURCE}")
-    sql(f"""
-        CREATE EXTENSION shard_fdw;
-        CREATE SERVER ddb FOREIGN DATA WRAPPER shard_fdw
-          OPTIONS (region 'us-east-1', endpoint '{front.url}', max_retries '1');
-        CREATE SERVER from_env FOREIGN DATA WRAPPER shard_fdw
-          OPTIONS (endpoint '{front.url}', max_retries '1');
-        CREATE USER MAPPING FOR CURRENT_USER SERVER ddb OPTIONS ({credentials()});
-        CREATE USER MAPPING FOR {ROLE} SERVER ddb OPTIONS ({credentials()});
-        CREATE USER MAPPING FOR PUBLIC SERVER from_env OPTIONS ({credentials()});
-
-        -- keys learnt when declared, and read through an index
-        CREATE FOREIGN TABLE learnt (game text, player text, score int, "rank" text)
-          SERVER ddb OPTIONS (table '{plain}');
-        CREATE FOREIGN TABLE by_score (game text, player text, score int, "rank" text)
-          SERVER ddb OPTIONS (table '{plain}', index 'byScore');
-        -- keys declared, with templates and calculated shards
-        CREATE FOREIGN TABLE board (game_id text, player_id text, score bigint)
-          SERVER ddb OPTIONS (table '{board}',
-            partition_key 'pk', partition_key_format '{{game_id}}#{{shard}}',
-            sort_key 'sk', sort_key_format '{{score:020}}#{{player_id}}',
-            shards '4', shard_strategy 'calculated', shard_by 'player_id',
-            shard_hash 'fnv1a_32');
-        -- dynamic sharding and its metadata table
-        CREATE FOREIGN TABLE files (file_path text, ts bigint, who text)
-          SERVER ddb OPTIONS (table '{files}',
-            partition_key 'pk', partition_key_format '{{file_path}}_{{shard}}', sort_key 'ts',
-            shard_strategy 'dynamic', metadata_table '{meta}', metadata_key 'file_path',
-            cooldown_s '0', max_shards '4', metadata_cache_ms '0');
-        -- a server whose region is the environment's
-        CREATE FOREIGN TABLE regional (game text, player text, score int, "rank" text)
-          SERVER from_env OPTIONS (table '{plain}');
-        -- declared while the event trigger was off: no keys yet
-        ALTER EVENT TRIGGER shard_fdw_check_ddl DISABLE;
-        CREATE FOREIGN TABLE unlearnt (game text, player text) SERVER ddb
-          OPTIONS (table '{plain}');
-        ALTER EVENT TRIGGER shard_fdw_check_ddl ENABLE;
-        GRANT SELECT ON board TO {ROLE};
-
-        INSERT INTO learnt
-          SELECT 'g' || (i % 3), 'p' || i, i * 7, to_char(i * 7, 'FM0000') FROM generate_series(1, 30) i;
-        INSERT INTO board SELECT 'game' || (i % 2), 'p' || i, i * 11 FROM generate_series(1, 40) i;
-        INSERT INTO files SELECT '/shared/f' || (i % 4) || '.txt', 1000 + i, 'u' || i
-          FROM generate_series(1, 20) i;
-        -- the shard count changes while the table holds items
-        ALTER FOREIGN TABLE board OPTIONS (SET shards '8');
-        INSERT INTO board SELECT 'game' || (i % 2), 'q' || i, i * 13 FROM generate_series(1, 10) i;
-    """)
-    history = bed.query("SELECT option_value FROM pg_options_to_table("
-                        "(SELECT ftoptions FROM pg_foreign_table WHERE ftrelid = 'board'::regclass))"
-                        " WHERE option_name = 'layout_history'", database=SOURCE)
-    assert history and json.loads(history[0][0])[0]["shards"] == "4", history
+    sql("CREATE EXTENSION shard_fdw")
+    bed.every_kind_of_table(SOURCE, front.url, tables, ROLE)
     state["rows"] = rows(SOURCE)
     assert all(state["rows"].values()), state["rows"]
     state["work"] = tempfile.mkdtemp(prefix="shard_fdw_dump_")
     os.chmod(state["work"], 0o755)
     state["dump"] = os.path.join(state["work"], "source.dump")
     subprocess.run(["pg_dump", "-Fc", "-f", state["dump"], "-d", SOURCE], check=True)
-    state["schema"] = schema_dump(SOURCE)
+    state["schema"] = bed.schema_dump(SOURCE)
     cluster = bed.Cluster(state["work"])
     state["cluster"] = cluster
 
@@ -178,7 +95,7 @@ def tear_down():
         state["front"].stop()
     if "work" in state:
         shutil.rmtree(state["work"], ignore_errors=True)
-    bed.drop_scratch(client, tables, SOURCE)
+    bed.drop_scratch(bed.ddb(direct=True), tables, SOURCE)
     bed.psql(f"DROP ROLE IF EXISTS {ROLE}")
 
 
@@ -205,22 +122,17 @@ def restore_sends_no_request():
     assert restore.stderr == "", f"pg_restore said:\n{restore.stderr}"
     assert front.stats()["connections"] == 0, front.stats()
     assert bed.stats()["requests_total"] == 0, bed.stats()
-    restored = schema_dump(RESTORED, cluster.port)
+    restored = bed.schema_dump(RESTORED, port=cluster.port)
     assert restored == state["schema"], "\n".join(
         difflib.unified_diff(state["schema"], restored, "source", "restored", lineterm=""))
 
 
 @runner.test
 def region_missing_at_first_use():
-    result = in_restored(READS["regional"], check=False)
+    result = in_restored(bed.EVERY_KIND_READS["regional"], check=False)
     assert result.returncode != 0, result.stdout
     assert 'server "from_env" has no AWS region' in result.stderr, result.stderr
-    assert front_connections() == 0
-
-
-def front_connections():
-    """The connections the front accepted since its last reset."""
-    return state["front"].stats()["connections"]
+    assert state["front"].stats()["connections"] == 0
 
 
 @runner.test
