@@ -11,7 +11,9 @@
 
 EXTENSION = shard_fdw
 MODULE_big = shard_fdw
-DATA = shard_fdw--0.1.sql
+# The script of every release, and the upgrade scripts between them (see
+# doc/installation.md#versions-and-upgrades).
+DATA = $(wildcard shard_fdw--*.sql)
 PGFILEDESC = "shard_fdw - foreign data wrapper for sharded DynamoDB tables"
 
 # src/ holds one folder per layer, calls only going down (test/layers.py):
