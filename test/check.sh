@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # test/check.sh — the test command: installs what is missing, builds and
 # installs the extension, checks that calls between its layers go only
-# downward (test/layers.py), runs the C unit tests and the fuzz targets,
+# downward (test/layers.py) and that the release's versions agree
+# (test/release.py), runs the C unit tests and the fuzz targets,
 # starts DynamoDB Local, the fault-injecting proxy and a throwaway
 # PostgreSQL, runs the regression tests (sql/ against expected/), the
 # scripted tests (test/scripts/test_*.py) and sqlsmith (test/sqlsmith.sh),
@@ -303,6 +304,7 @@ ensure_dynamodb_local
 stage "build and install"
 build_and_install
 "$PYTHON" test/layers.py || die "a call or an include goes up the layers (above)"
+"$PYTHON" test/release.py check || die "the release's versions or files disagree (above)"
 
 stage "unit tests"
 unit_tests
