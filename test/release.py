@@ -15,7 +15,8 @@ same release and copies itself into the tests' chroots the same way.
 The check fails unless one version names the release everywhere: the
 default_version of shard_fdw.control, META.json's version and the version
 of the extension it provides (whose file, the install script of that
-version, exists).  In a git work tree, with git installed, it also fails
+version, exists), and the upstream part of the newest version in
+debian/changelog.  In a git work tree, with git installed, it also fails
 unless the release's files are those git lists (tracked, or untracked and
 not ignored), so that .gitignore is read here as git reads it.  It prints
 each problem, then "release VERSION: N problems"; the exit status is 1 when
@@ -86,6 +87,14 @@ def control_version():
     return match.group(1) if match else None
 
 
+def changelog_version():
+    """The upstream part of the newest version in debian/changelog: the
+    version less its epoch and Debian revision."""
+    with open(os.path.join(REPO, "debian", "changelog"), encoding="utf-8") as changelog:
+        match = re.match(r"\S+ \((?:\d+:)?([^)]+?)(?:-[^-)]+)?\)", changelog.readline())
+    return match.group(1) if match else None
+
+
 def git_files():
     """The files git lists in REPO (tracked, or untracked and not
     ignored), or None without git or outside a work tree."""
@@ -111,7 +120,8 @@ def problems():
         meta = json.load(f)
     provided = meta.get("provides", {}).get(NAME, {})
     for where, value in (("META.json's version", meta.get("version")),
-                         (f"META.json's provides.{NAME}.version", provided.get("version"))):
+                         (f"META.json's provides.{NAME}.version", provided.get("version")),
+                         ("debian/changelog's newest version", changelog_version())):
         if value != version:
             found.append(f"{where} is {value!r}, not {version!r} as {NAME}.control says")
     script = f"{NAME}--{version}.sql"
