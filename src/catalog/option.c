@@ -30,6 +30,7 @@
 #include "parser/parse_type.h"
 #include "utils/acl.h"
 #include "utils/builtins.h"
+#include "utils/guc.h"
 #include "utils/varlena.h"
 #include "utils/lsyscache.h"
 #include "utils/memutils.h"
@@ -667,7 +668,12 @@ shard_require_utf8_database(void)
 
 /*
  * Validate the options of a shard_fdw object: every name known for its
- * kind of object, every value well-formed, and the combinations sound.
+ * kind of object, every value well-formed, and the combinations sound;
+ * a server has a region, from its options or from its environment.  The
+ * environment is the host's, not the object's: with check_function_bodies
+ * off, as the scripts of pg_dump and pg_restore set it, it is not asked,
+ * so that a restore on a host without AWS_REGION recreates the server,
+ * which then names the region it lacks at its first use.
  */
 Datum
 shard_fdw_validator(PG_FUNCTION_ARGS)
@@ -697,8 +703,8 @@ shard_fdw_validator(PG_FUNCTION_ARGS)
 		check_table_options(options);
 	if (context == UserMappingRelationId)
 		check_user_mapping_options(options);
-	if (context == ForeignServerRelationId && shard_option_value(options, "region") == NULL &&
-		awsenv_region(NULL, NULL) == NULL)
+	if (context == ForeignServerRelationId && check_function_bodies &&
+		shard_option_value(options, "region") == NULL && awsenv_region(NULL, NULL) == NULL)
 		ereport(ERROR,
 				(errcode(ERRCODE_FDW_INVALID_OPTION_NAME),
 				 errmsg("a shard_fdw server needs an AWS region"),
