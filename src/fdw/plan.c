@@ -67,7 +67,8 @@ typedef struct RelInfo
 #define DEFAULT_SHARD_ITEMS 100.0
 #define ROUND_TRIP_COST 100.0	/* waiting for DynamoDB: a few ms */
 #define REQUEST_COST 1.0		/* signing, sending, parsing one request */
-#define ITEM_COST 0.02			/* reading and converting one item */
+#define ITEM_COST 0.1			/* DynamoDB reading one item, the backend
+								 * converting it: see doc/statistics.md */
 #define PAGE_ITEMS 2000.0		/* items in one page (1 MB), roughly */
 
 /* What a read sends and reads. */
