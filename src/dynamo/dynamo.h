@@ -58,8 +58,9 @@ extern long dynamic_write_shard(ShardTable *t, const char *const *values, DdbGro
 
 extern void shard_describe_size(ShardTable *t, double *items, double *bytes);
 extern void describe_key_schema(const DdbJson *schema, const char **pk, const char **sk);
+extern char *describe_indexes(const DdbJson *desc);
 extern bool describe_keys(Oid serverid, const char *table, const char *index, bool strict,
-						  const char **pk, const char **sk, char **why);
+						  const char **pk, const char **sk, char **indexes, char **why);
 
 /* ---------------------------------------------------------------------
  * in report.c

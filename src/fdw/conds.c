@@ -537,6 +537,24 @@ order_agrees(ShardTable *t, int col)
  */
 
 /*
+ * True when a key template of some layout of t holds column col: an item
+ * may keep its value only inside that key.
+ */
+static bool
+in_key_template(ShardTable *t, int col)
+{
+	for (int i = 0; i < t->nlayouts; i++)
+	{
+		ShardTable *l = t->layouts[i];
+
+		if ((l->pk.template && shard_key_has_column(l, &l->pk, col)) ||
+			(l->sk.template && shard_key_has_column(l, &l->sk, col)))
+			return true;
+	}
+	return false;
+}
+
+/*
  * True when condition c may go into a FilterExpression: DynamoDB compares
  * the attribute's values as PostgreSQL compares the column's, and an IN
  * list is not known to be longer than DynamoDB takes.
@@ -548,11 +566,12 @@ filterable(ShardTable *t, Cond *c)
 	CondOp		op = c->op;
 
 	/*
-	 * a Query's FilterExpression cannot name key attributes, and an item
-	 * may keep a column of any layout's key only inside that key
+	 * a Query's FilterExpression cannot name key attributes, nor, through
+	 * an index, attributes it lacks; and an item may keep a column of any
+	 * layout's key only inside that key
 	 */
-	if (col->ddb_type == DDB_TYPE_ITEM || col->explicit_type ||
-		shard_key_uses(t, c->col))
+	if (col->ddb_type == DDB_TYPE_ITEM || col->explicit_type || col->unprojected ||
+		shard_key_uses(t, c->col) || (t->base && in_key_template(t->base, c->col)))
 		return false;
 	if (op == COND_NULL || op == COND_NOT_NULL)
 		return true;
@@ -710,6 +729,11 @@ conds_analyse(ShardTable *t, Index relid, List *clauses, bool outer_ok, int open
 		}
 		c->rinfo = rinfo;
 		recognised = lappend(recognised, c);
+		/* every item read has its key attributes */
+		if (c->op == COND_NOT_NULL &&
+			((t->pk.template == NULL && t->pk.column == c->col) ||
+			 (t->sk.attribute && t->sk.template == NULL && t->sk.column == c->col)))
+			continue;
 		if ((c->op == COND_EQ || c->op == COND_IN) &&
 			shard_key_uses(t, c->col))
 		{

@@ -2,9 +2,10 @@
  *
  * explain.c
  *		What EXPLAIN shows of a scan: the DynamoDB operation, table and
- *		index, the shards, layouts and time buckets it reads, its key,
- *		sort key and filter conditions as text, the merge and the Limit
- *		per shard, and under ANALYZE what the requests cost.
+ *		index (and how the table's items that index lacks are read), the
+ *		shards, layouts and time buckets it reads, its key, sort key and
+ *		filter conditions as text, the merge and the Limit per shard, and
+ *		under ANALYZE what the requests cost.
  *
  *-------------------------------------------------------------------------
  */
@@ -196,6 +197,19 @@ buckets_text(ShardScanState *ss)
 					expr_text(ss, ss->bucket_conds[1].expr), shards);
 }
 
+/*
+ * The secondary index view v reads, for EXPLAIN: its name, whether it is
+ * global or local, and its projection.
+ */
+static char *
+index_text(ShardTable *v)
+{
+	const ShardIndex *idx = &v->base->indexes[shard_index_find(v->base, v->index)];
+
+	return psprintf("%s (%s, %s)", idx->name, idx->local ? "local" : "global",
+					index_projection_name(idx->projection));
+}
+
 /* ExplainForeignScan: what goes to DynamoDB, and with ANALYZE what it cost. */
 void
 shard_explain_scan(ForeignScanState *node, ExplainState *es)
@@ -220,8 +234,14 @@ shard_scan_explain(ShardScanState *ss, ExplainState *es, Plan *plan)
 	ss->explain_context = set_deparse_context_plan(es->deparse_cxt, plan, NIL);
 	ExplainPropertyText("DynamoDB Operation", opnames[ss->op], es);
 	ExplainPropertyText("DynamoDB Table", t->table, es);
-	if (t->index)
+	if (t->base)
+		ExplainPropertyText("DynamoDB Index", index_text(t), es);
+	else if (t->index)
 		ExplainPropertyText("DynamoDB Index", t->index, es);
+	if (ss->fetch)
+		ExplainPropertyText("Items From Table", "got by key (GetItem, BatchGetItem)", es);
+	else if (request_lsi_reads_table(ss))
+		ExplainPropertyText("Items From Table", "read by the Query", es);
 	if (ss->bucket_col >= 0)
 		ExplainPropertyText("Buckets", buckets_text(ss), es);
 	if (ss->op != SCAN_OP_SCAN)
@@ -280,6 +300,7 @@ shard_scan_explain(ShardScanState *ss, ExplainState *es, Plan *plan)
 	if (es->analyze)
 	{
 		DdbStats	total = ss->stats;
+		int64		fetched = ss->fetcher ? fetch_explain_stats(ss, &total) : 0;
 
 		if (ss->group)
 			scan_add_stats(&total, ddb_group_stats(ss->group));
@@ -294,6 +315,8 @@ shard_scan_explain(ShardScanState *ss, ExplainState *es, Plan *plan)
 		ExplainPropertyInteger("DynamoDB Pages", NULL, ss->pages, es);
 		ExplainPropertyInteger("DynamoDB Items Scanned", NULL, total.scanned, es);
 		ExplainPropertyInteger("DynamoDB Items Returned", NULL, total.items, es);
+		if (ss->fetch)
+			ExplainPropertyInteger("DynamoDB Items Fetched", NULL, fetched, es);
 		ExplainPropertyFloat("DynamoDB Consumed Capacity", NULL, total.capacity, 1, es);
 		if (t->max_read_units > 0)
 			ExplainPropertyFloat("DynamoDB Budget Wait", "ms",

@@ -80,6 +80,11 @@ typedef enum ScanPrivate
 	SCAN_PRIVATE_BUCKETS,		/* IntList: see BucketPrivate */
 	SCAN_PRIVATE_BUCKET_CONDS,	/* IntList: the bounds of the bucket column,
 								 * lower then upper (one of them when open) */
+	SCAN_PRIVATE_INDEX,			/* String: the secondary index read through
+								 * (option secondary_indexes), NULL: none */
+	SCAN_PRIVATE_FETCH,			/* Boolean: the index lacks columns the
+								 * query needs: its items are got from the
+								 * table by key (fetch.c) */
 	SCAN_PRIVATE_AGGREGATES,	/* IntList: an aggregate's pairs (AggKind,
 								 * column index), upper.c; absent from a
 								 * plain scan, like the next */
@@ -87,6 +92,15 @@ typedef enum ScanPrivate
 								 * fixed columns): no row when nothing
 								 * matches */
 } ScanPrivate;
+
+/* The members of a scan's ForeignPath's fdw_private, in order (or NIL). */
+typedef enum PathPrivate
+{
+	PATH_PRIVATE_BATCH_COLS,	/* IntList: the key columns a batched lookup
+								 * join fixes (join.c) */
+	PATH_PRIVATE_INDEX			/* Integer: the index of the table's
+								 * secondary indexes read through, or -1 */
+} PathPrivate;
 
 /* The members of SCAN_PRIVATE_BUCKETS, in order. */
 typedef enum BucketPrivate
@@ -144,9 +158,12 @@ extern ForeignScan *shard_get_plan(PlannerInfo *root, RelOptInfo *baserel,
 								   Oid foreigntableid, ForeignPath *best_path,
 								   List *tlist, List *scan_clauses,
 								   Plan *outer_plan);
-extern bool shard_plan_exact_query(RelOptInfo *baserel, bool *filtered);
+extern List *shard_plan_exact_queries(PlannerInfo *root, RelOptInfo *baserel);
+extern bool shard_plan_filtered(RelOptInfo *baserel, int index);
+extern ShardTable *shard_plan_table(RelOptInfo *baserel, int index);
+extern List *shard_plan_path_private(int index);
 extern bool shard_plan_sort_column(ShardTable *t, int col, Oid collation);
-extern bool shard_plan_fixed_column(RelOptInfo *baserel, int col);
+extern bool shard_plan_fixed_column(RelOptInfo *baserel, int index, int col);
 
 /* in upper.c */
 extern void shard_get_upper_paths(PlannerInfo *root, UpperRelationKind stage,

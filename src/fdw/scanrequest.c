@@ -744,7 +744,7 @@ projection_expression(ShardScanState *ss)
  * ProjectionExpression and ExpressionAttributeNames as JSON members (NULL
  * when a read has neither), which every body of the scan carries: made once
  * per scan start, after the key condition and the filter have named their
- * attributes.
+ * attributes.  ss->projected says whether there is a projection.
  */
 char *
 request_expression_maps(ShardScanState *ss)
@@ -755,6 +755,7 @@ request_expression_maps(ShardScanState *ss)
 	ListCell   *lc;
 	int			i = 0;
 
+	ss->projected = projection != NULL;
 	buf_init(&out);
 	jw_init(&w, &out);
 	if (projection)
@@ -801,6 +802,25 @@ write_values(ShardScanState *ss, JsonWriter *w, const char *pk_json)
 		jw_raw(w, strVal(lfirst(lc2)));
 	}
 	jw_end_object(w);
+}
+
+/*
+ * True when scan ss reads a local secondary index that lacks columns the
+ * scan needs, which DynamoDB then reads from the table in the Query: when
+ * its ProjectionExpression names them, or without one (whole items, or a
+ * projection over DynamoDB's limit), with Select ALL_ATTRIBUTES.
+ */
+bool
+request_lsi_reads_table(ShardScanState *ss)
+{
+	ListCell   *lc;
+
+	if (ss->t->base == NULL || !ss->t->index_local || ss->select_count)
+		return false;
+	foreach(lc, ss->cols)
+		if (ss->t->columns[lfirst_int(lc)].unprojected)
+			return true;
+	return false;
 }
 
 /*
@@ -899,7 +919,14 @@ request_read_body(ShardScanState *ss, Stream *s, const DdbJson *start_key, size_
 			jw_key(&w, "Limit");
 			jw_int(&w, request_page_limit(ss->limit, ss->merge_width));
 		}
-		if (t->consistent_read && t->index == NULL)
+		/* an LSI reads the table's attributes it lacks itself */
+		if (request_lsi_reads_table(ss) && !ss->projected)
+		{
+			jw_key(&w, "Select");
+			jw_cstring(&w, "ALL_ATTRIBUTES");
+		}
+		/* a GSI is only eventually consistent; an LSI is the table's */
+		if (t->consistent_read && (t->index == NULL || (t->base && t->index_local)))
 		{
 			jw_key(&w, "ConsistentRead");
 			jw_bool(&w, true);

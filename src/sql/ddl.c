@@ -3,19 +3,23 @@
  * ddl.c
  *		The extension's DDL event triggers: what ALTER FOREIGN TABLE may not
  *		change, checked at its start (shard_fdw_check_alter); and a foreign
- *		table's keys learnt or checked against DynamoDB, then its options
- *		checked, at the end of CREATE and ALTER FOREIGN TABLE
- *		(shard_fdw_check_table).
+ *		table's keys and secondary indexes learnt or checked against
+ *		DynamoDB, then its options checked, at the end of CREATE and ALTER
+ *		FOREIGN TABLE (shard_fdw_check_table).  ddl_record_indexes records
+ *		the indexes for shard_fdw_refresh_indexes (functions.c) too.
  *
  * A foreign table declared without partition_key gets its key attribute
  * names from DescribeTable, recorded as its partition_key and sort_key
  * options.  Keys that are declared are checked against DescribeTable: a
- * table whose keys DynamoDB does not have is refused, naming both.  When
- * DynamoDB cannot be asked (unreachable, no credentials yet), the
- * declaration stands, with a warning; when the DynamoDB table does not
- * exist yet, with nothing to check, silently.  Everything after the
- * declaration (planning, EXPLAIN, every read and write, the errors they
- * raise) reads the catalogs only.
+ * table whose keys DynamoDB does not have is refused, naming both.  The
+ * same DescribeTable gives a foreign table of the DynamoDB table itself
+ * (not of one of its indexes) the table's secondary indexes, recorded as
+ * its option secondary_indexes.  When DynamoDB cannot be asked
+ * (unreachable, no credentials yet), the declaration stands, with a
+ * warning, and so do the indexes recorded before; when the DynamoDB table
+ * does not exist yet, with nothing to check, silently.  Everything after
+ * the declaration (planning, EXPLAIN, every read and write, the errors
+ * they raise) reads the catalogs only.
  *
  * With check_function_bodies off, as the scripts of pg_dump and pg_restore
  * set it, DynamoDB is not asked at all: a restore recreates the
@@ -41,8 +45,11 @@
 PG_FUNCTION_INFO_V1(shard_fdw_check_alter);
 PG_FUNCTION_INFO_V1(shard_fdw_check_table);
 
-/* Keys are being recorded: the ALTER that records them checks nothing more. */
-static bool recording_keys = false;
+/*
+ * What DynamoDB said is being recorded: the ALTER that records it checks
+ * nothing more.
+ */
+static bool recording = false;
 
 /*
  * Refuse renaming column name of t when that would change what it reads:
@@ -175,45 +182,95 @@ learn_keys_context(void *arg)
 }
 
 /*
+ * Record what DynamoDB said of foreign table relid: run ALTER FOREIGN
+ * TABLE relid OPTIONS (changes), changes being the text of the options
+ * list, without the checks its event trigger would run (recording).
+ */
+static void
+record_options(Oid relid, const char *changes)
+{
+	StringInfoData sql;
+
+	initStringInfo(&sql);
+	appendStringInfo(&sql, "ALTER FOREIGN TABLE %s OPTIONS (%s)",
+					 quote_qualified_identifier(get_namespace_name(get_rel_namespace(relid)),
+												get_rel_name(relid)),
+					 changes);
+	SPI_connect();
+	recording = true;
+	PG_TRY();
+	{
+		if (SPI_execute(sql.data, false, 0) != SPI_OK_UTILITY)
+			elog(ERROR, "shard_fdw: could not record the options of foreign table \"%s\"",
+				 get_rel_name(relid));
+	}
+	PG_FINALLY();
+	{
+		recording = false;
+	}
+	PG_END_TRY();
+	SPI_finish();
+}
+
+/*
+ * The item of an OPTIONS list that makes option secondary_indexes of a
+ * table whose options are options indexes (NULL: none), or NULL when it
+ * already is.
+ */
+static char *
+indexes_change(List *options, const char *indexes)
+{
+	const char *recorded = shard_option_value(options, "secondary_indexes");
+
+	if (recorded == NULL ? indexes == NULL : indexes != NULL && strcmp(recorded, indexes) == 0)
+		return NULL;
+	if (indexes == NULL)
+		return "DROP secondary_indexes";
+	return psprintf("%s secondary_indexes %s", recorded ? "SET" : "ADD",
+					quote_literal_cstr(indexes));
+}
+
+/*
+ * Record indexes (a value of option secondary_indexes, NULL for none) as
+ * the secondary indexes of foreign table relid, whose options are
+ * options, unless it records them already.
+ */
+void
+ddl_record_indexes(Oid relid, List *options, const char *indexes)
+{
+	char	   *change = indexes_change(options, indexes);
+
+	if (change)
+		record_options(relid, change);
+}
+
+/*
  * Record the key attributes of foreign table relid (DynamoDB table
  * "table", read through index when not NULL), which has no partition_key,
- * as its partition_key and sort_key options, learnt from DynamoDB.  A
- * sort_key the table already has is kept.
+ * as its partition_key and sort_key options, learnt from DynamoDB, and a
+ * table's secondary indexes.  A sort_key the table already has is kept.
  */
 static void
 learn_keys(Oid relid, ForeignTable *ft, const char *table, const char *index)
 {
 	const char *pk;
 	const char *sk;
+	char	   *indexes;
 	char	   *why;
-	StringInfoData sql;
+	char	   *change;
+	StringInfoData changes;
 	ErrorContextCallback cb;
 
 	push_error_context(&cb, learn_keys_context, &relid);
-	describe_keys(ft->serverid, table, index, true, &pk, &sk, &why);
+	describe_keys(ft->serverid, table, index, true, &pk, &sk, &indexes, &why);
 	pop_error_context(&cb);
-	initStringInfo(&sql);
-	appendStringInfo(&sql, "ALTER FOREIGN TABLE %s OPTIONS (ADD partition_key %s",
-					 quote_qualified_identifier(get_namespace_name(get_rel_namespace(relid)),
-												get_rel_name(relid)),
-					 quote_literal_cstr(pk));
+	initStringInfo(&changes);
+	appendStringInfo(&changes, "ADD partition_key %s", quote_literal_cstr(pk));
 	if (sk && shard_option_value(ft->options, "sort_key") == NULL)
-		appendStringInfo(&sql, ", ADD sort_key %s", quote_literal_cstr(sk));
-	appendStringInfoChar(&sql, ')');
-	SPI_connect();
-	recording_keys = true;
-	PG_TRY();
-	{
-		if (SPI_execute(sql.data, false, 0) != SPI_OK_UTILITY)
-			elog(ERROR, "shard_fdw: could not record the keys of foreign table \"%s\"",
-				 get_rel_name(relid));
-	}
-	PG_FINALLY();
-	{
-		recording_keys = false;
-	}
-	PG_END_TRY();
-	SPI_finish();
+		appendStringInfo(&changes, ", ADD sort_key %s", quote_literal_cstr(sk));
+	if (index == NULL && (change = indexes_change(ft->options, indexes)) != NULL)
+		appendStringInfo(&changes, ", %s", change);
+	record_options(relid, changes.data);
 }
 
 /* "partition key "p" and sort key "s"", or "... and no sort key". */
@@ -225,15 +282,16 @@ keys_text(const char *pk, const char *sk)
 }
 
 /*
- * Ask DynamoDB for the keys of "table" (through index when not NULL) in a
- * subtransaction of its own, so that a declaration outlives a DynamoDB it
- * cannot reach: true with *pk and *sk, or false with why in *why (NULL
- * when the table does not exist), the error the asking raised turned into
- * that text.
+ * Ask DynamoDB for the keys of "table" (through index when not NULL), and
+ * a table's indexes, in a subtransaction of its own, so that a
+ * declaration outlives a DynamoDB it cannot reach: true with *pk, *sk and
+ * *indexes (see describe_keys), or false with why in *why (NULL when the
+ * table does not exist), the error the asking raised turned into that
+ * text.
  */
 static bool
 ask_keys(ForeignTable *ft, const char *table, const char *index,
-		 const char **pk, const char **sk, char **why)
+		 const char **pk, const char **sk, char **indexes, char **why)
 {
 	MemoryContext cxt = CurrentMemoryContext;
 	ResourceOwner owner = CurrentResourceOwner;
@@ -243,7 +301,7 @@ ask_keys(ForeignTable *ft, const char *table, const char *index,
 	MemoryContextSwitchTo(cxt);
 	PG_TRY();
 	{
-		known = describe_keys(ft->serverid, table, index, false, pk, sk, why);
+		known = describe_keys(ft->serverid, table, index, false, pk, sk, indexes, why);
 		ReleaseCurrentSubTransaction();
 	}
 	PG_CATCH();
@@ -266,7 +324,8 @@ ask_keys(ForeignTable *ft, const char *table, const char *index,
  * Check the keys foreign table relid declares (partition_key, and
  * sort_key or its absence) against those of DynamoDB table "table" (read
  * through index when not NULL): refused when they differ, with a warning
- * when DynamoDB could not say.
+ * when DynamoDB could not say.  A table's secondary indexes are recorded
+ * as DynamoDB gave them.
  */
 static void
 check_keys(Oid relid, ForeignTable *ft, const char *table, const char *index)
@@ -276,9 +335,10 @@ check_keys(Oid relid, ForeignTable *ft, const char *table, const char *index)
 	const char *declared_sk = shard_option_value(ft->options, "sort_key");
 	const char *pk;
 	const char *sk;
+	char	   *indexes;
 	char	   *why;
 
-	if (!ask_keys(ft, table, index, &pk, &sk, &why))
+	if (!ask_keys(ft, table, index, &pk, &sk, &indexes, &why))
 	{
 		if (why)
 			ereport(WARNING,
@@ -293,7 +353,11 @@ check_keys(Oid relid, ForeignTable *ft, const char *table, const char *index)
 	}
 	if (strcmp(declared_pk, pk) == 0 &&
 		(declared_sk == NULL ? sk == NULL : sk != NULL && strcmp(declared_sk, sk) == 0))
+	{
+		if (index == NULL)
+			ddl_record_indexes(relid, ft->options, indexes);
 		return;
+	}
 	ereport(ERROR,
 			(errcode(ERRCODE_FDW_INVALID_COLUMN_NAME),
 			 errmsg("foreign table \"%s\" declares keys that DynamoDB %s \"%s\" does not have",
@@ -324,7 +388,7 @@ shard_fdw_check_table(PG_FUNCTION_ARGS)
 	const char *table;
 	const char *index;
 
-	if (!shard_is_foreign_table(relid) || recording_keys)
+	if (!shard_is_foreign_table(relid) || recording)
 		PG_RETURN_VOID();
 	ft = GetForeignTable(relid);
 	table = shard_option_value(ft->options, "table");

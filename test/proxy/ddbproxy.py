@@ -73,6 +73,11 @@ Kinds and their own keys:
              "processed" keys or items of the request (default 0: nothing
              is forwarded) and answer the rest in UnprocessedKeys or
              UnprocessedItems (other actions go through unchanged)
+  set_attribute  forward, then set top-level attribute "attribute" to
+             "value" (an AttributeValue) in every item of a read's answer
+             (GetItem, BatchGetItem, Query, Scan): the table's item as
+             another writer left it after the read of an index, which
+             lags behind its table
   mutate     forward, then rewrite the real answer before it goes back:
              "mutation" names one of the mutations below, or "seed" (an
              integer, default 0) picks one at random, the same for the
@@ -259,6 +264,7 @@ FAULT_KEYS = {
     "web": {"status"},
     "mutate": {"mutation", "seed", "attributes"},
     "unprocessed": {"processed"},
+    "set_attribute": {"attribute", "value"},
 }
 COMMON_FAULT_KEYS = {"kind", "action", "table", "count", "skip", "rate", "seed"}
 # The IAM action each action of a transaction is authorized as.
@@ -1537,6 +1543,23 @@ class Handler(BaseHTTPRequestHandler):
             return
         self.send(mutated)
 
+    def fault_set_attribute(self, fault, body, tables):
+        """Forward, then set an attribute in every item the read answers."""
+        response = self.forward(body)
+        doc = parse_json(response.body) if response.status == 200 else None
+        action = action_name(self.headers.get("X-Amz-Target"))
+        if not isinstance(doc, dict) or action not in READ_ACTIONS:
+            self.send(response)
+            return
+        items = [doc["Item"]] if isinstance(doc.get("Item"), dict) else \
+            list(doc.get("Items") or []) + \
+            [i for page in (doc.get("Responses") or {}).values() for i in page]
+        for item in items:
+            item[fault.params["attribute"]] = fault.params["value"]
+        new_body = json.dumps(doc).encode()
+        self.send(Response(response.status, response.headers, new_body).with_header(
+            "x-amz-crc32", crc32(new_body)))
+
     def key_names(self, table, tables):
         """The key attribute names of a table (of the request's when None)."""
         info = self.proxy.catalog.lookup(table or fault_table(tables),
@@ -1555,6 +1578,7 @@ FAULT_HANDLERS = {
     "badcrc": Handler.fault_badcrc,
     "web": Handler.fault_web,
     "mutate": Handler.fault_mutate,
+    "set_attribute": Handler.fault_set_attribute,
 }
 
 

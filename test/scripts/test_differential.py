@@ -12,7 +12,14 @@ keys ('{game_id}#{bucket}', written by a table of the same DynamoDB table
 with index templates) and sorted by score alone, which rows share:
 declared with 2 random shards, then altered to 3, so that its reads
 cover two layouts that share partitions and must return each of their
-items once, rows with one index key included.  The DynamoDB tables of
+items once, rows with one index key included.  Two more foreign tables
+read the rows through their tables' own secondary indexes, chosen by the
+planner: one keyed by player alone, with GSIs on game and score
+(KEYS_ONLY: the rows' other columns are got by key), on level (sparse,
+INCLUDE name and flag), on name (sparse) and on ratio and score (sparse);
+one keyed by game and player, with LSIs on score (KEYS_ONLY) and level
+(sparse, INCLUDE name) and a GSI on player (the table's sort key,
+KEYS_ONLY); the first is analyzed, the second not.  The DynamoDB tables of
 the calculated and random tables also hold items that are not their rows,
 which a Scan must pass over as their Queries do: one under a game's bare
 key, one under a shard past the count, and another application's under a
@@ -81,6 +88,22 @@ FOREIGN_TABLES = {
         shard_by 'player_id', shard_hash 'fnv1a_32', legacy_unsharded 'true'""",
     "indexed": """index 'byScore', partition_key 'gpk', partition_key_format '{game_id}#{shard}',
         sort_key 'gsk', sort_key_format '{score:020}', shards '2', shard_strategy 'random'""",
+    "gsis": "",
+    "lsis": "",
+}
+# the tables read through their own secondary indexes: key schema
+# (attribute, DynamoDB type) pairs, the GSIs and the LSIs as (name, keys,
+# projection: "ALL", "KEYS_ONLY" or the attributes of an INCLUDE)
+SECONDARY_INDEXED = {
+    "gsis": ([("player_id", "S")], [
+        ("byGame", [("game_id", "S"), ("score", "N")], "KEYS_ONLY"),
+        ("byLevel", [("level", "N")], ["name", "flag"]),
+        ("byName", [("name", "S")], "ALL"),
+        ("byRatio", [("ratio", "N"), ("score", "N")], "KEYS_ONLY")], []),
+    "lsis": ([("game_id", "S"), ("player_id", "S")], [
+        ("byPlayer", [("player_id", "S")], "KEYS_ONLY")], [
+        ("byScore", [("game_id", "S"), ("score", "N")], "KEYS_ONLY"),
+        ("byLevel", [("game_id", "S"), ("level", "N")], ["name"])]),
 }
 # the writer of the index's items: their index keys, and the bucket in gpk
 INDEX_WRITER = """partition_key 'player_id',
@@ -92,7 +115,7 @@ NESTED_LOOP = ("SET enable_hashjoin = off;\nSET enable_mergejoin = off;\n"
 LOOKUP_JOIN = ("SET enable_hashjoin = off;\nSET enable_mergejoin = off;\n"
                "SET enable_nestloop = off;\nSET work_mem = '64kB';\n")
 WATCHED_COUNT = 300
-ANALYZED = ("calculated", "legacy")
+ANALYZED = ("calculated", "legacy", "gsis")
 client = None
 dynamodb_tables = []
 data = []           # the rows, as tuples in column order
@@ -244,6 +267,9 @@ def load():
         if kind == "indexed":
             load_indexed(options)
             continue
+        if kind in SECONDARY_INDEXED:
+            load_secondary_indexed(kind)
+            continue
         keys = ("game_id", "player_id") if kind == "unsharded" else ("pk", "sk")
         table = new_table(*keys)
         sql(f"CREATE FOREIGN TABLE {kind} ({COLUMNS}) SERVER ddb "
@@ -277,6 +303,46 @@ def load_indexed(options):
             CREATE FOREIGN TABLE indexed ({COLUMNS}) SERVER ddb
               OPTIONS (table '{table}', {options});
             ALTER FOREIGN TABLE indexed OPTIONS (SET shards '{INDEX_BUCKETS}');""")
+
+
+def index_schema(name, keys, projection):
+    """The CreateTable description of a secondary index."""
+    kinds = ["HASH", "RANGE"]
+    schema = {"IndexName": name,
+              "KeySchema": [{"AttributeName": a, "KeyType": kinds[i]}
+                            for i, (a, _) in enumerate(keys)],
+              "Projection": {"ProjectionType": projection}}
+    if isinstance(projection, list):
+        schema["Projection"] = {"ProjectionType": "INCLUDE", "NonKeyAttributes": projection}
+    return schema
+
+
+def load_secondary_indexed(kind):
+    """A DynamoDB table with the secondary indexes of SECONDARY_INDEXED[kind],
+    and the foreign table of it, which learns them, loaded with the rows."""
+    keys, gsis, lsis = SECONDARY_INDEXED[kind]
+    name = bed.unique_name("differential")
+    definitions = dict(keys)
+    for _, index_keys, _ in gsis + lsis:
+        definitions.update(index_keys)
+    extra = {}
+    if gsis:
+        extra["GlobalSecondaryIndexes"] = [index_schema(*i) for i in gsis]
+    if lsis:
+        extra["LocalSecondaryIndexes"] = [index_schema(*i) for i in lsis]
+    client.create_table(
+        TableName=name, BillingMode="PAY_PER_REQUEST",
+        KeySchema=[{"AttributeName": a, "KeyType": ["HASH", "RANGE"][i]}
+                   for i, (a, _) in enumerate(keys)],
+        AttributeDefinitions=[{"AttributeName": a, "AttributeType": t}
+                              for a, t in definitions.items()], **extra)
+    dynamodb_tables.append(name)
+    sql(f"""CREATE FOREIGN TABLE {kind} ({COLUMNS}) SERVER ddb
+              OPTIONS (table '{name}', insert_mode 'upsert');
+            INSERT INTO {kind} SELECT * FROM {LOCAL};""")
+    unread = sql(f"SELECT index_name, unusable FROM shard_fdw_refresh_indexes('{kind}') "
+                 "WHERE unusable IS NOT NULL").stdout.strip()
+    assert not unread, f"{kind}: indexes queries cannot read: {unread}"
 
 
 # ---------------------------------------------------------------- queries
@@ -611,15 +677,17 @@ def assert_no_failures(failures, count):
                           f"(seed {SEED}):" + "".join(failures[:10]))
 
 
-def check_table(kind):
-    """Every random query on one foreign table, then the joins again with
-    nested loops forced (the foreign table parameterized by the local one)
-    and with batched lookup joins forced, in small batches."""
-    failures = compare(QUERIES, kind)
-    joins = [q for q in QUERIES if "JOIN" in q.source]
+def check_table(kind, queries=None):
+    """Every random query (or those of queries) on one foreign table, then
+    the joins again with nested loops forced (the foreign table
+    parameterized by the local one) and with batched lookup joins forced,
+    in small batches."""
+    queries = QUERIES if queries is None else queries
+    failures = compare(queries, kind)
+    joins = [q for q in queries if "JOIN" in q.source]
     failures += compare(joins, kind, NESTED_LOOP)
     failures += compare(joins, kind, LOOKUP_JOIN)
-    assert_no_failures(failures, len(QUERIES) + 2 * len(joins))
+    assert_no_failures(failures, len(queries) + 2 * len(joins))
 
 
 # ------------------------------------------------------------------ setup
@@ -679,6 +747,17 @@ def index_with_two_layouts_matches_local():
     check_table("indexed")
 
 
+# the two tables read through their indexes share the queries: half each
+@runner.test
+def secondary_indexes_match_local():
+    check_table("gsis", QUERIES[0::2])
+
+
+@runner.test
+def local_secondary_indexes_match_local():
+    check_table("lsis", QUERIES[1::2])
+
+
 # what EXPLAIN shows when a query reaches each kind of pushdown
 PUSHDOWNS = {
     "Scan": r"DynamoDB Operation: Scan",
@@ -702,6 +781,16 @@ PUSHDOWNS = {
         r"Query\n(?:[^\n]*\n){0,4}[^\n]*Key Condition: [^\n]*outer rows' values",
     "aggregate of a rescanned subquery":
         r"DynamoDB Aggregate: [^\n]*\n(?:[^\n]*\n){0,6}[^\n]*Key Condition: game_id = \$\d",
+    "read through a GSI": r"DynamoDB Index: \w+ \(global",
+    "read through an LSI": r"DynamoDB Index: \w+ \(local",
+    "a GSI's items got from the table": r"Items From Table: got by key",
+    "an LSI's items read from the table": r"Items From Table: read by the Query",
+    "merged in an index's order":
+        r"DynamoDB Index: [^\n]*\n(?:[^\n]*\n){0,6}[^\n]*Merge: score",
+    "aggregate through an index":
+        r"DynamoDB Aggregate: [^\n]*\n(?:[^\n]*\n){0,2}[^\n]*DynamoDB Index:",
+    "parameterized Query of an index":
+        r"DynamoDB Index: [^\n]*\n(?:[^\n]*\n){0,4}[^\n]*Key Condition: [^\n]*\$\d",
     "lookup join of a rescanned subquery":
         r"Key Condition: [^\n]*(outer rows' values AND game_id = \$\d"
         r"|game_id = \$\d\n[^\n]*Shard Chosen By: [^\n]*outer rows' values)",
