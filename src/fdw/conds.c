@@ -371,6 +371,56 @@ partition_fixed(ShardTable *t, List *conds)
 }
 
 /*
+ * The columns (indexed by column) that the equalities in conds fix: an
+ * array of t->ncolumns flags.
+ */
+static bool *
+fixed_columns(ShardTable *t, List *conds)
+{
+	bool	   *fixed = palloc0(sizeof(bool) * Max(t->ncolumns, 1));
+	ListCell   *lc;
+
+	foreach(lc, conds)
+		fixed[((Cond *) lfirst(lc))->col] = true;
+	return fixed;
+}
+
+/*
+ * True when the key that a keyed read sends holds the value an equality
+ * fixes column col to, fixed (indexed by column) saying which columns
+ * equalities fix: col is in the partition key, or is the sort key, or is
+ * a field of the sort key's template that the fields before it are all
+ * fixed with (the begins_with of their text, or the whole sort key).
+ * Otherwise the equality only chose the shard, if that, and DynamoDB does
+ * not check it.
+ */
+bool
+conds_in_key(ShardTable *t, const bool *fixed, int col)
+{
+	const KeyTemplate *tmpl = t->sk.template;
+
+	if (shard_key_has_column(t, &t->pk, col))
+		return true;
+	if (!shard_key_has_column(t, &t->sk, col))
+		return false;
+	if (tmpl == NULL)
+		return true;
+	for (int p = 0; p < tmpl->nparts; p++)
+	{
+		int			c;
+
+		if (tmpl->parts[p].kind != KP_COLUMN)
+			continue;
+		c = shard_find_column(t, tmpl->parts[p].text) - t->columns;
+		if (!fixed[c])
+			return false;
+		if (c == col)
+			return true;
+	}
+	return false;
+}
+
+/*
  * True when DynamoDB's order of column col's stored values is the order of
  * its values (text aside, whose collation is the caller's to check):
  * numbers, timestamps and dates stored as N, bytes as B, and text, dates
@@ -608,7 +658,7 @@ time_infinite(Oid typid, Datum value)
 static void
 find_buckets(ShardTable *t, Analysis *a, List *conds, int open_order)
 {
-	bool	   *fixed = palloc0(sizeof(bool) * Max(t->ncolumns, 1));
+	bool	   *fixed = fixed_columns(t, a->key_conds);
 	Cond	   *lo = NULL;
 	Cond	   *hi = NULL;
 	ListCell   *lc;
@@ -616,8 +666,6 @@ find_buckets(ShardTable *t, Analysis *a, List *conds, int open_order)
 	Datum		hi_value;
 	int			col;
 
-	foreach(lc, a->key_conds)
-		fixed[((Cond *) lfirst(lc))->col] = true;
 	col = route_bucket_column(t, fixed);
 	if (col < 0)
 		return;
@@ -757,6 +805,23 @@ conds_analyse(ShardTable *t, Index relid, List *clauses, bool outer_ok, int open
 	}
 	if (!a.keyed)
 		find_buckets(t, &a, recognised, open_order);
+
+	/*
+	 * An equality whose value the key sent does not hold (one that only
+	 * chose the shard, or any equality of a Scan) is not DynamoDB's to
+	 * check.
+	 */
+	{
+		bool	   *fixed = fixed_columns(t, a.key_conds);
+
+		foreach(lc, a.key_conds)
+		{
+			Cond	   *c = lfirst(lc);
+
+			if (c->op != COND_BATCH && !(a.keyed && conds_in_key(t, fixed, c->col)))
+				a.exact = false;
+		}
+	}
 
 	/*
 	 * DynamoDB takes one sort key condition: a prefix, or a lower bound, an

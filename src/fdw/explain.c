@@ -66,40 +66,17 @@ conds_text(ShardScanState *ss, ExecCond *conds, int n)
 
 /*
  * True when the key condition on column col goes into the key sent to
- * DynamoDB: col is the partition key or a field of its template, or,
- * for GetItem, of the sort key, or, for a Query, a field of the sort
- * key's template that every field before it is fixed with (begins_with).
- * Otherwise the column only chose the shard (shard_by).
+ * DynamoDB (conds_in_key); otherwise the column only chose the shard
+ * (shard_by).
  */
 static bool
 cond_in_key(ShardScanState *ss, int col)
 {
-	ShardTable *t = ss->t;
-	const KeyTemplate *tmpl = t->sk.template;
-	const char **fixed;
+	bool	   *fixed = palloc0(sizeof(bool) * Max(ss->t->ncolumns, 1));
 
-	if (shard_key_has_column(t, &t->pk, col))
-		return true;
-	if (!shard_key_has_column(t, &t->sk, col))
-		return false;
-	if (ss->op == SCAN_OP_GET || tmpl == NULL)
-		return true;
-	fixed = palloc0(sizeof(char *) * tmpl->nparts);
-	for (int p = 0; p < tmpl->nparts; p++)
-		for (int i = 0; i < ss->nkey_conds; i++)
-			if (tmpl->parts[p].kind == KP_COLUMN &&
-				strcmp(tmpl->parts[p].text, t->columns[ss->key_conds[i].col].name) == 0)
-				fixed[p] = "";
-	for (int p = 0, known = keyfmt_known_fields(tmpl, fixed), field = 0;
-		 p < tmpl->nparts && field < known; p++)
-	{
-		if (tmpl->parts[p].kind == KP_LITERAL)
-			continue;
-		if (strcmp(tmpl->parts[p].text, t->columns[col].name) == 0)
-			return true;
-		field++;
-	}
-	return false;
+	for (int i = 0; i < ss->nkey_conds; i++)
+		fixed[ss->key_conds[i].col] = true;
+	return conds_in_key(ss->t, fixed, col);
 }
 
 /*

@@ -211,6 +211,12 @@ extern bool conds_recognise(ShardTable *t, Index relid, Expr *clause,
 /* True when an equality in conds fixes column col. */
 extern bool conds_fixed_by(List *conds, int col);
 
+/*
+ * True when the key a keyed read sends holds the value an equality fixes
+ * column col to, given the columns equalities fix (fixed, by column).
+ */
+extern bool conds_in_key(ShardTable *t, const bool *fixed, int col);
+
 /* The column the sort key's order follows, or -1. */
 extern int	conds_sort_order_column(ShardTable *t);
 
