@@ -587,6 +587,21 @@ order_agrees(ShardTable *t, int col)
  */
 
 /*
+ * True when a filter op on column col must also keep the items that do
+ * not store col as an attribute of the type the column is written as
+ * (absent, or another type): the column is a field of a key template (in
+ * any layout), and an item written by another application may hold its
+ * value only inside that key, whence it is decoded.  Such a filter lets
+ * through every item that could match, and PostgreSQL's check of the rows
+ * decides.  IS NULL keeps the items without the attribute by itself.
+ */
+bool
+conds_superset_filter(ShardTable *t, int col, CondOp op)
+{
+	return op != COND_NULL && shard_key_uses(t, col);
+}
+
+/*
  * True when condition c may go into a FilterExpression: DynamoDB compares
  * the attribute's values as PostgreSQL compares the column's, and an IN
  * list is not known to be longer than DynamoDB takes.
@@ -597,12 +612,10 @@ filterable(ShardTable *t, Cond *c)
 	ShardColumn *col = &t->columns[c->col];
 	CondOp		op = c->op;
 
-	/*
-	 * a Query's FilterExpression cannot name key attributes, and an item
-	 * may keep a column of any layout's key only inside that key
-	 */
+	/* a Query's FilterExpression cannot name key attributes */
 	if (col->ddb_type == DDB_TYPE_ITEM || col->explicit_type ||
-		shard_key_uses(t, c->col))
+		(t->pk.attribute && strcmp(col->attribute, t->pk.attribute) == 0) ||
+		(t->sk.attribute && strcmp(col->attribute, t->sk.attribute) == 0))
 		return false;
 	if (op == COND_NULL || op == COND_NOT_NULL)
 		return true;
@@ -719,6 +732,17 @@ find_buckets(ShardTable *t, Analysis *a, List *conds, int open_order)
 }
 
 /*
+ * Add condition c, which the key sent does not check, to a's filters when
+ * it can be one.
+ */
+static void
+add_filter(ShardTable *t, Analysis *a, Cond *c)
+{
+	if (filterable(t, c))
+		a->filters = lappend(a->filters, c);
+}
+
+/*
  * Sort out conditions (RestrictInfos) into key equalities, the sort key
  * condition and filters.  outer_ok admits values from other relations
  * (join clauses of a parameterized path); open_order, see find_buckets.
@@ -769,7 +793,10 @@ conds_analyse(ShardTable *t, Index relid, List *clauses, bool outer_ok, int open
 				 (c->op == COND_EQ || c->op == COND_PREFIX || order_agrees(t, c->col)))
 			sort_candidates = lappend(sort_candidates, c);
 		else if (filterable(t, c))
+		{
 			a.filters = lappend(a.filters, c);
+			a.exact &= !conds_superset_filter(t, c->col, c->op);
+		}
 		else
 			a.exact = false;
 	}
@@ -780,7 +807,7 @@ conds_analyse(ShardTable *t, Index relid, List *clauses, bool outer_ok, int open
 
 	/*
 	 * An IN list on a sort key column makes whole keys to get; short of a
-	 * whole key it stays local, since a Query takes one sort key condition
+	 * whole key it is a filter, since a Query takes one sort key condition
 	 * (also when the column is in the partition key as well).
 	 */
 	if (!a.full_key)
@@ -793,7 +820,10 @@ conds_analyse(ShardTable *t, Index relid, List *clauses, bool outer_ok, int open
 
 			if (c->op == COND_IN && (!shard_key_has_column(t, &t->pk, c->col) ||
 									 shard_key_has_column(t, &t->sk, c->col)))
+			{
 				a.exact = false;
+				add_filter(t, &a, c);
+			}
 			else if (c->op == COND_BATCH && !shard_key_has_column(t, &t->pk, c->col) &&
 					 !list_member_int(t->shard_by, c->col))
 				continue;
@@ -808,8 +838,8 @@ conds_analyse(ShardTable *t, Index relid, List *clauses, bool outer_ok, int open
 
 	/*
 	 * An equality whose value the key sent does not hold (one that only
-	 * chose the shard, or any equality of a Scan) is not DynamoDB's to
-	 * check.
+	 * chose the shard, or any equality of a Scan) is DynamoDB's to check
+	 * only as a filter.
 	 */
 	{
 		bool	   *fixed = fixed_columns(t, a.key_conds);
@@ -819,15 +849,18 @@ conds_analyse(ShardTable *t, Index relid, List *clauses, bool outer_ok, int open
 			Cond	   *c = lfirst(lc);
 
 			if (c->op != COND_BATCH && !(a.keyed && conds_in_key(t, fixed, c->col)))
+			{
 				a.exact = false;
+				add_filter(t, &a, c);
+			}
 		}
 	}
 
 	/*
 	 * DynamoDB takes one sort key condition: a prefix, or a lower bound, an
 	 * upper bound or both (BETWEEN, which is inclusive at both ends).  The
-	 * rest stay local only.  An equality on the sort key column went to
-	 * key_conds above.
+	 * rest are filters where they can be.  An equality on the sort key
+	 * column went to key_conds above.
 	 */
 	{
 		Cond	   *lo = NULL;
@@ -874,5 +907,8 @@ conds_analyse(ShardTable *t, Index relid, List *clauses, bool outer_ok, int open
 		a.sort_conds = NIL;
 		a.exact = false;
 	}
+	foreach(lc, sort_candidates)
+		if (!list_member_ptr(a.sort_conds, lfirst(lc)))
+			add_filter(t, &a, lfirst(lc));
 	return a;
 }

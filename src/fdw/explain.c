@@ -65,6 +65,28 @@ conds_text(ShardScanState *ss, ExecCond *conds, int n)
 }
 
 /*
+ * The filters as text (conds_text), each that also keeps the items not
+ * storing its column as such an attribute (conds_superset_filter) saying so.
+ */
+static char *
+filters_text(ShardScanState *ss)
+{
+	StringInfoData buf;
+
+	initStringInfo(&buf);
+	for (int i = 0; i < ss->nfilters; i++)
+	{
+		ExecCond   *c = &ss->filters[i];
+		ShardColumn *col = &ss->t->columns[c->col];
+
+		appendStringInfo(&buf, "%s%s", i ? " AND " : "", conds_text(ss, c, 1));
+		if (conds_superset_filter(ss->t, c->col, c->op))
+			appendStringInfo(&buf, " (or not stored as %s)", ddb_type_name(col->ddb_type));
+	}
+	return buf.data;
+}
+
+/*
  * True when the key condition on column col goes into the key sent to
  * DynamoDB (conds_in_key); otherwise the column only chose the shard
  * (shard_by).
@@ -225,7 +247,7 @@ shard_scan_explain(ShardScanState *ss, ExplainState *es, Plan *plan)
 		ExplainPropertyText("Sort Key Condition",
 							conds_text(ss, ss->sort_conds, ss->nsort_conds), es);
 	if (ss->nfilters > 0)
-		ExplainPropertyText("DynamoDB Filter", conds_text(ss, ss->filters, ss->nfilters), es);
+		ExplainPropertyText("DynamoDB Filter", filters_text(ss), es);
 	if (ss->order != 0)
 		ExplainPropertyText("Merge", psprintf("%s %s%s", t->sk.attribute,
 											  ss->order > 0 ? "ASC" : "DESC",

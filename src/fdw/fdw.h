@@ -208,6 +208,12 @@ extern bool conds_byte_order_collation(Oid collation);
 extern bool conds_recognise(ShardTable *t, Index relid, Expr *clause,
 							bool outer_ok, Cond *cond);
 
+/*
+ * True when a filter op on column col must also keep the items that do
+ * not store it as an attribute of its own type: a key template holds it.
+ */
+extern bool conds_superset_filter(ShardTable *t, int col, CondOp op);
+
 /* True when an equality in conds fixes column col. */
 extern bool conds_fixed_by(List *conds, int col);
 

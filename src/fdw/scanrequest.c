@@ -618,6 +618,26 @@ filter_condition(ShardScanState *ss, ExecCond *c, StringInfo buf)
 }
 
 /*
+ * Widen cond, the text of filter c, to keep the items that do not store
+ * its column as an attribute of the column's type (conds_superset_filter):
+ * "(cond OR NOT attribute_type(#n, :v))", which an absent attribute meets.
+ */
+static void
+keep_unstored(ShardScanState *ss, ExecCond *c, StringInfo cond)
+{
+	ShardColumn *col = &ss->t->columns[c->col];
+	char	   *text;
+
+	if (!conds_superset_filter(ss->t, c->col, c->op))
+		return;
+	text = pstrdup(cond->data);
+	resetStringInfo(cond);
+	appendStringInfo(cond, "(%s OR NOT attribute_type(#n%d, %s))", text,
+					 name_index(ss, col->attribute),
+					 add_value(ss, av_json("S", ddb_type_name(col->ddb_type))));
+}
+
+/*
  * The FilterExpression of the filters, or NULL.  A filter DynamoDB cannot
  * evaluate is left out, and so is the whole expression when it would be
  * longer than DynamoDB takes: every filter is checked locally too.
@@ -645,6 +665,7 @@ request_filter_expression(ShardScanState *ss)
 			forget_names_since(ss, cond_names, cond_values);
 			continue;
 		}
+		keep_unstored(ss, &ss->filters[i], &cond);
 		appendStringInfo(&buf, "%s%s", buf.len > 0 ? " AND " : "", cond.data);
 	}
 	if (buf.len > DDB_MAX_EXPRESSION_BYTES)
