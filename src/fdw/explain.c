@@ -246,7 +246,7 @@ shard_scan_explain(ShardScanState *ss, ExplainState *es, Plan *plan)
 	if (ss->nsort_conds > 0)
 		ExplainPropertyText("Sort Key Condition",
 							conds_text(ss, ss->sort_conds, ss->nsort_conds), es);
-	if (ss->nfilters > 0)
+	if (ss->nfilters > 0 && ss->op != SCAN_OP_GET)
 		ExplainPropertyText("DynamoDB Filter", filters_text(ss), es);
 	if (ss->order != 0)
 		ExplainPropertyText("Merge", psprintf("%s %s%s", t->sk.attribute,

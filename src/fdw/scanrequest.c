@@ -641,6 +641,7 @@ keep_unstored(ShardScanState *ss, ExecCond *c, StringInfo cond)
  * The FilterExpression of the filters, or NULL.  A filter DynamoDB cannot
  * evaluate is left out, and so is the whole expression when it would be
  * longer than DynamoDB takes: every filter is checked locally too.
+ * GetItem and BatchGetItem take none (nor the names it would use).
  */
 char *
 request_filter_expression(ShardScanState *ss)
@@ -650,7 +651,7 @@ request_filter_expression(ShardScanState *ss)
 	int			names = list_length(ss->names);
 	int			values = list_length(ss->value_names);
 
-	if (ss->nfilters == 0)
+	if (ss->nfilters == 0 || ss->op == SCAN_OP_GET)
 		return NULL;
 	initStringInfo(&buf);
 	initStringInfo(&cond);
