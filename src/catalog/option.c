@@ -137,6 +137,9 @@ static const ShardOption shard_options[] = {
 	OPT("layout_history", ForeignTableRelationId, OPT_STRING, NULL),
 	OPT_RANGE("max_read_units_per_second", ForeignTableRelationId, 1, INT_MAX, NULL),
 	OPT_RANGE("max_write_units_per_second", ForeignTableRelationId, 1, INT_MAX, NULL),
+	/* learnt from DescribeTimeToLive when not given (sql/ddl.c) */
+	OPT("ttl_attribute", ForeignTableRelationId, OPT_STRING, NULL),
+	OPT("include_expired", ForeignTableRelationId, OPT_BOOL, "false"),
 	/* column */
 	OPT("attribute", AttributeRelationId, OPT_STRING, NULL),
 	OPT("ddb_type", AttributeRelationId, OPT_DDB_TYPE, NULL),
@@ -1198,6 +1201,7 @@ shard_table_from_options(Oid relid, List *o)
 	const char *consistent_read = shard_option_value(o, "consistent_read");
 	const char *max_read = shard_option_value(o, "max_read_units_per_second");
 	const char *max_write = shard_option_value(o, "max_write_units_per_second");
+	const char *ttl_attribute = shard_option_value(o, "ttl_attribute");
 	ShardServer *server = shard_get_server(ft->serverid);
 	bool		shards_given = shard_option_value(o, "shards") != NULL;
 	bool		base_given = shard_option_value(o, "shard_base") != NULL;
@@ -1232,6 +1236,9 @@ shard_table_from_options(Oid relid, List *o)
 		server->consistent_read;
 	t->max_read_units = max_read ? atoi(max_read) : server->max_read_units;
 	t->max_write_units = max_write ? atoi(max_write) : server->max_write_units;
+	t->ttl_attribute = ttl_attribute ? pstrdup(ttl_attribute) : NULL;
+	t->include_expired = parse_bool_option("include_expired",
+										   table_setting(o, "include_expired"));
 
 	if (t->strategy == SHARD_DYNAMIC && !base_given)
 		t->shard_base = 1;
