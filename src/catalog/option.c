@@ -1268,6 +1268,17 @@ shard_table_from_options(Oid relid, List *o)
 	return t;
 }
 
+/*
+ * The TTL attribute by which reads of t leave out the items whose time to
+ * live has passed, or NULL when they keep every item: t has none, or
+ * include_expired.
+ */
+const char *
+shard_expiry_attribute(ShardTable *t)
+{
+	return t->include_expired ? NULL : t->ttl_attribute;
+}
+
 /* True when relid is a foreign table of a shard_fdw server. */
 bool
 shard_is_foreign_table(Oid relid)

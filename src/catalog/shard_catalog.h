@@ -234,6 +234,7 @@ extern bool shard_key_has_column(ShardTable *t, const ShardKey *k, int col);
 extern const char *shard_key_option(ShardTable *t, int col);
 extern bool shard_key_uses(ShardTable *t, int col);
 extern const char *shard_column_option(ShardTable *t, int col);
+extern const char *shard_expiry_attribute(ShardTable *t);
 
 /* ---------------------------------------------------------------------
  * in awsenv.c

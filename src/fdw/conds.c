@@ -602,6 +602,21 @@ conds_superset_filter(ShardTable *t, int col, CondOp op)
 }
 
 /*
+ * The TTL attribute that the FilterExpression of a Query or Scan checks,
+ * leaving out the items whose time to live has passed (see scan.c), or
+ * NULL: the table's reads keep every item, or the attribute is a key,
+ * which a Query's FilterExpression cannot name (PostgreSQL alone leaves
+ * them out then, and no read is exact).
+ */
+const char *
+conds_expiry_filter(ShardTable *t)
+{
+	const char *attribute = shard_expiry_attribute(t);
+
+	return attribute && !request_is_key_attribute(t, attribute) ? attribute : NULL;
+}
+
+/*
  * True when condition c may go into a FilterExpression: DynamoDB compares
  * the attribute's values as PostgreSQL compares the column's, and an IN
  * list is not known to be longer than DynamoDB takes.
@@ -614,8 +629,7 @@ filterable(ShardTable *t, Cond *c)
 
 	/* a Query's FilterExpression cannot name key attributes */
 	if (col->ddb_type == DDB_TYPE_ITEM || col->explicit_type ||
-		(t->pk.attribute && strcmp(col->attribute, t->pk.attribute) == 0) ||
-		(t->sk.attribute && strcmp(col->attribute, t->sk.attribute) == 0))
+		request_is_key_attribute(t, col->attribute))
 		return false;
 	if (op == COND_NULL || op == COND_NOT_NULL)
 		return true;
@@ -760,7 +774,7 @@ conds_analyse(ShardTable *t, Index relid, List *clauses, bool outer_ok, int open
 	ListCell   *lc;
 	int			used = 0;
 
-	a.exact = true;
+	a.exact = shard_expiry_attribute(t) == NULL || conds_expiry_filter(t) != NULL;
 	a.bucket_col = -1;
 	foreach(lc, batch_cols)
 	{

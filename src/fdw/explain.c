@@ -87,6 +87,25 @@ filters_text(ShardScanState *ss)
 }
 
 /*
+ * What becomes of the items whose time to live has passed, for EXPLAIN:
+ * left out by DynamoDB's filter (a Query or Scan, see conds_expiry_filter)
+ * or by the scan as they arrive, or read (include_expired).
+ */
+static char *
+expired_text(ShardScanState *ss)
+{
+	ShardTable *t = ss->t;
+
+	if (t->include_expired)
+		return psprintf("read (TTL attribute %s, include_expired)",
+						quote_identifier(t->ttl_attribute));
+	return psprintf("left out %s (TTL attribute %s)",
+					ss->op != SCAN_OP_GET && conds_expiry_filter(t) ?
+					"by DynamoDB's filter" : "as they arrive",
+					quote_identifier(t->ttl_attribute));
+}
+
+/*
  * True when the key condition on column col goes into the key sent to
  * DynamoDB (conds_in_key); otherwise the column only chose the shard
  * (shard_by).
@@ -248,6 +267,8 @@ shard_scan_explain(ShardScanState *ss, ExplainState *es, Plan *plan)
 							conds_text(ss, ss->sort_conds, ss->nsort_conds), es);
 	if (ss->nfilters > 0 && ss->op != SCAN_OP_GET)
 		ExplainPropertyText("DynamoDB Filter", filters_text(ss), es);
+	if (t->ttl_attribute)
+		ExplainPropertyText("Expired Items", expired_text(ss), es);
 	if (ss->order != 0)
 		ExplainPropertyText("Merge", psprintf("%s %s%s", t->sk.attribute,
 											  ss->order > 0 ? "ASC" : "DESC",

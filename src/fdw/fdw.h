@@ -214,6 +214,12 @@ extern bool conds_recognise(ShardTable *t, Index relid, Expr *clause,
  */
 extern bool conds_superset_filter(ShardTable *t, int col, CondOp op);
 
+/*
+ * The TTL attribute a Query's or Scan's FilterExpression checks, or NULL:
+ * none, include_expired, or a key attribute.
+ */
+extern const char *conds_expiry_filter(ShardTable *t);
+
 /* True when an equality in conds fixes column col. */
 extern bool conds_fixed_by(List *conds, int col);
 

@@ -480,12 +480,16 @@ fetched_columns(RelInfo *ri, List **attrs)
 		/*
 		 * The keys always come too: columns missing from an item are decoded
 		 * from them, the merge orders by the sort key, and errors name the
-		 * item by them.
+		 * item by them.  So does the TTL attribute, by which the scan leaves
+		 * out the items whose time to live has passed.
 		 */
 		if (t->pk.attribute)
 			*attrs = list_append_unique(*attrs, makeString(t->pk.attribute));
 		if (t->sk.attribute)
 			*attrs = list_append_unique(*attrs, makeString(t->sk.attribute));
+		if (shard_expiry_attribute(t))
+			*attrs = list_append_unique(*attrs,
+										makeString(pstrdup(shard_expiry_attribute(t))));
 	}
 	return cols;
 }

@@ -119,6 +119,12 @@ struct ShardScanState
 	List	   *explain_context;	/* EXPLAIN's deparse context of the plan */
 	char	   *key_cond_expr;	/* KeyConditionExpression */
 	char	   *filter_expr;	/* FilterExpression */
+	char	   *expiry_now;		/* epoch seconds at the statement's start, as
+								 * text: items whose TTL is a number below it
+								 * have expired ... */
+	char	   *expiry_oldest;	/* ... unless below this, five years before;
+								 * both NULL when reads keep every item (see
+								 * scan_expiry_start) */
 	char	   *expression_maps;	/* ProjectionExpression and
 									 * ExpressionAttributeNames as JSON
 									 * members, or NULL: neither */
@@ -183,6 +189,9 @@ extern void merge_bound_streams(ShardScanState *ss);
 extern void merge_note_page(ShardScanState *ss, Stream *s, DdbRequest *page);
 extern const DdbJson *merge_frontier(ShardScanState *ss, Stream *s);
 extern bool merge_beyond(ShardScanState *ss, const DdbJson *a, const DdbJson *b);
+
+/* scan.c: the bounds of the TTLs that have passed (expiry_now, expiry_oldest) */
+extern void scan_expiry_start(ShardScanState *ss);
 
 /* scan.c: whether a range table's shards hold its sort key in order */
 extern bool scan_range_in_key_order(ShardTable *t);
