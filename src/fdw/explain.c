@@ -65,8 +65,9 @@ conds_text(ShardScanState *ss, ExecCond *conds, int n)
 }
 
 /*
- * The filters as text (conds_text), each that also keeps the items not
- * storing its column as such an attribute (conds_superset_filter) saying so.
+ * The filters as text (conds_text); a filter that also keeps the items
+ * which do not store its column as an attribute of its type
+ * (conds_superset_filter) says so.
  */
 static char *
 filters_text(ShardScanState *ss)

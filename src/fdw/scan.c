@@ -1088,7 +1088,7 @@ in_its_pass(ShardScanState *ss, const DdbJson *item)
 
 /*
  * Set the bounds of the TTLs that have passed, for the scan's
- * FilterExpression (request.c) and its own check of each item
+ * FilterExpression (scanrequest.c) and its own check of each item
  * (item_expired): DynamoDB's time to live deletes, some time after it,
  * an item whose TTL attribute is a number of epoch seconds before now,
  * but no more than five years before, and never one whose attribute is
