@@ -59,16 +59,6 @@ CREATE EVENT TRIGGER shard_fdw_check_alter ON ddl_command_start
   WHEN TAG IN ('ALTER FOREIGN TABLE', 'ALTER TABLE')
   EXECUTE FUNCTION shard_fdw_check_alter();
 
--- Learns again the secondary indexes of the DynamoDB table a foreign table
--- reads (option secondary_indexes), and lists them, each with why queries
--- do not read it (NULL when they may).
-CREATE FUNCTION shard_fdw_refresh_indexes(ftable regclass,
-  OUT index_name text, OUT kind text, OUT partition_key text,
-  OUT sort_key text, OUT projection text, OUT unusable text)
-RETURNS SETOF record
-AS 'MODULE_PATHNAME'
-LANGUAGE C STRICT;
-
 -- One DynamoDB API call through a server, with the caller's user mapping.
 CREATE FUNCTION shard_fdw_request(server name, operation text, body jsonb)
 RETURNS jsonb

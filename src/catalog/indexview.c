@@ -85,7 +85,8 @@ view_key(ShardTable *t, const char *attr, DdbType type, ShardKey *key, const cha
  * partition key is sharded as t's when it is t's own.  NULL, with why,
  * when the planner may not read the index: use_indexes is off, a column
  * cannot fix a key (view_key), a GSI while t reads consistently (GSIs
- * are only eventually consistent), or an index whose partitions depend
+ * are only eventually consistent), an index that does not project the
+ * TTL attribute reads leave expired items out by, or an index whose partitions depend
  * on the layout (t's partition key, sharded) while t has earlier
  * layouts.  Allocated in the current memory context; the view shares
  * t's other members.
@@ -106,6 +107,12 @@ shard_index_view(ShardTable *t, int i, const char **why)
 	if (!idx->local && t->consistent_read)
 	{
 		*why = "a global secondary index cannot be read consistently, and the table reads consistently";
+		return NULL;
+	}
+	if (shard_expiry_attribute(t) &&
+		!index_projects(t, idx, shard_expiry_attribute(t)))
+	{
+		*why = "it does not project the TTL attribute, by which reads leave out expired items";
 		return NULL;
 	}
 	memset(&v->sk, 0, sizeof(ShardKey));

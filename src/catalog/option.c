@@ -143,6 +143,9 @@ static const ShardOption shard_options[] = {
 	/* learnt from DynamoDB when the table is declared (sql/ddl.c) */
 	OPT("secondary_indexes", ForeignTableRelationId, OPT_INDEXES, NULL),
 	OPT("use_indexes", ForeignTableRelationId, OPT_BOOL, NULL),
+	/* learnt from DescribeTimeToLive when not given (sql/ddl.c) */
+	OPT("ttl_attribute", ForeignTableRelationId, OPT_STRING, NULL),
+	OPT("include_expired", ForeignTableRelationId, OPT_BOOL, "false"),
 	/* column */
 	OPT("attribute", AttributeRelationId, OPT_STRING, NULL),
 	OPT("ddb_type", AttributeRelationId, OPT_DDB_TYPE, NULL),
@@ -1231,6 +1234,7 @@ shard_table_from_options(Oid relid, List *o)
 	const char *max_write = shard_option_value(o, "max_write_units_per_second");
 	const char *indexes = shard_option_value(o, "secondary_indexes");
 	const char *use_indexes = shard_option_value(o, "use_indexes");
+	const char *ttl_attribute = shard_option_value(o, "ttl_attribute");
 	ShardServer *server = shard_get_server(ft->serverid);
 	bool		shards_given = shard_option_value(o, "shards") != NULL;
 	bool		base_given = shard_option_value(o, "shard_base") != NULL;
@@ -1269,6 +1273,9 @@ shard_table_from_options(Oid relid, List *o)
 		server->use_indexes;
 	if (indexes)
 		t->indexes = indexes_parse(indexes, &t->nindexes);
+	t->ttl_attribute = ttl_attribute ? pstrdup(ttl_attribute) : NULL;
+	t->include_expired = parse_bool_option("include_expired",
+										   table_setting(o, "include_expired"));
 
 	if (t->strategy == SHARD_DYNAMIC && !base_given)
 		t->shard_base = 1;
@@ -1296,6 +1303,17 @@ shard_table_from_options(Oid relid, List *o)
 	t->layouts = palloc(sizeof(ShardTable *));
 	t->layouts[0] = t;
 	return t;
+}
+
+/*
+ * The TTL attribute by which reads of t leave out the items whose time to
+ * live has passed, or NULL when they keep every item: t has none, or
+ * include_expired.
+ */
+const char *
+shard_expiry_attribute(ShardTable *t)
+{
+	return t->include_expired ? NULL : t->ttl_attribute;
 }
 
 /* True when relid is a foreign table of a shard_fdw server. */

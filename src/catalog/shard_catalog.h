@@ -237,6 +237,11 @@ typedef struct ShardTable
 	int			max_read_units;	/* per second, the table's or its server's;
 								 * 0: no budget */
 	int			max_write_units;
+	char	   *ttl_attribute;	/* the table's TTL attribute (option
+								 * ttl_attribute, learnt from DynamoDB), or
+								 * NULL */
+	bool		include_expired;	/* reads keep the items whose TTL has
+									 * passed */
 	int			ncolumns;
 	ShardColumn *columns;		/* non-dropped columns, in attnum order */
 	int			nlayouts;		/* 1 + the earlier layouts still read */
@@ -266,6 +271,7 @@ extern bool shard_key_has_column(ShardTable *t, const ShardKey *k, int col);
 extern const char *shard_key_option(ShardTable *t, int col);
 extern bool shard_key_uses(ShardTable *t, int col);
 extern const char *shard_column_option(ShardTable *t, int col);
+extern const char *shard_expiry_attribute(ShardTable *t);
 
 /* ---------------------------------------------------------------------
  * in indexes.c

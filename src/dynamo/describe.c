@@ -2,11 +2,12 @@
  *
  * describe.c
  *		DescribeTable: the key attributes of a DynamoDB table or index, a
- *		table's secondary indexes, and its size.
+ *		table's secondary indexes, and its size; DescribeTimeToLive: its TTL
+ *		attribute.
  *
- * A foreign table's keys and indexes are asked for when it is declared (see
- * sql/ddl.c); everything after that (planning, EXPLAIN, every read and
- * write, the errors they raise) reads the catalogs only.
+ * A foreign table's keys, indexes and TTL attribute are asked for when it
+ * is declared (see sql/ddl.c); everything after that (planning, EXPLAIN,
+ * every read and write, the errors they raise) reads the catalogs only.
  *
  *-------------------------------------------------------------------------
  */
@@ -229,6 +230,50 @@ describe_keys(Oid serverid, const char *table, const char *index, bool strict,
 				 errmsg("DynamoDB table \"%s\" has no index \"%s\"", table, index) :
 				 errmsg("DescribeTable of \"%s\" gave no partition key", table)));
 	return *pk != NULL;
+}
+
+/*
+ * The TTL attribute of DynamoDB table "table", asked with DescribeTimeToLive
+ * on serverid with the current user's credentials, not retried (a
+ * declaration does not wait on an unreachable endpoint): true, with
+ * *attribute the attribute when TTL is enabled or being enabled, NULL when
+ * it is disabled or being disabled (DynamoDB deletes no item by it then);
+ * false when DynamoDB did not answer, with why in *why (NULL when the table
+ * does not exist).
+ */
+bool
+describe_ttl(Oid serverid, const char *table, const char **attribute, char **why)
+{
+	DdbGroup   *group;
+	size_t		len;
+	char	   *body = request_describe(table, &len);
+	DdbRequest *req;
+	const DdbJson *desc;
+	const char *status;
+	const char *name;
+
+	group = ddb_group_create(shard_get_connection(serverid, GetUserId()), 1);
+	req = ddb_request_create(group, "DescribeTimeToLive", body, len);
+	req->max_retries = 0;
+	ddb_submit(req);
+	ddb_wait_for(req);
+	*attribute = NULL;
+	*why = NULL;
+	if (req->status != DDB_OK)
+	{
+		if (strcmp(req->error_type, "ResourceNotFoundException") != 0)
+			*why = psprintf("%s: %s", req->error_type, req->error_message);
+		ddb_group_free(group);
+		return false;
+	}
+	desc = ddbjson_get(req->response, "TimeToLiveDescription");
+	status = ddbjson_get_string(desc, "TimeToLiveStatus");
+	name = ddbjson_get_string(desc, "AttributeName");
+	if (status && name && name[0] != '\0' &&
+		(strcmp(status, "ENABLED") == 0 || strcmp(status, "ENABLING") == 0))
+		*attribute = pstrdup(name);
+	ddb_group_free(group);
+	return true;
 }
 
 /* A number of a description, or -1 when it has none. */

@@ -225,8 +225,26 @@ extern bool conds_byte_order_collation(Oid collation);
 extern bool conds_recognise(ShardTable *t, Index relid, Expr *clause,
 							bool outer_ok, Cond *cond);
 
+/*
+ * True when a filter op on column col must also keep the items that do
+ * not store it as an attribute of its own type: a key template holds it.
+ */
+extern bool conds_superset_filter(ShardTable *t, int col, CondOp op);
+
+/*
+ * The TTL attribute a Query's or Scan's FilterExpression checks, or NULL:
+ * none, include_expired, or a key attribute.
+ */
+extern const char *conds_expiry_filter(ShardTable *t);
+
 /* True when an equality in conds fixes column col. */
 extern bool conds_fixed_by(List *conds, int col);
+
+/*
+ * True when the key a keyed read sends holds the value an equality fixes
+ * column col to, given the columns equalities fix (fixed, by column).
+ */
+extern bool conds_in_key(ShardTable *t, const bool *fixed, int col);
 
 /* The column the sort key's order follows, or -1. */
 extern int	conds_sort_order_column(ShardTable *t);

@@ -375,7 +375,9 @@ fetched_columns(RelInfo *ri, ShardTable *t, List **attrs)
 		 * The keys always come too: columns missing from an item are decoded
 		 * from them, the merge orders by the sort key, and errors name the
 		 * item by them.  Through an index, the table's keys too, which every
-		 * index holds: they name the item in the table.
+		 * index holds: they name the item in the table.  So does the TTL
+		 * attribute, by which the scan leaves out the items whose time to
+		 * live has passed.
 		 */
 		const ShardKey *keys[4] = {&t->pk, &t->sk,
 			t->base ? &t->base->pk : &t->pk, t->base ? &t->base->sk : &t->sk};
@@ -383,6 +385,9 @@ fetched_columns(RelInfo *ri, ShardTable *t, List **attrs)
 		for (int k = 0; k < 4; k++)
 			if (keys[k]->attribute)
 				*attrs = list_append_unique(*attrs, makeString(keys[k]->attribute));
+		if (shard_expiry_attribute(t))
+			*attrs = list_append_unique(*attrs,
+										makeString(pstrdup(shard_expiry_attribute(t))));
 	}
 	return cols;
 }

@@ -18,6 +18,7 @@
 #include "fdw/fdw.h"
 
 #include "access/htup_details.h"
+#include "access/xact.h"
 #include "catalog/pg_type.h"
 #include "common/hashfn.h"
 #include "executor/executor.h"
@@ -29,6 +30,7 @@
 #include "utils/hsearch.h"
 #include "utils/memutils.h"
 
+#include "core/avorder.h"
 #include "fdw/modifystate.h"
 #include "fdw/scanstate.h"
 
@@ -811,6 +813,7 @@ scan_start(ShardScanState *ss, ExprContext *econtext)
 		i++;
 	}
 	combos = request_key_combinations(ss);
+	scan_expiry_start(ss);
 	if (ss->op == SCAN_OP_SCAN)
 	{
 		/* two passes while the table has earlier layouts: see in_its_pass */
@@ -1164,11 +1167,62 @@ rows_may_repeat(ShardTable *t)
 }
 
 /*
+ * Five years of 365 days: DynamoDB never deletes an item whose TTL lies
+ * further in the past, so such an item has not expired.
+ */
+#define TTL_HORIZON_S (5 * 365 * SECS_PER_DAY)
+
+/*
+ * Set the bounds of the TTLs that have passed, for the scan's
+ * FilterExpression (scanrequest.c) and its own check of each item
+ * (item_expired): DynamoDB's time to live deletes, some time after it,
+ * an item whose TTL attribute is a number of epoch seconds before now,
+ * but no more than five years before, and never one whose attribute is
+ * missing or of another type.  "Now" is the statement's start, in whole
+ * seconds, the same for every scan and page of the statement.  NULL
+ * bounds when the table's reads keep every item.
+ */
+void
+scan_expiry_start(ShardScanState *ss)
+{
+	int64		now;
+
+	ss->expiry_now = ss->expiry_oldest = NULL;
+	if (shard_expiry_attribute(ss->t) == NULL)
+		return;
+	now = GetCurrentStatementStartTimestamp() / USECS_PER_SEC +
+		(int64) (POSTGRES_EPOCH_JDATE - UNIX_EPOCH_JDATE) * SECS_PER_DAY;
+	ss->expiry_now = psprintf(INT64_FORMAT, now);
+	ss->expiry_oldest = psprintf(INT64_FORMAT, now - TTL_HORIZON_S);
+}
+
+/*
+ * True when the time to live of item has passed (see scan_expiry_start):
+ * the scan leaves it out, also where DynamoDB's filter did not (GetItem,
+ * a TTL attribute that is a key).
+ */
+static bool
+item_expired(ShardScanState *ss, const DdbJson *item)
+{
+	const DdbJson *av;
+
+	if (ss->expiry_now == NULL)
+		return false;
+	av = ddbjson_get(item, shard_expiry_attribute(ss->t));
+	if (av == NULL || av->kind != DJ_OBJECT || av->n != 1 ||
+		strcmp(av->keys[0], "N") != 0 || av->elems[0].kind != DJ_STRING)
+		return false;
+	return avorder_number_cmp(av->elems[0].str, ss->expiry_now) < 0 &&
+		avorder_number_cmp(av->elems[0].str, ss->expiry_oldest) >= 0;
+}
+
+/*
  * The scan's next item, in its order, or NULL at the end: the table's item
  * of each index item when they are got by key (fetch.c).  A Scan passes
  * over the items that are not the table's rows (layout_item_is_row), and
  * a scan an UPDATE or DELETE reads over those whose sort key is not the
- * table's (layout_sort_key_is_row).
+ * table's (layout_sort_key_is_row); every scan over the items whose time
+ * to live has passed (item_expired).
  */
 static const DdbJson *
 next_item(ShardScanState *ss)
@@ -1181,6 +1235,7 @@ next_item(ShardScanState *ss)
 	while (item &&
 		   ((ss->op == SCAN_OP_SCAN && !layout_item_is_row(ss->t, item)) ||
 			(ss->need_ctid && !layout_sort_key_is_row(ss->t, item)) ||
+			item_expired(ss, item) ||
 			(rows_may_repeat(ss->t) &&
 			 (!in_its_pass(ss, item) || seen_before(ss, item)))));
 	MemoryContextSwitchTo(old);
@@ -1361,6 +1416,7 @@ shard_scan_segments(Oid relid, const int *segs, int nsegs, int total,
 	ddb_group_hold(&ss->group, GetMemoryChunkContext(ss));
 	ss->total_segments = total;
 	ss->bucket_col = -1;
+	scan_expiry_start(ss);
 	ss->nstreams = nsegs;
 	ss->nstarted = nsegs;
 	ss->streams = palloc0(sizeof(Stream) * Max(nsegs, 1));

@@ -125,6 +125,12 @@ struct ShardScanState
 	List	   *explain_context;	/* EXPLAIN's deparse context of the plan */
 	char	   *key_cond_expr;	/* KeyConditionExpression */
 	char	   *filter_expr;	/* FilterExpression */
+	char	   *expiry_now;		/* epoch seconds at the statement's start, as
+								 * text: items whose TTL is a number below it
+								 * have expired ... */
+	char	   *expiry_oldest;	/* ... unless below this, five years before;
+								 * both NULL when reads keep every item (see
+								 * scan_expiry_start) */
 	char	   *expression_maps;	/* ProjectionExpression and
 									 * ExpressionAttributeNames as JSON
 									 * members, or NULL: neither */
@@ -201,6 +207,8 @@ extern const DdbJson *fetch_next(ShardScanState *ss);
 extern void fetch_reset(ShardScanState *ss);
 extern void fetch_stop(ShardScanState *ss);
 extern int64 fetch_explain_stats(ShardScanState *ss, DdbStats *into);
+/* scan.c: the bounds of the TTLs that have passed (expiry_now, expiry_oldest) */
+extern void scan_expiry_start(ShardScanState *ss);
 
 /* scan.c: whether a range table's shards hold its sort key in order */
 extern bool scan_range_in_key_order(ShardTable *t);

@@ -4,9 +4,10 @@
  *		The extension's DDL event triggers: what ALTER FOREIGN TABLE may not
  *		change, checked at its start (shard_fdw_check_alter); and a foreign
  *		table's keys and secondary indexes learnt or checked against
- *		DynamoDB, then its options checked, at the end of CREATE and ALTER
- *		FOREIGN TABLE (shard_fdw_check_table).  ddl_record_indexes records
- *		the indexes for shard_fdw_refresh_indexes (functions.c) too.
+ *		DynamoDB, then its options checked, then its TTL attribute learnt,
+ *		at the end of CREATE and ALTER FOREIGN TABLE (shard_fdw_check_table).
+ *		ddl_record_indexes records the indexes for shard_fdw_refresh_indexes
+ *		(functions.c) too.
  *
  * A foreign table declared without partition_key gets its key attribute
  * names from DescribeTable, recorded as its partition_key and sort_key
@@ -14,8 +15,10 @@
  * table whose keys DynamoDB does not have is refused, naming both.  The
  * same DescribeTable gives a foreign table of the DynamoDB table itself
  * (not of one of its indexes) the table's secondary indexes, recorded as
- * its option secondary_indexes.  When DynamoDB cannot be asked
- * (unreachable, no credentials yet), the declaration stands, with a
+ * its option secondary_indexes.  A table declared without ttl_attribute
+ * gets the TTL attribute DescribeTimeToLive names, when TTL is enabled,
+ * recorded as that option.  When DynamoDB cannot be asked (unreachable, no
+ * credentials yet, an action denied), the declaration stands, with a
  * warning, and so do the indexes recorded before; when the DynamoDB table
  * does not exist yet, with nothing to check, silently.  Everything after
  * the declaration (planning, EXPLAIN, every read and write, the errors
@@ -282,16 +285,15 @@ keys_text(const char *pk, const char *sk)
 }
 
 /*
- * Ask DynamoDB for the keys of "table" (through index when not NULL), and
- * a table's indexes, in a subtransaction of its own, so that a
- * declaration outlives a DynamoDB it cannot reach: true with *pk, *sk and
- * *indexes (see describe_keys), or false with why in *why (NULL when the
- * table does not exist), the error the asking raised turned into that
- * text.
+ * Ask DynamoDB question(ft, arg, why) about foreign table ft in a
+ * subtransaction of its own, so that a declaration outlives a DynamoDB it
+ * cannot reach: its answer (true, the answer in arg), or false with why in
+ * *why (NULL when the table does not exist), an error the asking raised
+ * turned into that text.
  */
 static bool
-ask_keys(ForeignTable *ft, const char *table, const char *index,
-		 const char **pk, const char **sk, char **indexes, char **why)
+ask(bool (*question) (ForeignTable *ft, void *arg, char **why), ForeignTable *ft,
+	void *arg, char **why)
 {
 	MemoryContext cxt = CurrentMemoryContext;
 	ResourceOwner owner = CurrentResourceOwner;
@@ -301,7 +303,7 @@ ask_keys(ForeignTable *ft, const char *table, const char *index,
 	MemoryContextSwitchTo(cxt);
 	PG_TRY();
 	{
-		known = describe_keys(ft->serverid, table, index, false, pk, sk, indexes, why);
+		known = question(ft, arg, why);
 		ReleaseCurrentSubTransaction();
 	}
 	PG_CATCH();
@@ -320,25 +322,59 @@ ask_keys(ForeignTable *ft, const char *table, const char *index,
 	return known;
 }
 
+/* The keys of a DynamoDB table or index, and a table's indexes, asked for by ask(). */
+typedef struct KeysAsked
+{
+	const char *table;
+	const char *index;			/* NULL: the table's own */
+	const char *pk;				/* the answer */
+	const char *sk;
+	char	   *indexes;
+} KeysAsked;
+
+/* ask()'s question for the keys (describe_keys). */
+static bool
+ask_keys(ForeignTable *ft, void *arg, char **why)
+{
+	KeysAsked  *k = arg;
+
+	return describe_keys(ft->serverid, k->table, k->index, false,
+						 &k->pk, &k->sk, &k->indexes, why);
+}
+
+/* The TTL attribute of a DynamoDB table, asked for by ask(). */
+typedef struct TtlAsked
+{
+	const char *table;
+	const char *attribute;		/* the answer; NULL: TTL is off */
+} TtlAsked;
+
+/* ask()'s question for the TTL attribute (describe_ttl). */
+static bool
+ask_ttl(ForeignTable *ft, void *arg, char **why)
+{
+	TtlAsked   *q = arg;
+
+	return describe_ttl(ft->serverid, q->table, &q->attribute, why);
+}
+
 /*
  * Check the keys foreign table relid declares (partition_key, and
  * sort_key or its absence) against those of DynamoDB table "table" (read
  * through index when not NULL): refused when they differ, with a warning
  * when DynamoDB could not say.  A table's secondary indexes are recorded
- * as DynamoDB gave them.
+ * as DynamoDB gave them.  True when DynamoDB described the table.
  */
-static void
+static bool
 check_keys(Oid relid, ForeignTable *ft, const char *table, const char *index)
 {
 	static const char denied[] = "AccessDeniedException:";
 	const char *declared_pk = shard_option_value(ft->options, "partition_key");
 	const char *declared_sk = shard_option_value(ft->options, "sort_key");
-	const char *pk;
-	const char *sk;
-	char	   *indexes;
+	KeysAsked	k = {.table = table, .index = index};
 	char	   *why;
 
-	if (!ask_keys(ft, table, index, &pk, &sk, &indexes, &why))
+	if (!ask(ask_keys, ft, &k, &why))
 	{
 		if (why)
 			ereport(WARNING,
@@ -349,14 +385,14 @@ check_keys(Oid relid, ForeignTable *ft, const char *table, const char *index)
 					 strncmp(why, denied, sizeof(denied) - 1) == 0 ?
 					 errhint("The declaration stands; allow IAM action dynamodb:DescribeTable on the table for an ALTER FOREIGN TABLE to check them again.") :
 					 errhint("The declaration stands; an ALTER FOREIGN TABLE checks them again.")));
-		return;
+		return false;
 	}
-	if (strcmp(declared_pk, pk) == 0 &&
-		(declared_sk == NULL ? sk == NULL : sk != NULL && strcmp(declared_sk, sk) == 0))
+	if (strcmp(declared_pk, k.pk) == 0 &&
+		(declared_sk == NULL ? k.sk == NULL : k.sk != NULL && strcmp(declared_sk, k.sk) == 0))
 	{
 		if (index == NULL)
-			ddl_record_indexes(relid, ft->options, indexes);
-		return;
+			ddl_record_indexes(relid, ft->options, k.indexes);
+		return true;
 	}
 	ereport(ERROR,
 			(errcode(ERRCODE_FDW_INVALID_COLUMN_NAME),
@@ -364,9 +400,38 @@ check_keys(Oid relid, ForeignTable *ft, const char *table, const char *index)
 					get_rel_name(relid), index ? "index" : "table", index ? index : table),
 			 errdetail("The foreign table declares %s; %s \"%s\" has %s.",
 					   keys_text(declared_pk, declared_sk), index ? "index" : "table",
-					   index ? index : table, keys_text(pk, sk)),
+					   index ? index : table, keys_text(k.pk, k.sk)),
 			 errhint("Set the options partition_key and sort_key to the %s's keys, or leave them out to have them learnt.",
 					 index ? "index" : "table")));
+}
+
+/*
+ * Record the TTL attribute of DynamoDB table "table", which foreign table
+ * relid reads, as its option ttl_attribute, when DynamoDB has one enabled;
+ * with a warning when DynamoDB could not say.
+ */
+static void
+learn_ttl(Oid relid, ForeignTable *ft, const char *table)
+{
+	static const char denied[] = "AccessDeniedException:";
+	TtlAsked	q = {.table = table};
+	char	   *why;
+
+	if (!ask(ask_ttl, ft, &q, &why))
+	{
+		if (why)
+			ereport(WARNING,
+					(errcode(ERRCODE_FDW_UNABLE_TO_ESTABLISH_CONNECTION),
+					 errmsg("could not learn the TTL attribute of foreign table \"%s\" from DynamoDB",
+							get_rel_name(relid)),
+					 errdetail("%s", why),
+					 strncmp(why, denied, sizeof(denied) - 1) == 0 ?
+					 errhint("Reads keep the items whose time to live has passed; allow IAM action dynamodb:DescribeTimeToLive on the table, or give the option ttl_attribute.") :
+					 errhint("Reads keep the items whose time to live has passed; an ALTER FOREIGN TABLE asks again, or give the option ttl_attribute.")));
+		return;
+	}
+	if (q.attribute)
+		record_options(relid, psprintf("ADD ttl_attribute %s", quote_literal_cstr(q.attribute)));
 }
 
 /*
@@ -374,10 +439,11 @@ check_keys(Oid relid, ForeignTable *ft, const char *table, const char *index)
  * table declared without them (learn_keys), and load its options, which
  * checks what the validator cannot see (the columns that templates,
  * shard_by and column options refer to); then check the keys it declares
- * (check_keys).  The extension's event trigger calls it at the end of CREATE
+ * (check_keys); last, learn its TTL attribute when it has no ttl_attribute
+ * (learn_ttl).  The extension's event trigger calls it at the end of CREATE
  * and ALTER FOREIGN TABLE, so that a bad table is rejected when it is
  * declared, not when it is first read.  With check_function_bodies off
- * (a restore), keys are neither learnt nor checked: a table without
+ * (a restore), keys and TTL are neither learnt nor checked: a table without
  * partition_key stays so until an ALTER learns it.
  */
 Datum
@@ -387,6 +453,7 @@ shard_fdw_check_table(PG_FUNCTION_ARGS)
 	ForeignTable *ft;
 	const char *table;
 	const char *index;
+	bool		described;
 
 	if (!shard_is_foreign_table(relid) || recording)
 		PG_RETURN_VOID();
@@ -399,13 +466,18 @@ shard_fdw_check_table(PG_FUNCTION_ARGS)
 			PG_RETURN_VOID();
 		learn_keys(relid, ft, table, index);
 		(void) shard_get_table(relid);
+		described = true;
 	}
 	else
 	{
 		/* options that cannot hold are refused before DynamoDB is asked */
 		(void) shard_get_table(relid);
-		if (table && check_function_bodies)
+		described = table && check_function_bodies &&
 			check_keys(relid, ft, table, index);
 	}
+	/* a DynamoDB that could not describe the table is not asked again */
+	ft = GetForeignTable(relid);
+	if (described && shard_option_value(ft->options, "ttl_attribute") == NULL)
+		learn_ttl(relid, ft, table);
 	PG_RETURN_VOID();
 }

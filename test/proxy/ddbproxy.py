@@ -28,9 +28,10 @@ Control API, JSON over HTTP on the same port:
                            clock set off by that many seconds, for the
                            signatures' times and the answers' Date)
   GET    /__proxy/stats    counters (with the ConsumedCapacity DynamoDB
-                           answered, by table, the requests by the
-                           access key that signed them, and the denials
-                           by IAM action)
+                           answered, by table, the bytes of the answers
+                           DynamoDB Local gave, by action, the requests by
+                           the access key that signed them, and the
+                           denials by IAM action)
   GET    /__proxy/signatures  the latest verified requests since the last
                            reset, as [arrival time on the monotonic clock,
                            access key] pairs
@@ -836,6 +837,7 @@ class Stats:
             self.regions = {}
             self.signature_log = collections.deque(maxlen=SIGNATURE_LOG_MAX)
             self.capacity = {}
+            self.answer_bytes = {}
             self.in_flight_max = self.in_flight
             self.mutations = {}
             self.mutation_log = []
@@ -906,6 +908,11 @@ class Stats:
                     self.capacity[table] = (self.capacity.get(table, 0.0) +
                                             float(entry.get("CapacityUnits", 0)))
 
+    def answered(self, action, body):
+        """Count the bytes of an answer DynamoDB Local gave, by action."""
+        with self.lock:
+            self.answer_bytes[action] = self.answer_bytes.get(action, 0) + len(body)
+
     def throttled(self, reasons, unprocessed_items=0):
         """Count a budget throttle: a refused request, or batch items
         returned unprocessed when unprocessed_items > 0."""
@@ -951,6 +958,7 @@ class Stats:
                 "in_flight_max": self.in_flight_max,
                 "mutations": dict(self.mutations),
                 "consumed_capacity": dict(self.capacity),
+                "answer_bytes": dict(self.answer_bytes),
                 "denied": dict(self.denied),
             }
 
@@ -1319,6 +1327,7 @@ class Handler(BaseHTTPRequestHandler):
             response = self.forward(body)
         if response.status == 200:
             self.proxy.stats.consumed(response.body)
+        self.proxy.stats.answered(action, response.body)
         self.send(response)
         return str(response.status)
 
