@@ -115,6 +115,40 @@ EXPLAIN (COSTS OFF) SELECT count(*) FROM keyed WHERE user_id = 'u1';
 DROP FOREIGN TABLE keyed;
 SELECT ddb_delete_table('ttl_keyed') AS deleted;
 
+-- secondary indexes: one projecting the TTL attribute is read, and its
+-- reads leave the expired items out as the table's do; one that does not
+-- project it is not read while expired items are left out
+SELECT shard_fdw_request('ddb', 'CreateTable', '{"TableName": "ttl_indexed",
+  "BillingMode": "PAY_PER_REQUEST",
+  "KeySchema": [{"AttributeName": "user_id", "KeyType": "HASH"},
+                {"AttributeName": "session", "KeyType": "RANGE"}],
+  "AttributeDefinitions": [{"AttributeName": "user_id", "AttributeType": "S"},
+                           {"AttributeName": "session", "AttributeType": "S"},
+                           {"AttributeName": "device", "AttributeType": "S"},
+                           {"AttributeName": "place", "AttributeType": "S"}],
+  "GlobalSecondaryIndexes": [
+    {"IndexName": "byDevice", "KeySchema": [{"AttributeName": "device", "KeyType": "HASH"}],
+     "Projection": {"ProjectionType": "INCLUDE", "NonKeyAttributes": ["expires"]}},
+    {"IndexName": "byPlace", "KeySchema": [{"AttributeName": "place", "KeyType": "HASH"}],
+     "Projection": {"ProjectionType": "KEYS_ONLY"}}]}')
+  #>> '{TableDescription,TableStatus}' AS status;
+CREATE FOREIGN TABLE indexed (user_id text, session text, device text, place text,
+                              expires bigint)
+  SERVER ddb OPTIONS (table 'ttl_indexed', ttl_attribute 'expires');
+INSERT INTO indexed VALUES ('u1', 's1', 'phone', 'home', :now - 100),
+  ('u1', 's2', 'phone', 'home', :now + 3600), ('u2', 's1', 'phone', 'work', NULL);
+SELECT index_name, unusable FROM shard_fdw_refresh_indexes('indexed');
+EXPLAIN (COSTS OFF) SELECT user_id, session FROM indexed WHERE device = 'phone';
+SELECT user_id, session FROM indexed WHERE device = 'phone' ORDER BY 1, 2;
+EXPLAIN (COSTS OFF) SELECT user_id, session FROM indexed WHERE place = 'home';
+SELECT user_id, session FROM indexed WHERE place = 'home' ORDER BY 1, 2;
+-- reading the expired items too, the index that lacks the attribute is read
+ALTER FOREIGN TABLE indexed OPTIONS (ADD include_expired 'true');
+SELECT index_name, unusable FROM shard_fdw_refresh_indexes('indexed');
+SELECT user_id, session FROM indexed WHERE place = 'home' ORDER BY 1, 2;
+DROP FOREIGN TABLE indexed;
+SELECT ddb_delete_table('ttl_indexed') AS deleted;
+
 DROP TABLE wanted;
 DROP FOREIGN TABLE sessions;
 SELECT ddb_delete_table('ttl_sessions') AS deleted;
