@@ -85,6 +85,10 @@ typedef enum ScanPrivate
 	SCAN_PRIVATE_FETCH,			/* Boolean: the index lacks columns the
 								 * query needs: its items are got from the
 								 * table by key (fetch.c) */
+	SCAN_PRIVATE_READ_UNITS,	/* List of two Floats: the read units the
+								 * scan is estimated to consume, and when
+								 * each stream reads one item (min, max);
+								 * -1: unknown (before ANALYZE) */
 	SCAN_PRIVATE_AGGREGATES,	/* IntList: an aggregate's pairs (AggKind,
 								 * column index), upper.c; absent from a
 								 * plain scan, like the next */
@@ -136,6 +140,8 @@ typedef struct ShardLookup
 	List	   *cols;			/* IntList: the key columns fixed */
 	List	   *outer_exprs;	/* their values, over the outer relation */
 	List	   *collations;		/* OidList: the equalities' collations */
+	List	   *pk_clauses;		/* RestrictInfos: those on partition key
+								 * columns */
 	bool		whole_keys;		/* each outer row fixes a whole item key */
 	int			batch_rows;		/* outer rows per batch */
 } ShardLookup;
@@ -145,7 +151,8 @@ extern bool shard_lookup_keys(PlannerInfo *root, RelOptInfo *inner, RelOptInfo *
 extern Path *shard_lookup_path(PlannerInfo *root, RelOptInfo *inner,
 							   ShardLookup *lookup);
 extern void shard_lookup_cost(PlannerInfo *root, RelOptInfo *inner, ShardLookup *lookup,
-							  double outer_rows, Cost *startup, Cost *total);
+							  SpecialJoinInfo *sjinfo, double outer_rows, Cost *startup,
+							  Cost *total, double *units);
 
 /* in join.c */
 extern void shard_join_init(void);
@@ -175,6 +182,9 @@ extern ForeignScan *upper_get_plan(PlannerInfo *root, RelOptInfo *rel,
 
 /* in scanrequest.c: 1 or -1 for a value infinite one way or the other, else 0 */
 extern int	request_infinite_value(Oid typid, Datum value);
+
+/* in scanrequest.c: each shard's page Limit for a LIMIT of limit rows */
+extern int	request_page_limit(int limit, int nshards);
 
 /* ---------------------------------------------------------------------
  * conditions: conds.c

@@ -1057,6 +1057,7 @@ shard_scan_create(ForeignScanState *node, int eflags)
 	ss->bucket_conds = unpack_conds(list_nth(fs->fdw_private, SCAN_PRIVATE_BUCKET_CONDS),
 									&ss->nbucket_conds);
 	ss->fetch = boolVal(list_nth(fs->fdw_private, SCAN_PRIVATE_FETCH));
+	ss->read_units = floatVal(linitial(list_nth(fs->fdw_private, SCAN_PRIVATE_READ_UNITS)));
 	ss->exprs = fs->fdw_exprs;
 	ss->values = palloc0(sizeof(Datum) * Max(nexprs, 1));
 	ss->nulls = palloc0(sizeof(bool) * Max(nexprs, 1));
@@ -1413,10 +1414,12 @@ shard_scan_segments(Oid relid, const int *segs, int nsegs, int total,
 	ss->conn = shard_get_connection(GetForeignTable(relid)->serverid, GetUserId());
 	ss->max_inflight = ss->conn->server->max_concurrency;
 	ss->group = ddb_group_create(ss->conn, ss->max_inflight);
+	ddb_group_set_budget(ss->group, budget_for(ss->t, false));
 	ddb_group_hold(&ss->group, GetMemoryChunkContext(ss));
 	ss->total_segments = total;
 	ss->bucket_col = -1;
 	scan_expiry_start(ss);
+	ss->read_units = -1;
 	ss->nstreams = nsegs;
 	ss->nstarted = nsegs;
 	ss->streams = palloc0(sizeof(Stream) * Max(nsegs, 1));
@@ -1454,7 +1457,8 @@ scan_add_stats(DdbStats *into, const DdbStats *from)
 	into->retries += from->retries;
 	into->throttles += from->throttles;
 	into->scanned += from->scanned;
-	into->capacity += from->capacity;
+	into->read_units += from->read_units;
+	into->write_units += from->write_units;
 	into->budget_wait_us += from->budget_wait_us;
 }
 

@@ -371,10 +371,11 @@ shard_explain_writes(DdbGroup *group, ExplainState *es)
 	const DdbStats *stats = ddb_group_stats(group);
 
 	ExplainPropertyInteger("DynamoDB Write Requests", NULL, stats->requests, es);
-	ExplainPropertyFloat("DynamoDB Write Consumed Capacity", NULL, stats->capacity, 1, es);
+	ExplainPropertyFloat("DynamoDB Write Consumed Capacity", NULL,
+						 stats->read_units + stats->write_units, 1, es);
 	ExplainPropertyInteger("DynamoDB Write Retries", NULL, stats->retries, es);
 	ExplainPropertyInteger("DynamoDB Write Throttles", NULL, stats->throttles, es);
-	if (ddb_group_budget(group))
+	if (budget_paces(ddb_group_budget(group)))
 		ExplainPropertyFloat("DynamoDB Write Budget Wait", "ms",
 							 (double) stats->budget_wait_us / 1000.0, 1, es);
 }
