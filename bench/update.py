@@ -162,13 +162,14 @@ def timed(method, run, session, ddb, pool):
 
 
 def main():
-    set_up()
-    bed.configure(latency_ms=LATENCY_MS)
-    session = bed.Session("postgres")
-    ddb = client()
     methods = ["fdw_move", "fdw_move_ret", "boto3_move", "fdw_note", "boto3_note"]
     seconds = {method: [] for method in methods}
+    session = None
     try:
+        set_up()
+        bed.configure(latency_ms=LATENCY_MS)
+        session = bed.Session("postgres")
+        ddb = client()
         say(f"{ROWS} rows of one game over {SHARDS} shards, {LATENCY_MS} ms added "
             f"per request, {RUNS} run(s) per method, boto3 {THREADS} threads")
         with ThreadPoolExecutor(max_workers=THREADS) as pool:
@@ -180,9 +181,14 @@ def main():
                     seconds[method].append(timed(method, run, session, ddb, pool))
                     say(f"run {run}/{RUNS}: {method:<13} {seconds[method][-1]:7.2f} s")
     finally:
-        session.close()
+        if session:
+            session.close()
         bed.configure(latency_ms=0)
-        bed.ddb(direct=True).delete_table(TableName=TABLE)
+        direct = bed.ddb(direct=True)
+        try:
+            direct.delete_table(TableName=TABLE)
+        except direct.exceptions.ResourceNotFoundException:
+            pass        # set_up failed before it made the table
     median = {method: statistics.median(s) for method, s in seconds.items()}
     print()
     for method in methods:
