@@ -8,10 +8,15 @@
 #   make SANITIZE=1   build with AddressSanitizer and UBSan
 #   make fuzz         build the libFuzzer targets (clang) and run each for
 #                     FUZZ_SECONDS (default 30); test/fuzz.sh runs longer
+#   make dist         the release tarball, shard_fdw-VERSION.tar.gz: every
+#                     file but .git and what .gitignore names, once the
+#                     versions agree (test/release.py)
 
 EXTENSION = shard_fdw
 MODULE_big = shard_fdw
-DATA = shard_fdw--0.1.sql
+# The script of every release, and the upgrade scripts between them (see
+# doc/installation.md#versions-and-upgrades).
+DATA = $(wildcard shard_fdw--*.sql)
 PGFILEDESC = "shard_fdw - foreign data wrapper for sharded DynamoDB tables"
 
 # src/ holds one folder per layer, calls only going down (test/layers.py):
@@ -108,3 +113,7 @@ fuzz: $(FUZZ_TARGETS)
 			{ tail -n 60 test/fuzz/found/$$name.log; exit 1; }; \
 		grep -E '^Done [0-9]+ runs' test/fuzz/found/$$name.log; \
 	done
+
+.PHONY: dist
+dist:
+	python3 test/release.py tarball .

@@ -14,6 +14,12 @@
 #          the order pushed down (both keys, or the score alone under a
 #          linguistic tie-breaker) against an order nothing of which is
 #          claimed (every item of the game)           (bench/reports_count.py)
+#   lookup the player's own position: its score (a lookup of its shard)
+#          and rank (a count above that score, the lookup in its
+#          InitPlan): items and bytes DynamoDB returns, shard_fdw's
+#          filter against the shard read whole (what shard_fdw sent
+#          before it filtered on player_id) and against boto3's Query with
+#          a FilterExpression                         (bench/reports_count.py)
 #   join   a local table of 10, 1,000 and BENCH_BIG_WATCHED watched players
 #          joined with the leaderboard on game and player, against boto3
 #          sending one Query per player 16 at a time, and boto3 reading the
@@ -22,7 +28,8 @@
 #                                                      in its own database)
 #
 # Environment (all optional):
-#   BENCH_SECTIONS         comma-separated sections to run (count,topn,join)
+#   BENCH_SECTIONS         comma-separated sections to run
+#                          (count,topn,lookup,join)
 #   BENCH_LATENCY_MS       latency the proxy adds to each request (5)
 #   BENCH_RUNS             timed runs per method and case; medians are
 #                          printed (15 for count and topn, 5 for join)
@@ -45,8 +52,8 @@ cd "$(dirname "$0")/.."
 . test/lib.sh
 start_bench reports
 
-sections=",${BENCH_SECTIONS:-count,topn,join},"
-count_sections="$(tr ',' '\n' <<<"$sections" | grep -xE 'count|topn' | paste -sd, -)" || true
+sections=",${BENCH_SECTIONS:-count,topn,lookup,join},"
+count_sections="$(tr ',' '\n' <<<"$sections" | grep -xE 'count|topn|lookup' | paste -sd, -)" || true
 if [ -n "$count_sections" ]; then
     BENCH_SECTIONS="$count_sections" "$PYTHON" bench/reports_count.py
 fi

@@ -1,6 +1,6 @@
 """Reports over a sharded leaderboard: what shard_fdw reads, and how fast.
 
-Run by bench/reports.sh (its count and topn sections) once DynamoDB Local, the test proxy and PostgreSQL
+Run by bench/reports.sh (its count, topn and lookup sections) once DynamoDB Local, the test proxy and PostgreSQL
 are up (it reads the environment test/lib.sh exports).  Every number it
 prints is measured in this run.
 
@@ -186,6 +186,16 @@ class Bench:
         reader(self.table, *args)
         return bed.stats()["requests_total"] - before
 
+    @staticmethod
+    def traffic(case):
+        """The requests the proxy sees for one run of case (bench.fdw() or
+        bench.python()), and the bytes of their answers."""
+        before = bed.stats()
+        case()
+        after = bed.stats()
+        return (after["requests_total"] - before["requests_total"],
+                sum(after["answer_bytes"].values()) - sum(before["answer_bytes"].values()))
+
 
 def measure(cases):
     """{name: (median ms, what its last run gave)} of cases ({name: a
@@ -355,6 +365,112 @@ def top_with_tiebreak(bench):
                   f"read when nothing is claimed), {all_ms / ms:.2f}x faster")
     return [item_row(f"top-{limit} {label}".replace('"', ""), *result)
             for (label, limit), result in results.items()]
+
+
+# ------------------------------------------------------ section: lookup
+
+# what shard_fdw's lookup asks for: its columns and the keys
+LOOKUP_PROJECTION = {"ProjectionExpression": "#g, #p, #s, #pk, #sk",
+                     "ExpressionAttributeNames": {"#g": "game_id", "#p": "player_id",
+                                                  "#s": "score", "#pk": "pk", "#sk": "sk"}}
+
+
+def shard_lookup(table, player_id, filtered):
+    """A player's score by a Query of its shard, page after page, and the
+    items DynamoDB read and returned: the shard sent back whole (filtered
+    false: shard_fdw's request before its filters took the columns key
+    templates hold), or with a FilterExpression on player_id (the
+    application's own lookup).  Returns (score, items read, items returned)."""
+    arguments = {"KeyConditionExpression": "#pk = :pk",
+                 "ExpressionAttributeValues": {
+                     ":pk": f"{GAME}#{topn.shard_of(player_id, SHARDS)}"},
+                 **LOOKUP_PROJECTION}
+    if filtered:
+        arguments["FilterExpression"] = "#p = :p"
+        arguments["ExpressionAttributeValues"][":p"] = player_id
+    score, read, returned = None, 0, 0
+    while True:
+        page = table.query(**arguments)
+        read += page["ScannedCount"]
+        returned += page["Count"]
+        score = next((int(i["score"]) for i in page["Items"]
+                      if i["player_id"] == player_id), score)
+        if "LastEvaluatedKey" not in page:
+            return score, read, returned
+        arguments["ExclusiveStartKey"] = page["LastEvaluatedKey"]
+
+
+def shard_rank(table, player_id, filtered):
+    """A player's rank: its lookup (shard_lookup), then boto3's Select COUNT
+    of the scores above, which reads every item it counts; (rank, items
+    read, items returned)."""
+    score, read, returned = shard_lookup(table, player_id, filtered)
+    above = boto3_count(table, f"{score + 1:020d}")
+    return 1 + above, read + above, returned
+
+
+@section("lookup")
+def own_position(bench):
+    """The player's own position, which seed 002's readers want beside the
+    top 100: the median player's score (a lookup of one shard) and rank (a
+    count over every shard above that score, the lookup in its InitPlan);
+    items and bytes DynamoDB returns, against the shard read whole."""
+    players = bench.scores[GAME]
+    player_id, score = sorted(players, key=lambda p: (p[1], p[0]))[len(players) // 2]
+    shard = sum(1 for p, _ in players
+                if topn.shard_of(p, SHARDS) == topn.shard_of(player_id, SHARDS))
+    lookup = (f"SELECT score FROM lb WHERE game_id = '{GAME}' "
+              f"AND player_id = '{player_id}'")
+    queries = {"lookup": lookup,
+               "rank": f"SELECT count(*) + 1 FROM lb WHERE game_id = '{GAME}' "
+                       f"AND score > ({lookup})"}
+    expected = {"lookup": score, "rank": 1 + sum(1 for _, s in players if s > score)}
+    readers = {"lookup": shard_lookup, "rank": shard_rank}
+    methods = {"shard_fdw": None, "the shard read whole": False,
+               "boto3 FilterExpression": True}
+    for name, query in queries.items():
+        if bench.session.rows(query) != [str(expected[name])]:
+            sys.exit(f"{name}: {bench.session.rows(query)}, not {expected[name]}")
+    cases = {}
+    for name, reader in readers.items():
+        cases[(name, "shard_fdw")] = bench.fdw(queries[name])
+        for method, filtered in methods.items():
+            if filtered is not None:
+                cases[(name, method)] = bench.python(reader, player_id, filtered)
+    say(f"a player's lookup and rank ({WARMUP} warm-up + {RUNS} rounds)")
+    results = measure(cases)
+    figures = {}
+    for (name, method), case in cases.items():
+        (ms, gave), (requests, answer_bytes) = results[(name, method)], bench.traffic(case)
+        if method == "shard_fdw":
+            totals = gave[0]
+            read, returned = totals["DynamoDB Items Scanned"], totals["DynamoDB Items Returned"]
+        else:
+            answer, read, returned = gave
+            if answer != expected[name]:
+                sys.exit(f"{name} by {method}: {answer}, not {expected[name]}")
+        figures[(name, method)] = (ms, requests, read, returned, answer_bytes)
+    print()
+    print(f"the median player's lookup and rank among {PLAYERS} players over "
+          f"{SHARDS} shards ({shard} in the player's), {LATENCY_MS} ms per request: "
+          f"median ms of {RUNS} runs; requests, items DynamoDB read and returned, "
+          f"bytes of its answers, of one run")
+    print(f"{'':<32}{'ms':>8}{'requests':>10}{'read':>8}{'returned':>10}{'bytes':>10}")
+    for (name, method), (ms, requests, read, returned, answer_bytes) in figures.items():
+        print(f"{name + ': ' + method:<32}{ms:>8.1f}{requests:>10}{read:>8}"
+              f"{returned:>10}{answer_bytes:>10}")
+    print()
+    for name in readers:
+        ms, _, _, returned, answer_bytes = figures[(name, "shard_fdw")]
+        whole_ms, _, _, whole_returned, whole_bytes = figures[(name, "the shard read whole")]
+        print(f"summary: {name}: shard_fdw's items returned {returned} instead of the "
+              f"shard's {whole_returned} ({whole_returned / max(returned, 1):.0f}x fewer), "
+              f"bytes {answer_bytes} instead of {whole_bytes} "
+              f"({whole_bytes / answer_bytes:.1f}x fewer); {ms:.1f} ms, "
+              f"{ms / whole_ms:.2f}x the time of the shard read whole")
+    return [(f"player's {name}", requests, read, returned, ms)
+            for (name, method), (ms, requests, read, returned, _) in figures.items()
+            if method == "shard_fdw"]
 
 
 # ------------------------------------------------------------------ main

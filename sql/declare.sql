@@ -60,6 +60,28 @@ ALTER FOREIGN TABLE unlearnt OPTIONS (ADD consistent_read 'true');
 SELECT table_options('unlearnt');
 DROP FOREIGN TABLE unlearnt;
 
+-- with check_function_bodies off, as the scripts of pg_dump and pg_restore
+-- set it, DynamoDB is not asked: keys declared are not checked, keys left
+-- out are not learnt, and a restore sends no request
+\c
+SET check_function_bodies = off;
+CREATE FOREIGN TABLE restored (game text, player text, score int)
+  SERVER ddb OPTIONS (table 'declare_tab', partition_key 'player', sort_key 'game');
+CREATE FOREIGN TABLE restored_unlearnt (game text, player text, score int)
+  SERVER ddb OPTIONS (table 'declare_tab');
+ALTER FOREIGN TABLE restored OWNER TO CURRENT_USER;
+SELECT requests AS requests_sent FROM shard_fdw_stats();
+SELECT table_options('restored'), table_options('restored_unlearnt');
+-- the options are checked against the columns all the same
+CREATE FOREIGN TABLE restored_bad (game text)
+  SERVER ddb OPTIONS (table 'declare_tab', partition_key 'player');
+RESET check_function_bodies;
+-- with it on, the next ALTER asks
+ALTER FOREIGN TABLE restored OPTIONS (ADD consistent_read 'true');
+ALTER FOREIGN TABLE restored_unlearnt OPTIONS (ADD consistent_read 'true');
+SELECT table_options('restored_unlearnt');
+DROP FOREIGN TABLE restored, restored_unlearnt;
+
 -- reads and writes use the learnt keys
 INSERT INTO scores VALUES ('g', 'ann', 7), ('g', 'bob', 9);
 SELECT * FROM scores WHERE game = 'g' ORDER BY player;

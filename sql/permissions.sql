@@ -49,6 +49,10 @@ CREATE FOREIGN TABLE kv2 (k text, v int)
   SERVER ddb OPTIONS (table 'perm_kv', partition_key 'k');
 CREATE FOREIGN TABLE kv3 (k text, v int)
   SERVER ddb OPTIONS (table 'perm_kv');
+-- and for its TTL attribute: the declaration stands, with a warning
+\! curl -s -o /dev/null -X POST "$SHARD_FDW_PROXY/config" -d '{"deny_actions": ["DescribeTimeToLive"]}'
+CREATE FOREIGN TABLE kv4 (k text, v int)
+  SERVER ddb OPTIONS (table 'perm_kv', partition_key 'k');
 
 -- allowed again, everything works
 \! curl -s -o /dev/null -X POST "$SHARD_FDW_PROXY/config" -d '{"deny_actions": []}'
@@ -58,7 +62,7 @@ UPDATE lb SET score = 30 WHERE game = 'g' AND player = 'p1';
 SELECT player, score FROM lb WHERE game = 'g' ORDER BY score DESC;
 
 DROP SCHEMA imported CASCADE;
-DROP FOREIGN TABLE kv, kv2, lb;
+DROP FOREIGN TABLE kv, kv2, kv4, lb;
 SELECT ddb_delete_table('perm_kv') AS deleted;
 SELECT ddb_delete_table('perm_lb') AS deleted;
 DROP SERVER ddb CASCADE;

@@ -151,6 +151,16 @@ SELECT seq FROM rows WHERE game = 'g1' AND seq IN (1, 3, 2) ORDER BY seq;
 SELECT seq FROM rows WHERE game = 'g2' AND seq IN (6, 4) ORDER BY seq DESC LIMIT 1;
 EXPLAIN (COSTS OFF)
 SELECT seq FROM rows WHERE game = 'g1' AND seq IN (1, 3, 2) ORDER BY seq;
+-- with a filter: GetItem and BatchGetItem take no FilterExpression, so
+-- PostgreSQL alone checks it, also for items read whole (a '*' column)
+CREATE FOREIGN TABLE rows_whole (game text, seq int, name text,
+                                 item jsonb OPTIONS (attribute '*'))
+  SERVER ddb OPTIONS (table 'pushdown_tab', partition_key 'game', sort_key 'seq');
+EXPLAIN (COSTS OFF)
+SELECT item->>'name' FROM rows_whole WHERE game = 'g1' AND seq = 1 AND name = 'a';
+SELECT item->>'name' FROM rows_whole WHERE game = 'g1' AND seq = 1 AND name = 'a';
+SELECT seq FROM rows_whole WHERE game = 'g1' AND seq IN (1, 2, 3) AND name = 'B';
+DROP FOREIGN TABLE rows_whole;
 
 -- a column in both key templates: a Query takes one sort key condition,
 -- so an IN list on it is checked locally

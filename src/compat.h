@@ -178,6 +178,37 @@
 #endif
 
 /*
+ * Whether clause can be true only where column attnum of relation relid
+ * is not NULL (a strict comparison of it, IS NOT NULL, ...):
+ * find_nonnullable_vars answers with a list of Vars before PostgreSQL 16,
+ * with a multibitmapset of the columns (offset as in a Bitmapset of
+ * attnos) by relation since.
+ */
+#include "access/sysattr.h"
+#include "optimizer/clauses.h"
+#if PG_VERSION_NUM >= 160000
+#include "nodes/multibitmapset.h"
+#define shard_clause_needs_column(clause, relid, attnum) \
+	mbms_is_member((relid), (attnum) - FirstLowInvalidHeapAttributeNumber, \
+				   find_nonnullable_vars(clause))
+#else
+static inline bool
+shard_clause_needs_column(Node *clause, Index relid, AttrNumber attnum)
+{
+	ListCell   *lc;
+
+	foreach(lc, find_nonnullable_vars(clause))
+	{
+		Var		   *var = lfirst(lc);
+
+		if (var->varno == (int) relid && var->varattno == attnum)
+			return true;
+	}
+	return false;
+}
+#endif
+
+/*
  * PostgreSQL 15 added the pg_prng generator, Boolean nodes,
  * MarkGUCPrefixReserved and InitMaterializedSRF; older versions get
  * stand-ins.

@@ -1,18 +1,19 @@
 #!/usr/bin/env bash
 # test/check.sh — the test command: installs what is missing, builds and
 # installs the extension, checks that calls between its layers go only
-# downward (test/layers.py), runs the C unit tests and the fuzz targets,
-# starts DynamoDB Local, the fault-injecting proxy and a throwaway
-# PostgreSQL, runs the regression tests (sql/ against expected/), the
-# scripted tests (test/scripts/test_*.py) and sqlsmith (test/sqlsmith.sh),
-# repeats the regression tests, a shorter sqlsmith run and the
-# connection-fault tests with the extension built under AddressSanitizer
-# and UndefinedBehaviorSanitizer,
-# reinstalls the normal build, and runs the regression tests on the other
-# PostgreSQL versions Debian ships (test/versions.sh; CHECK_VERSIONS, by
-# default "17 18", empty to skip). A stage fails when its server log shows
-# a backend killed by a signal. Stops at the first failing stage; the last
-# line is "check: N passed, N failed".
+# downward (test/layers.py) and that the release's versions agree
+# (test/release.py), runs the C unit tests and the fuzz targets, starts
+# DynamoDB Local, the fault-injecting proxy and a throwaway PostgreSQL,
+# runs the regression tests (sql/ against expected/), the scripted tests
+# (test/scripts/test_*.py) and sqlsmith (test/sqlsmith.sh), repeats the
+# regression tests, a shorter sqlsmith run and the connection-fault tests
+# with the extension built under AddressSanitizer and
+# UndefinedBehaviorSanitizer, reinstalls the normal build, and builds,
+# installs and tests the Debian packages of the PostgreSQL versions Debian
+# ships (test/versions.sh; CHECK_VERSIONS, by default "15 17 18", empty to
+# skip). A stage fails when its server log shows a backend killed by a
+# signal. Stops at the first failing stage; the last line is "check: N
+# passed, N failed".
 set -euo pipefail
 cd "$(dirname "$0")/.."
 # shellcheck source=test/lib.sh
@@ -249,12 +250,13 @@ reinstall_normal_build() {
     SANITIZED_INSTALL=0
 }
 
-# other_versions: the regression suite on each version of CHECK_VERSIONS
-# (default "17 18"), built and run in a chroot of the Debian suite that
-# ships it (test/versions.sh, as root); its logs are kept in log/.
-other_versions() {
+# packages: the Debian package of each version of CHECK_VERSIONS (default
+# "15 17 18"), built with its unit tests, installed and run through the
+# regression suite in a chroot of the Debian suite that ships the version
+# (test/versions.sh, as root); its logs are kept in log/.
+packages() {
     local versions version log status=0 as_root=()
-    read -ra versions <<<"${CHECK_VERSIONS-17 18}"
+    read -ra versions <<<"${CHECK_VERSIONS-15 17 18}"
     if [ "${#versions[@]}" -eq 0 ]; then
         echo "skipped: CHECK_VERSIONS is empty"
         return 0
@@ -267,10 +269,11 @@ other_versions() {
     "${as_root[@]}" env SHARD_FDW_LOG_DIR="$RUN_DIR/versions" \
         bash test/versions.sh "${versions[@]}" || status=$?
     for version in "${versions[@]}"; do
+        add_runner_counts "$RUN_DIR/versions/versions-$version-build.log" 2>/dev/null || true
         log="$RUN_DIR/versions/versions-$version-installcheck.log"
         [ -f "$log" ] && add_regress_counts "$log" || add_counts 0 1
     done
-    [ "$status" -eq 0 ] || die "the regression tests failed on PostgreSQL ${versions[*]} (see above)"
+    [ "$status" -eq 0 ] || die "a package failed to build, install or pass its tests on PostgreSQL ${versions[*]} (see above)"
 }
 
 # report STATUS: the EXIT_HOOK: restore the normal build if a failure left
@@ -303,6 +306,7 @@ ensure_dynamodb_local
 stage "build and install"
 build_and_install
 "$PYTHON" test/layers.py || die "a call or an include goes up the layers (above)"
+"$PYTHON" test/release.py check || die "the release's versions or files disagree (above)"
 
 stage "unit tests"
 unit_tests
@@ -333,5 +337,5 @@ sanitized_installcheck
 stage "reinstall the normal build"
 reinstall_normal_build
 
-stage "regression tests on PostgreSQL ${CHECK_VERSIONS-17 18}"
-other_versions
+stage "Debian packages on PostgreSQL ${CHECK_VERSIONS-15 17 18}"
+packages

@@ -4,12 +4,15 @@
 # git, clone this repository, run the README's two commands
 # (bash test/demo.sh, then bash test/check.sh) and its quick start (the
 # playground of bash test/demo.sh --keep, the SQL typed into psql) and
-# report pass or fail.
+# report pass or fail.  With --tarball, the same from the release tarball
+# of this work tree (test/release.py) unpacked, with no git in the chroot
+# before or after.
 # Everything mounted is unmounted and the chroot removed on exit.
 #
-# Usage (as root): bash test/fresh-debian.sh [--worktree] [--setup-only] [--keep]
+# Usage (as root): bash test/fresh-debian.sh [--tarball] [--worktree] [--setup-only] [--keep]
+#   --tarball     the release tarball instead of a clone, and no git at all
 #   --worktree    also copy uncommitted changes and untracked files into the clone
-#   --setup-only  stop after the clone (checks the chroot part alone)
+#   --setup-only  stop after the clone or the unpacking (checks the chroot part alone)
 #   --keep        leave the chroot in place (it is printed)
 # MIRROR=URL overrides the Debian mirror read from /etc/apt/sources*.
 set -euo pipefail
@@ -30,6 +33,7 @@ QUICK_START='bash test/demo.sh --keep &&
   { python3 test/quickstart.py | psql -X -v ON_ERROR_STOP=1 -h 127.0.0.1 -p 5432 -U postgres -f -;
     status=$?; bash test/demo.sh --stop; exit $status; }'
 
+FROM_TARBALL=0
 WITH_WORKTREE=0
 SETUP_ONLY=0
 KEEP=0
@@ -50,12 +54,15 @@ parse_args() {
     local arg
     for arg in "$@"; do
         case "$arg" in
+            --tarball) FROM_TARBALL=1 ;;
             --worktree) WITH_WORKTREE=1 ;;
             --setup-only) SETUP_ONLY=1 ;;
             --keep) KEEP=1 ;;
             *) die "unknown option $arg (see the comment at the top of $0)" ;;
         esac
     done
+    [ "$FROM_TARBALL" -eq 0 ] || [ "$WITH_WORKTREE" -eq 0 ] ||
+        die "--worktree copies into a clone; the tarball holds the work tree already"
 }
 
 # mount_all: the system's mounts (mount_system) and this repository
@@ -89,6 +96,25 @@ clone_repo() {
         git -C "$REPO_ROOT" ls-files -z --deleted |
             (cd "$ROOT$CLONE_IN_CHROOT" && xargs -0 -r rm -f --)
     fi
+}
+
+# unpack_tarball: the release tarball of this work tree, made here and
+# unpacked in the chroot; CLONE_IN_CHROOT becomes its top directory.
+unpack_tarball() {
+    local tmp tarball
+    tmp="$(mktemp -d)"
+    tarball="$(python3 "$REPO_ROOT/test/release.py" tarball "$tmp" | tail -n 1)" ||
+        { rm -rf "$tmp"; die "test/release.py could not make the release tarball"; }
+    CLONE_IN_CHROOT="/root/$(basename "$tarball" .tar.gz)"
+    say "unpacking $(basename "$tarball") to $CLONE_IN_CHROOT"
+    tar -xzf "$tarball" -C "$ROOT/root"
+    rm -rf "$tmp"
+}
+
+# no_git WHEN: fail unless the chroot is still without git.
+no_git() {
+    ! in_chroot sh -c 'command -v git' >/dev/null ||
+        die "git is installed in the chroot $1"
 }
 
 # run_command NAME COMMAND: run a README command in the clone, its output
@@ -131,18 +157,25 @@ main() {
     trap 'exit 143' TERM
     make_rootfs
     configure_rootfs
-    mount_all
-    install_git
-    clone_repo
+    if [ "$FROM_TARBALL" -eq 1 ]; then
+        mount_system
+        no_git "as debootstrap made it"
+        unpack_tarball
+    else
+        mount_all
+        install_git
+        clone_repo
+    fi
     if [ "$SETUP_ONLY" -eq 1 ]; then
-        in_chroot git -C "$CLONE_IN_CHROOT" log --oneline -1 2>/dev/null || true
-        say "setup only: chroot ready, clone at $CLONE_IN_CHROOT"
+        [ "$FROM_TARBALL" -eq 1 ] || in_chroot git -C "$CLONE_IN_CHROOT" log --oneline -1 2>/dev/null || true
+        say "setup only: chroot ready, sources at $CLONE_IN_CHROOT"
         return 0
     fi
     local demo=FAIL quick=FAIL check=FAIL
     run_command demo "bash test/demo.sh" && demo=PASS
     run_command quickstart "$QUICK_START" && quick=PASS
     run_command check "bash test/check.sh" && check=PASS
+    [ "$FROM_TARBALL" -eq 0 ] || no_git "after the tests"
     echo "fresh-debian: demo $demo, quick start $quick, check $check"
     [ "$demo" = PASS ] && [ "$quick" = PASS ] && [ "$check" = PASS ]
 }

@@ -756,14 +756,18 @@ key_identity(ShardTable *t, const DdbJson *item)
 /*
  * What identifies item's row whichever layout stores it: the key texts of
  * its partition key's columns (decoded by the templates of its layout, or
- * of the base key for a legacy item), then its sort key; read through an index,
- * the whole item.  Two items with the same identity are one row stored
- * twice (a move in progress), or one item met in a partition that two
- * layouts share.
+ * of the base key for a legacy item), then its sort key; read through a
+ * view of an index (shard_index_view), those of the table's keys, which
+ * every index item holds; read through a foreign table of an index, the
+ * whole item.  Two items with the same identity are one row stored twice
+ * (a move in progress), or one item met in a partition that two layouts
+ * share.
  */
 char *
 layout_item_identity(ShardTable *t, const DdbJson *item)
 {
+	if (t->base)
+		return key_identity(t->base, item);
 	return t->index ? whole_item_identity(item) : key_identity(t, item);
 }
 

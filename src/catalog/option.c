@@ -30,6 +30,7 @@
 #include "parser/parse_type.h"
 #include "utils/acl.h"
 #include "utils/builtins.h"
+#include "utils/guc.h"
 #include "utils/varlena.h"
 #include "utils/lsyscache.h"
 #include "utils/memutils.h"
@@ -47,7 +48,8 @@ typedef enum OptionKind
 	OPT_BOUNDARIES,				/* JSON array of strings */
 	OPT_DDB_TYPE,
 	OPT_ENDPOINT,				/* http(s)://host[:port][/] */
-	OPT_REGION					/* lower-case letters, digits and hyphens */
+	OPT_REGION,					/* lower-case letters, digits and hyphens */
+	OPT_INDEXES					/* secondary indexes as JSON (indexes.c) */
 } OptionKind;
 
 typedef struct ShardOption
@@ -73,8 +75,8 @@ typedef struct ShardOption
  * that depend on other options are applied where they are loaded: shards
  * (the number of range_boundaries when given), shard_base (1 for dynamic),
  * metadata_key (the partition key attribute), a table's consistent_read
- * (its server's); a server's region and endpoint are resolved with the
- * environment when its connection is made (awsenv.c).
+ * and use_indexes (its server's); a server's region and endpoint are
+ * resolved with the environment when its connection is made (awsenv.c).
  */
 static const ShardOption shard_options[] = {
 	/* server */
@@ -92,6 +94,7 @@ static const ShardOption shard_options[] = {
 	OPT("ca_file", ForeignServerRelationId, OPT_STRING, NULL),
 	OPT_RANGE("max_read_units_per_second", ForeignServerRelationId, 1, INT_MAX, NULL),
 	OPT_RANGE("max_write_units_per_second", ForeignServerRelationId, 1, INT_MAX, NULL),
+	OPT("use_indexes", ForeignServerRelationId, OPT_BOOL, "true"),
 	/* user mapping */
 	OPT("access_key_id", UserMappingRelationId, OPT_STRING, NULL),
 	OPT("secret_access_key", UserMappingRelationId, OPT_STRING, NULL),
@@ -137,6 +140,12 @@ static const ShardOption shard_options[] = {
 	OPT("layout_history", ForeignTableRelationId, OPT_STRING, NULL),
 	OPT_RANGE("max_read_units_per_second", ForeignTableRelationId, 1, INT_MAX, NULL),
 	OPT_RANGE("max_write_units_per_second", ForeignTableRelationId, 1, INT_MAX, NULL),
+	/* learnt from DynamoDB when the table is declared (sql/ddl.c) */
+	OPT("secondary_indexes", ForeignTableRelationId, OPT_INDEXES, NULL),
+	OPT("use_indexes", ForeignTableRelationId, OPT_BOOL, NULL),
+	/* learnt from DescribeTimeToLive when not given (sql/ddl.c) */
+	OPT("ttl_attribute", ForeignTableRelationId, OPT_STRING, NULL),
+	OPT("include_expired", ForeignTableRelationId, OPT_BOOL, "false"),
 	/* column */
 	OPT("attribute", AttributeRelationId, OPT_STRING, NULL),
 	OPT("ddb_type", AttributeRelationId, OPT_DDB_TYPE, NULL),
@@ -458,6 +467,13 @@ check_option_value(const ShardOption *opt, const char *value)
 				(void) parse_boundaries(value, &bounds, &lens);
 			}
 			break;
+		case OPT_INDEXES:
+			{
+				int			n;
+
+				(void) indexes_parse(value, &n);
+			}
+			break;
 		case OPT_DDB_TYPE:
 			{
 				bool		found = false;
@@ -614,6 +630,16 @@ check_table_options(List *options)
 				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
 				 errmsg("option \"insert_mode\" cannot be used with option \"index\""),
 				 errhint("A foreign table that reads through an index is read-only.")));
+	for (int i = 0; i < 2; i++)
+	{
+		const char *name = i == 0 ? "secondary_indexes" : "use_indexes";
+
+		if (shard_option_value(options, "index") && shard_option_value(options, name))
+			ereport(ERROR,
+					(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+					 errmsg("option \"%s\" cannot be used with option \"index\"", name),
+					 errhint("The secondary indexes a query may read are those of a foreign table of the DynamoDB table itself.")));
+	}
 }
 
 /*
@@ -667,7 +693,12 @@ shard_require_utf8_database(void)
 
 /*
  * Validate the options of a shard_fdw object: every name known for its
- * kind of object, every value well-formed, and the combinations sound.
+ * kind of object, every value well-formed, and the combinations sound;
+ * a server has a region, from its options or from its environment.  The
+ * environment is the host's, not the object's: with check_function_bodies
+ * off, as the scripts of pg_dump and pg_restore set it, it is not asked,
+ * so that a restore on a host without AWS_REGION recreates the server,
+ * which then names the region it lacks at its first use.
  */
 Datum
 shard_fdw_validator(PG_FUNCTION_ARGS)
@@ -697,8 +728,8 @@ shard_fdw_validator(PG_FUNCTION_ARGS)
 		check_table_options(options);
 	if (context == UserMappingRelationId)
 		check_user_mapping_options(options);
-	if (context == ForeignServerRelationId && shard_option_value(options, "region") == NULL &&
-		awsenv_region(NULL, NULL) == NULL)
+	if (context == ForeignServerRelationId && check_function_bodies &&
+		shard_option_value(options, "region") == NULL && awsenv_region(NULL, NULL) == NULL)
 		ereport(ERROR,
 				(errcode(ERRCODE_FDW_INVALID_OPTION_NAME),
 				 errmsg("a shard_fdw server needs an AWS region"),
@@ -749,6 +780,8 @@ shard_get_server(Oid serverid)
 	s->ca_file = ca_file ? pstrdup(ca_file) : NULL;
 	s->max_read_units = max_read ? atoi(max_read) : 0;
 	s->max_write_units = max_write ? atoi(max_write) : 0;
+	s->use_indexes = parse_bool_option("use_indexes",
+									   setting(o, "use_indexes", ForeignServerRelationId));
 	return s;
 }
 
@@ -887,6 +920,7 @@ load_columns(ShardTable *t, Relation rel)
 		col->typid = att->atttypid;
 		col->typmod = att->atttypmod;
 		col->collation = att->attcollation;
+		col->not_null = att->attnotnull;
 		col->ddb_type = ddb_type_for_column(col->typid, &col->elemtype);
 		foreach(lc, GetForeignColumnOptions(t->relid, att->attnum))
 		{
@@ -1198,6 +1232,9 @@ shard_table_from_options(Oid relid, List *o)
 	const char *consistent_read = shard_option_value(o, "consistent_read");
 	const char *max_read = shard_option_value(o, "max_read_units_per_second");
 	const char *max_write = shard_option_value(o, "max_write_units_per_second");
+	const char *indexes = shard_option_value(o, "secondary_indexes");
+	const char *use_indexes = shard_option_value(o, "use_indexes");
+	const char *ttl_attribute = shard_option_value(o, "ttl_attribute");
 	ShardServer *server = shard_get_server(ft->serverid);
 	bool		shards_given = shard_option_value(o, "shards") != NULL;
 	bool		base_given = shard_option_value(o, "shard_base") != NULL;
@@ -1232,6 +1269,13 @@ shard_table_from_options(Oid relid, List *o)
 		server->consistent_read;
 	t->max_read_units = max_read ? atoi(max_read) : server->max_read_units;
 	t->max_write_units = max_write ? atoi(max_write) : server->max_write_units;
+	t->use_indexes = use_indexes ? parse_bool_option("use_indexes", use_indexes) :
+		server->use_indexes;
+	if (indexes)
+		t->indexes = indexes_parse(indexes, &t->nindexes);
+	t->ttl_attribute = ttl_attribute ? pstrdup(ttl_attribute) : NULL;
+	t->include_expired = parse_bool_option("include_expired",
+										   table_setting(o, "include_expired"));
 
 	if (t->strategy == SHARD_DYNAMIC && !base_given)
 		t->shard_base = 1;
@@ -1259,6 +1303,17 @@ shard_table_from_options(Oid relid, List *o)
 	t->layouts = palloc(sizeof(ShardTable *));
 	t->layouts[0] = t;
 	return t;
+}
+
+/*
+ * The TTL attribute by which reads of t leave out the items whose time to
+ * live has passed, or NULL when they keep every item: t has none, or
+ * include_expired.
+ */
+const char *
+shard_expiry_attribute(ShardTable *t)
+{
+	return t->include_expired ? NULL : t->ttl_attribute;
 }
 
 /* True when relid is a foreign table of a shard_fdw server. */

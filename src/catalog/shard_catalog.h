@@ -3,10 +3,12 @@
  * shard_catalog.h
  *		The catalog layer: a foreign server's and a foreign table's options
  *		loaded and checked (option.c), a table's earlier layouts (layout.c),
- *		which shard and key a row has (route.c), and values between Datums
- *		and DynamoDB's AttributeValues (codec.c).  Reads the catalogs only:
- *		nothing here sends a request.  Above the plain-C core (core/), below
- *		every other layer.  (Not catalog.h: PostgreSQL has one of that name.)
+ *		its secondary indexes (indexes.c) and the views of them that reads
+ *		plan with (indexview.c), which shard and key a row has (route.c),
+ *		and values between Datums and DynamoDB's AttributeValues
+ *		(codec.c).  Reads the catalogs only: nothing here sends a request.
+ *		Above the plain-C core (core/), below every other layer.  (Not
+ *		catalog.h: PostgreSQL has one of that name.)
  *
  *-------------------------------------------------------------------------
  */
@@ -117,6 +119,7 @@ typedef struct ShardServer
 	char	   *ca_file;
 	int			max_read_units;	/* per second; 0: no budget */
 	int			max_write_units;
+	bool		use_indexes;	/* the planner may read secondary indexes */
 } ShardServer;
 
 /*
@@ -150,6 +153,9 @@ typedef struct ShardColumn
 	DdbType		ddb_type;		/* stored type */
 	bool		explicit_type;	/* ddb_type was given as an option */
 	Oid			elemtype;		/* element type for arrays, else InvalidOid */
+	bool		not_null;		/* declared NOT NULL */
+	bool		unprojected;	/* in an index's view (shard_index_view): the
+								 * index does not hold its attribute */
 } ShardColumn;
 
 /*
@@ -166,6 +172,31 @@ typedef struct ShardKey
 	int			column;			/* index into columns[] when no template */
 	DdbType		type;			/* S, N or B */
 } ShardKey;
+
+/* How much of each item a secondary index holds: its ProjectionType. */
+typedef enum IndexProjection
+{
+	PROJECT_ALL,
+	PROJECT_KEYS_ONLY,			/* its keys and the table's */
+	PROJECT_INCLUDE				/* ... and the attributes listed */
+} IndexProjection;
+
+/*
+ * A global or local secondary index of the DynamoDB table, as option
+ * secondary_indexes records it (indexes.c).
+ */
+typedef struct ShardIndex
+{
+	char	   *name;
+	bool		local;			/* an LSI; else a GSI */
+	char	   *pk;				/* its partition key attribute */
+	DdbType		pk_type;		/* S, N or B */
+	char	   *sk;				/* its sort key attribute, or NULL */
+	DdbType		sk_type;
+	IndexProjection projection;
+	List	   *attributes;		/* INCLUDE: the other attributes it holds
+								 * (String) */
+} ShardIndex;
 
 /*
  * A scan hands UPDATE and DELETE the shard an item was read from as the
@@ -206,6 +237,11 @@ typedef struct ShardTable
 	int			max_read_units;	/* per second, the table's or its server's;
 								 * 0: no budget */
 	int			max_write_units;
+	char	   *ttl_attribute;	/* the table's TTL attribute (option
+								 * ttl_attribute, learnt from DynamoDB), or
+								 * NULL */
+	bool		include_expired;	/* reads keep the items whose TTL has
+									 * passed */
 	int			ncolumns;
 	ShardColumn *columns;		/* non-dropped columns, in attnum order */
 	int			nlayouts;		/* 1 + the earlier layouts still read */
@@ -214,6 +250,12 @@ typedef struct ShardTable
 									 * newest first */
 	const DdbJson *layout_entry;	/* an earlier layout: its element of
 									 * layout_history */
+	int			nindexes;		/* the DynamoDB table's secondary indexes */
+	ShardIndex *indexes;		/* (option secondary_indexes) */
+	bool		use_indexes;	/* the planner may read them */
+	struct ShardTable *base;	/* a view of one of them (shard_index_view):
+								 * the table it is an index of; else NULL */
+	bool		index_local;	/* a view: index is an LSI */
 } ShardTable;
 
 extern ShardServer *shard_get_server(Oid serverid);
@@ -229,6 +271,24 @@ extern bool shard_key_has_column(ShardTable *t, const ShardKey *k, int col);
 extern const char *shard_key_option(ShardTable *t, int col);
 extern bool shard_key_uses(ShardTable *t, int col);
 extern const char *shard_column_option(ShardTable *t, int col);
+extern const char *shard_expiry_attribute(ShardTable *t);
+
+/* ---------------------------------------------------------------------
+ * in indexes.c
+ * ---------------------------------------------------------------------
+ */
+
+extern ShardIndex *indexes_parse(const char *value, int *n);
+extern char *indexes_option_text(const ShardIndex *indexes, int n);
+extern const char *index_projection_name(IndexProjection projection);
+extern int	shard_index_find(ShardTable *t, const char *name);
+
+/* ---------------------------------------------------------------------
+ * in indexview.c
+ * ---------------------------------------------------------------------
+ */
+
+extern ShardTable *shard_index_view(ShardTable *t, int i, const char **why);
 
 /* ---------------------------------------------------------------------
  * in awsenv.c

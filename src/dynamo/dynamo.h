@@ -4,7 +4,8 @@
  *		The dynamo layer: the DynamoDB requests above the wire.  Their
  *		bodies (request.c, writebody.c), a failed request as a PostgreSQL
  *		error (report.c, which sends no request), dynamic sharding's
- *		metadata table (dynamic.c), and DescribeTable (describe.c).
+ *		metadata table (dynamic.c), and DescribeTable and
+ *		DescribeTimeToLive (describe.c).
  *
  *-------------------------------------------------------------------------
  */
@@ -58,8 +59,11 @@ extern long dynamic_write_shard(ShardTable *t, const char *const *values, DdbGro
 
 extern void shard_describe_size(ShardTable *t, double *items, double *bytes);
 extern void describe_key_schema(const DdbJson *schema, const char **pk, const char **sk);
+extern char *describe_indexes(const DdbJson *desc);
 extern bool describe_keys(Oid serverid, const char *table, const char *index, bool strict,
-						  const char **pk, const char **sk, char **why);
+						  const char **pk, const char **sk, char **indexes, char **why);
+extern bool describe_ttl(Oid serverid, const char *table, const char **attribute,
+						 char **why);
 
 /* ---------------------------------------------------------------------
  * in report.c

@@ -253,7 +253,7 @@ report_wrong_options(DdbRequest *req)
 				(errcode(ERRCODE_FDW_TABLE_NOT_FOUND),
 				 errmsg("DynamoDB table \"%s\" has no index \"%s\"", table, index),
 				 errdetail("%s", failure_detail(req, true)),
-				 errhint("Check the foreign table's \"index\" option.")));
+				 errhint("Check the foreign table's \"index\" option; a foreign table of the table itself learns its indexes again with shard_fdw_refresh_indexes().")));
 	for (int i = 0; key_schema_errors[i]; i++)
 		if (strstr(req->error_message, key_schema_errors[i]))
 			ereport(ERROR,

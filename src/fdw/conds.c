@@ -371,6 +371,56 @@ partition_fixed(ShardTable *t, List *conds)
 }
 
 /*
+ * The columns (indexed by column) that the equalities in conds fix: an
+ * array of t->ncolumns flags.
+ */
+static bool *
+fixed_columns(ShardTable *t, List *conds)
+{
+	bool	   *fixed = palloc0(sizeof(bool) * Max(t->ncolumns, 1));
+	ListCell   *lc;
+
+	foreach(lc, conds)
+		fixed[((Cond *) lfirst(lc))->col] = true;
+	return fixed;
+}
+
+/*
+ * True when the key that a keyed read sends holds the value an equality
+ * fixes column col to, fixed (indexed by column) saying which columns
+ * equalities fix: col is in the partition key, or is the sort key, or is
+ * a field of the sort key's template that the fields before it are all
+ * fixed with (the begins_with of their text, or the whole sort key).
+ * Otherwise the equality only chose the shard, if that, and DynamoDB does
+ * not check it.
+ */
+bool
+conds_in_key(ShardTable *t, const bool *fixed, int col)
+{
+	const KeyTemplate *tmpl = t->sk.template;
+
+	if (shard_key_has_column(t, &t->pk, col))
+		return true;
+	if (!shard_key_has_column(t, &t->sk, col))
+		return false;
+	if (tmpl == NULL)
+		return true;
+	for (int p = 0; p < tmpl->nparts; p++)
+	{
+		int			c;
+
+		if (tmpl->parts[p].kind != KP_COLUMN)
+			continue;
+		c = shard_find_column(t, tmpl->parts[p].text) - t->columns;
+		if (!fixed[c])
+			return false;
+		if (c == col)
+			return true;
+	}
+	return false;
+}
+
+/*
  * True when DynamoDB's order of column col's stored values is the order of
  * its values (text aside, whose collation is the caller's to check):
  * numbers, timestamps and dates stored as N, bytes as B, and text, dates
@@ -537,6 +587,56 @@ order_agrees(ShardTable *t, int col)
  */
 
 /*
+ * True when a key template of some layout of t holds column col: an item
+ * may keep its value only inside that key.
+ */
+static bool
+in_key_template(ShardTable *t, int col)
+{
+	for (int i = 0; i < t->nlayouts; i++)
+	{
+		ShardTable *l = t->layouts[i];
+
+		if ((l->pk.template && shard_key_has_column(l, &l->pk, col)) ||
+			(l->sk.template && shard_key_has_column(l, &l->sk, col)))
+			return true;
+	}
+	return false;
+}
+
+/*
+ * True when a filter op on column col must also keep the items that do
+ * not store col as an attribute of the type the column is written as
+ * (absent, or another type): the column is a field of a key template (in
+ * any layout, or, read through an index, of the table's), and an item
+ * written by another application may hold its value only inside that key,
+ * whence it is decoded.  Such a filter lets through every item that could
+ * match, and PostgreSQL's check of the rows decides.  IS NULL keeps the
+ * items without the attribute by itself.
+ */
+bool
+conds_superset_filter(ShardTable *t, int col, CondOp op)
+{
+	return op != COND_NULL &&
+		(shard_key_uses(t, col) || (t->base && in_key_template(t->base, col)));
+}
+
+/*
+ * The TTL attribute that the FilterExpression of a Query or Scan checks,
+ * leaving out the items whose time to live has passed (see scan.c), or
+ * NULL: the table's reads keep every item, or the attribute is a key,
+ * which a Query's FilterExpression cannot name (PostgreSQL alone leaves
+ * them out then, and no read is exact).
+ */
+const char *
+conds_expiry_filter(ShardTable *t)
+{
+	const char *attribute = shard_expiry_attribute(t);
+
+	return attribute && !request_is_key_attribute(t, attribute) ? attribute : NULL;
+}
+
+/*
  * True when condition c may go into a FilterExpression: DynamoDB compares
  * the attribute's values as PostgreSQL compares the column's, and an IN
  * list is not known to be longer than DynamoDB takes.
@@ -548,11 +648,11 @@ filterable(ShardTable *t, Cond *c)
 	CondOp		op = c->op;
 
 	/*
-	 * a Query's FilterExpression cannot name key attributes, and an item
-	 * may keep a column of any layout's key only inside that key
+	 * a Query's FilterExpression cannot name key attributes, nor, through
+	 * an index, attributes it lacks
 	 */
-	if (col->ddb_type == DDB_TYPE_ITEM || col->explicit_type ||
-		shard_key_uses(t, c->col))
+	if (col->ddb_type == DDB_TYPE_ITEM || col->explicit_type || col->unprojected ||
+		request_is_key_attribute(t, col->attribute))
 		return false;
 	if (op == COND_NULL || op == COND_NOT_NULL)
 		return true;
@@ -608,7 +708,7 @@ time_infinite(Oid typid, Datum value)
 static void
 find_buckets(ShardTable *t, Analysis *a, List *conds, int open_order)
 {
-	bool	   *fixed = palloc0(sizeof(bool) * Max(t->ncolumns, 1));
+	bool	   *fixed = fixed_columns(t, a->key_conds);
 	Cond	   *lo = NULL;
 	Cond	   *hi = NULL;
 	ListCell   *lc;
@@ -616,8 +716,6 @@ find_buckets(ShardTable *t, Analysis *a, List *conds, int open_order)
 	Datum		hi_value;
 	int			col;
 
-	foreach(lc, a->key_conds)
-		fixed[((Cond *) lfirst(lc))->col] = true;
 	col = route_bucket_column(t, fixed);
 	if (col < 0)
 		return;
@@ -671,6 +769,17 @@ find_buckets(ShardTable *t, Analysis *a, List *conds, int open_order)
 }
 
 /*
+ * Add condition c, which the key sent does not check, to a's filters when
+ * it can be one.
+ */
+static void
+add_filter(ShardTable *t, Analysis *a, Cond *c)
+{
+	if (filterable(t, c))
+		a->filters = lappend(a->filters, c);
+}
+
+/*
  * Sort out conditions (RestrictInfos) into key equalities, the sort key
  * condition and filters.  outer_ok admits values from other relations
  * (join clauses of a parameterized path); open_order, see find_buckets.
@@ -688,7 +797,7 @@ conds_analyse(ShardTable *t, Index relid, List *clauses, bool outer_ok, int open
 	ListCell   *lc;
 	int			used = 0;
 
-	a.exact = true;
+	a.exact = shard_expiry_attribute(t) == NULL || conds_expiry_filter(t) != NULL;
 	a.bucket_col = -1;
 	foreach(lc, batch_cols)
 	{
@@ -710,6 +819,11 @@ conds_analyse(ShardTable *t, Index relid, List *clauses, bool outer_ok, int open
 		}
 		c->rinfo = rinfo;
 		recognised = lappend(recognised, c);
+		/* every item read has its key attributes */
+		if (c->op == COND_NOT_NULL &&
+			((t->pk.template == NULL && t->pk.column == c->col) ||
+			 (t->sk.attribute && t->sk.template == NULL && t->sk.column == c->col)))
+			continue;
 		if ((c->op == COND_EQ || c->op == COND_IN) &&
 			shard_key_uses(t, c->col))
 		{
@@ -721,7 +835,10 @@ conds_analyse(ShardTable *t, Index relid, List *clauses, bool outer_ok, int open
 				 (c->op == COND_EQ || c->op == COND_PREFIX || order_agrees(t, c->col)))
 			sort_candidates = lappend(sort_candidates, c);
 		else if (filterable(t, c))
+		{
 			a.filters = lappend(a.filters, c);
+			a.exact &= !conds_superset_filter(t, c->col, c->op);
+		}
 		else
 			a.exact = false;
 	}
@@ -732,7 +849,7 @@ conds_analyse(ShardTable *t, Index relid, List *clauses, bool outer_ok, int open
 
 	/*
 	 * An IN list on a sort key column makes whole keys to get; short of a
-	 * whole key it stays local, since a Query takes one sort key condition
+	 * whole key it is a filter, since a Query takes one sort key condition
 	 * (also when the column is in the partition key as well).
 	 */
 	if (!a.full_key)
@@ -745,7 +862,10 @@ conds_analyse(ShardTable *t, Index relid, List *clauses, bool outer_ok, int open
 
 			if (c->op == COND_IN && (!shard_key_has_column(t, &t->pk, c->col) ||
 									 shard_key_has_column(t, &t->sk, c->col)))
+			{
 				a.exact = false;
+				add_filter(t, &a, c);
+			}
 			else if (c->op == COND_BATCH && !shard_key_has_column(t, &t->pk, c->col) &&
 					 !list_member_int(t->shard_by, c->col))
 				continue;
@@ -759,10 +879,30 @@ conds_analyse(ShardTable *t, Index relid, List *clauses, bool outer_ok, int open
 		find_buckets(t, &a, recognised, open_order);
 
 	/*
+	 * An equality whose value the key sent does not hold (one that only
+	 * chose the shard, or any equality of a Scan) is DynamoDB's to check
+	 * only as a filter.
+	 */
+	{
+		bool	   *fixed = fixed_columns(t, a.key_conds);
+
+		foreach(lc, a.key_conds)
+		{
+			Cond	   *c = lfirst(lc);
+
+			if (c->op != COND_BATCH && !(a.keyed && conds_in_key(t, fixed, c->col)))
+			{
+				a.exact = false;
+				add_filter(t, &a, c);
+			}
+		}
+	}
+
+	/*
 	 * DynamoDB takes one sort key condition: a prefix, or a lower bound, an
 	 * upper bound or both (BETWEEN, which is inclusive at both ends).  The
-	 * rest stay local only.  An equality on the sort key column went to
-	 * key_conds above.
+	 * rest are filters where they can be.  An equality on the sort key
+	 * column went to key_conds above.
 	 */
 	{
 		Cond	   *lo = NULL;
@@ -809,5 +949,8 @@ conds_analyse(ShardTable *t, Index relid, List *clauses, bool outer_ok, int open
 		a.sort_conds = NIL;
 		a.exact = false;
 	}
+	foreach(lc, sort_candidates)
+		if (!list_member_ptr(a.sort_conds, lfirst(lc)))
+			add_filter(t, &a, lfirst(lc));
 	return a;
 }

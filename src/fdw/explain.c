@@ -2,9 +2,10 @@
  *
  * explain.c
  *		What EXPLAIN shows of a scan: the DynamoDB operation, table and
- *		index, the shards, layouts and time buckets it reads, its key,
- *		sort key and filter conditions as text, the merge and the Limit
- *		per shard, and under ANALYZE what the requests cost.
+ *		index (and how the table's items that index lacks are read), the
+ *		shards, layouts and time buckets it reads, its key, sort key and
+ *		filter conditions as text, the merge and the Limit per shard, and
+ *		under ANALYZE what the requests cost.
  *
  *-------------------------------------------------------------------------
  */
@@ -65,41 +66,60 @@ conds_text(ShardScanState *ss, ExecCond *conds, int n)
 }
 
 /*
+ * The filters as text (conds_text); a filter that also keeps the items
+ * which do not store its column as an attribute of its type
+ * (conds_superset_filter) says so.
+ */
+static char *
+filters_text(ShardScanState *ss)
+{
+	StringInfoData buf;
+
+	initStringInfo(&buf);
+	for (int i = 0; i < ss->nfilters; i++)
+	{
+		ExecCond   *c = &ss->filters[i];
+		ShardColumn *col = &ss->t->columns[c->col];
+
+		appendStringInfo(&buf, "%s%s", i ? " AND " : "", conds_text(ss, c, 1));
+		if (conds_superset_filter(ss->t, c->col, c->op))
+			appendStringInfo(&buf, " (or not stored as %s)", ddb_type_name(col->ddb_type));
+	}
+	return buf.data;
+}
+
+/*
+ * What becomes of the items whose time to live has passed, for EXPLAIN:
+ * left out by DynamoDB's filter (a Query or Scan, see conds_expiry_filter)
+ * or by the scan as they arrive, or read (include_expired).
+ */
+static char *
+expired_text(ShardScanState *ss)
+{
+	ShardTable *t = ss->t;
+
+	if (t->include_expired)
+		return psprintf("read (TTL attribute %s, include_expired)",
+						quote_identifier(t->ttl_attribute));
+	return psprintf("left out %s (TTL attribute %s)",
+					ss->op != SCAN_OP_GET && conds_expiry_filter(t) ?
+					"by DynamoDB's filter" : "as they arrive",
+					quote_identifier(t->ttl_attribute));
+}
+
+/*
  * True when the key condition on column col goes into the key sent to
- * DynamoDB: col is the partition key or a field of its template, or,
- * for GetItem, of the sort key, or, for a Query, a field of the sort
- * key's template that every field before it is fixed with (begins_with).
- * Otherwise the column only chose the shard (shard_by).
+ * DynamoDB (conds_in_key); otherwise the column only chose the shard
+ * (shard_by).
  */
 static bool
 cond_in_key(ShardScanState *ss, int col)
 {
-	ShardTable *t = ss->t;
-	const KeyTemplate *tmpl = t->sk.template;
-	const char **fixed;
+	bool	   *fixed = palloc0(sizeof(bool) * Max(ss->t->ncolumns, 1));
 
-	if (shard_key_has_column(t, &t->pk, col))
-		return true;
-	if (!shard_key_has_column(t, &t->sk, col))
-		return false;
-	if (ss->op == SCAN_OP_GET || tmpl == NULL)
-		return true;
-	fixed = palloc0(sizeof(char *) * tmpl->nparts);
-	for (int p = 0; p < tmpl->nparts; p++)
-		for (int i = 0; i < ss->nkey_conds; i++)
-			if (tmpl->parts[p].kind == KP_COLUMN &&
-				strcmp(tmpl->parts[p].text, t->columns[ss->key_conds[i].col].name) == 0)
-				fixed[p] = "";
-	for (int p = 0, known = keyfmt_known_fields(tmpl, fixed), field = 0;
-		 p < tmpl->nparts && field < known; p++)
-	{
-		if (tmpl->parts[p].kind == KP_LITERAL)
-			continue;
-		if (strcmp(tmpl->parts[p].text, t->columns[col].name) == 0)
-			return true;
-		field++;
-	}
-	return false;
+	for (int i = 0; i < ss->nkey_conds; i++)
+		fixed[ss->key_conds[i].col] = true;
+	return conds_in_key(ss->t, fixed, col);
 }
 
 /*
@@ -196,6 +216,19 @@ buckets_text(ShardScanState *ss)
 					expr_text(ss, ss->bucket_conds[1].expr), shards);
 }
 
+/*
+ * The secondary index view v reads, for EXPLAIN: its name, whether it is
+ * global or local, and its projection.
+ */
+static char *
+index_text(ShardTable *v)
+{
+	const ShardIndex *idx = &v->base->indexes[shard_index_find(v->base, v->index)];
+
+	return psprintf("%s (%s, %s)", idx->name, idx->local ? "local" : "global",
+					index_projection_name(idx->projection));
+}
+
 /* ExplainForeignScan: what goes to DynamoDB, and with ANALYZE what it cost. */
 void
 shard_explain_scan(ForeignScanState *node, ExplainState *es)
@@ -220,8 +253,14 @@ shard_scan_explain(ShardScanState *ss, ExplainState *es, Plan *plan)
 	ss->explain_context = set_deparse_context_plan(es->deparse_cxt, plan, NIL);
 	ExplainPropertyText("DynamoDB Operation", opnames[ss->op], es);
 	ExplainPropertyText("DynamoDB Table", t->table, es);
-	if (t->index)
+	if (t->base)
+		ExplainPropertyText("DynamoDB Index", index_text(t), es);
+	else if (t->index)
 		ExplainPropertyText("DynamoDB Index", t->index, es);
+	if (ss->fetch)
+		ExplainPropertyText("Items From Table", "got by key (GetItem, BatchGetItem)", es);
+	else if (request_lsi_reads_table(ss))
+		ExplainPropertyText("Items From Table", "read by the Query", es);
 	if (ss->bucket_col >= 0)
 		ExplainPropertyText("Buckets", buckets_text(ss), es);
 	if (ss->op != SCAN_OP_SCAN)
@@ -247,8 +286,10 @@ shard_scan_explain(ShardScanState *ss, ExplainState *es, Plan *plan)
 	if (ss->nsort_conds > 0)
 		ExplainPropertyText("Sort Key Condition",
 							conds_text(ss, ss->sort_conds, ss->nsort_conds), es);
-	if (ss->nfilters > 0)
-		ExplainPropertyText("DynamoDB Filter", conds_text(ss, ss->filters, ss->nfilters), es);
+	if (ss->nfilters > 0 && ss->op != SCAN_OP_GET)
+		ExplainPropertyText("DynamoDB Filter", filters_text(ss), es);
+	if (t->ttl_attribute)
+		ExplainPropertyText("Expired Items", expired_text(ss), es);
 	if (ss->order != 0)
 		ExplainPropertyText("Merge", psprintf("%s %s%s", t->sk.attribute,
 											  ss->order > 0 ? "ASC" : "DESC",
@@ -280,6 +321,7 @@ shard_scan_explain(ShardScanState *ss, ExplainState *es, Plan *plan)
 	if (es->analyze)
 	{
 		DdbStats	total = ss->stats;
+		int64		fetched = ss->fetcher ? fetch_explain_stats(ss, &total) : 0;
 
 		if (ss->group)
 			scan_add_stats(&total, ddb_group_stats(ss->group));
@@ -294,6 +336,8 @@ shard_scan_explain(ShardScanState *ss, ExplainState *es, Plan *plan)
 		ExplainPropertyInteger("DynamoDB Pages", NULL, ss->pages, es);
 		ExplainPropertyInteger("DynamoDB Items Scanned", NULL, total.scanned, es);
 		ExplainPropertyInteger("DynamoDB Items Returned", NULL, total.items, es);
+		if (ss->fetch)
+			ExplainPropertyInteger("DynamoDB Items Fetched", NULL, fetched, es);
 		ExplainPropertyFloat("DynamoDB Consumed Capacity", NULL, total.capacity, 1, es);
 		if (t->max_read_units > 0)
 			ExplainPropertyFloat("DynamoDB Budget Wait", "ms",

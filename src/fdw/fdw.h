@@ -80,6 +80,11 @@ typedef enum ScanPrivate
 	SCAN_PRIVATE_BUCKETS,		/* IntList: see BucketPrivate */
 	SCAN_PRIVATE_BUCKET_CONDS,	/* IntList: the bounds of the bucket column,
 								 * lower then upper (one of them when open) */
+	SCAN_PRIVATE_INDEX,			/* String: the secondary index read through
+								 * (option secondary_indexes), NULL: none */
+	SCAN_PRIVATE_FETCH,			/* Boolean: the index lacks columns the
+								 * query needs: its items are got from the
+								 * table by key (fetch.c) */
 	SCAN_PRIVATE_AGGREGATES,	/* IntList: an aggregate's pairs (AggKind,
 								 * column index), upper.c; absent from a
 								 * plain scan, like the next */
@@ -101,6 +106,15 @@ typedef enum DirectPrivate
 								 * (attribute numbers), in the order of their
 								 * new values in the targetlist */
 } DirectPrivate;
+
+/* The members of a scan's ForeignPath's fdw_private, in order (or NIL). */
+typedef enum PathPrivate
+{
+	PATH_PRIVATE_BATCH_COLS,	/* IntList: the key columns a batched lookup
+								 * join fixes (join.c) */
+	PATH_PRIVATE_INDEX			/* Integer: the index of the table's
+								 * secondary indexes read through, or -1 */
+} PathPrivate;
 
 /* The members of SCAN_PRIVATE_BUCKETS, in order. */
 typedef enum BucketPrivate
@@ -158,9 +172,12 @@ extern ForeignScan *shard_get_plan(PlannerInfo *root, RelOptInfo *baserel,
 								   Oid foreigntableid, ForeignPath *best_path,
 								   List *tlist, List *scan_clauses,
 								   Plan *outer_plan);
-extern bool shard_plan_exact_query(RelOptInfo *baserel, bool *filtered);
+extern List *shard_plan_exact_queries(PlannerInfo *root, RelOptInfo *baserel);
+extern bool shard_plan_filtered(RelOptInfo *baserel, int index);
+extern ShardTable *shard_plan_table(RelOptInfo *baserel, int index);
+extern List *shard_plan_path_private(int index);
 extern bool shard_plan_sort_column(ShardTable *t, int col, Oid collation);
-extern bool shard_plan_fixed_column(RelOptInfo *baserel, int col);
+extern bool shard_plan_fixed_column(RelOptInfo *baserel, int index, int col);
 
 /* in upper.c */
 extern void shard_get_upper_paths(PlannerInfo *root, UpperRelationKind stage,
@@ -222,8 +239,26 @@ extern bool conds_byte_order_collation(Oid collation);
 extern bool conds_recognise(ShardTable *t, Index relid, Expr *clause,
 							bool outer_ok, Cond *cond);
 
+/*
+ * True when a filter op on column col must also keep the items that do
+ * not store it as an attribute of its own type: a key template holds it.
+ */
+extern bool conds_superset_filter(ShardTable *t, int col, CondOp op);
+
+/*
+ * The TTL attribute a Query's or Scan's FilterExpression checks, or NULL:
+ * none, include_expired, or a key attribute.
+ */
+extern const char *conds_expiry_filter(ShardTable *t);
+
 /* True when an equality in conds fixes column col. */
 extern bool conds_fixed_by(List *conds, int col);
+
+/*
+ * True when the key a keyed read sends holds the value an equality fixes
+ * column col to, given the columns equalities fix (fixed, by column).
+ */
+extern bool conds_in_key(ShardTable *t, const bool *fixed, int col);
 
 /* The column the sort key's order follows, or -1. */
 extern int	conds_sort_order_column(ShardTable *t);

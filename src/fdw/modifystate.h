@@ -75,7 +75,7 @@ extern void modify_write_buffered(ModifyState *ms);
  * attempt of it may have taken effect, the error's context counts them
  * among the rows that may have been written.
  */
-extern void modify_report_error(ModifyState *ms, DdbRequest *req, int rows) pg_attribute_noreturn();
+pg_noreturn extern void modify_report_error(ModifyState *ms, DdbRequest *req, int rows);
 
 /* Push the error context of a modify; pop it with pop_error_context. */
 extern void modify_push_context(ModifyState *ms, ErrorContextCallback *cb);

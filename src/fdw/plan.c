@@ -21,6 +21,7 @@
 #include "access/htup_details.h"
 #include "access/sysattr.h"
 #include "catalog/pg_class.h"
+#include "catalog/pg_statistic.h"
 #include "catalog/pg_type.h"
 #include "miscadmin.h"
 #include "nodes/makefuncs.h"
@@ -46,6 +47,12 @@ typedef struct RelInfo
 	ShardTable *table;
 	Bitmapset  *attrs_used;		/* columns the query needs, attno-offset */
 	Analysis	restrict_analysis;	/* of the relation's own conditions */
+	ShardTable **views;			/* by index of table->indexes: the view a
+								 * read through the index plans with
+								 * (shard_index_view), NULL where no read
+								 * may go through it */
+	Analysis   *view_analysis;	/* ... and the relation's own conditions
+								 * read through it */
 } RelInfo;
 
 /* ---------------------------------------------------------------------
@@ -67,7 +74,8 @@ typedef struct RelInfo
 #define DEFAULT_SHARD_ITEMS 100.0
 #define ROUND_TRIP_COST 100.0	/* waiting for DynamoDB: a few ms */
 #define REQUEST_COST 1.0		/* signing, sending, parsing one request */
-#define ITEM_COST 0.02			/* reading and converting one item */
+#define ITEM_COST 0.1			/* DynamoDB reading one item, the backend
+								 * converting it: see doc/statistics.md */
 #define PAGE_ITEMS 2000.0		/* items in one page (1 MB), roughly */
 
 /* What a read sends and reads. */
@@ -75,6 +83,7 @@ typedef struct ReadSize
 {
 	double		requests;
 	double		rounds;			/* round trips one after another */
+	double		first_rounds;	/* ... of them before the first row */
 	double		items;			/* items read */
 } ReadSize;
 
@@ -99,21 +108,39 @@ default_table_items(ShardTable *t)
 	return Max(DEFAULT_TABLE_ITEMS, default_partition_items(t));
 }
 
-/* The items of one partition key value, over all its shards. */
+/*
+ * The items of one partition key value, over all its shards: the table's
+ * items whose partition key columns are not NULL over the distinct values
+ * of those columns in the table (the product of each column's, at most
+ * the items).  Not those estimate_num_groups gives, which are the values
+ * left under the query's conditions: one, when they fix a column of
+ * distinct values, which would make its partition the whole table.  Items
+ * with a NULL there are in no partition of an index keyed by the column
+ * (a sparse index).
+ */
 static double
 partition_items(PlannerInfo *root, RelOptInfo *rel, ShardTable *t)
 {
-	List	   *vars = NIL;
+	double		values = 1;
+	double		items = rel->tuples;
 
 	if (!has_stats(rel))
 		return default_partition_items(t);
 	for (int i = 0; i < t->ncolumns; i++)
 		if (shard_key_has_column(t, &t->pk, i))
-			vars = lappend(vars, makeVar(rel->relid, t->columns[i].attnum,
-										 t->columns[i].typid, -1, InvalidOid, 0));
-	if (vars == NIL)
-		return rel->tuples;
-	return rel->tuples / Max(shard_estimate_num_groups(root, vars, rel->tuples), 1.0);
+		{
+			VariableStatData vardata;
+			bool		isdefault;
+
+			examine_variable(root, (Node *) makeVar(rel->relid, t->columns[i].attnum,
+													t->columns[i].typid, -1, InvalidOid, 0),
+							 0, &vardata);
+			values *= get_variable_numdistinct(&vardata, &isdefault);
+			if (HeapTupleIsValid(vardata.statsTuple))
+				items *= 1 - ((Form_pg_statistic) GETSTRUCT(vardata.statsTuple))->stanullfrac;
+			ReleaseVariableStats(vardata);
+		}
+	return items / Max(Min(values, items), 1.0);
 }
 
 /*
@@ -158,6 +185,7 @@ read_size(PlannerInfo *root, RelOptInfo *rel, ShardTable *t, const Analysis *a,
 	ReadSize	r;
 	double		conc = shard_get_server(rel->serverid)->max_concurrency;
 
+	r.first_rounds = 1;
 	if (a->full_key)
 	{
 		r.items = lookups;
@@ -192,7 +220,7 @@ read_size(PlannerInfo *root, RelOptInfo *rel, ShardTable *t, const Analysis *a,
 static void
 read_cost(const ReadSize *r, double rows, Cost *startup, Cost *total)
 {
-	*startup = ROUND_TRIP_COST;
+	*startup = r->first_rounds * ROUND_TRIP_COST;
 	*total = r->rounds * ROUND_TRIP_COST + r->requests * REQUEST_COST +
 		r->items * ITEM_COST + rows * cpu_tuple_cost;
 }
@@ -216,6 +244,205 @@ rel_rows(PlannerInfo *root, RelOptInfo *rel, ShardTable *t, const Analysis *a)
 }
 
 /* ---------------------------------------------------------------------
+ * Reads through secondary indexes
+ *
+ * Each secondary index the table records (option secondary_indexes) is
+ * planned as a table of its own, its view (shard_index_view, indexview.c):
+ * the same analysis of the conditions, estimates, orders and LIMITs as
+ * the table's own reads, over the index's keys.  A read of the relation
+ * goes through the index whose path costs least, or through none.
+ * ---------------------------------------------------------------------
+ */
+
+/*
+ * True when a read of baserel may go through a secondary index: it is not
+ * the relation an UPDATE or DELETE changes, nor asks for ctid, since a
+ * row's identity is the key its item has in the table, and its shard.
+ */
+static bool
+indexes_readable(PlannerInfo *root, RelOptInfo *baserel, RelInfo *ri)
+{
+	return baserel->relid != (Index) root->parse->resultRelation &&
+		!bms_is_member(SelfItemPointerAttributeNumber - FirstLowInvalidHeapAttributeNumber,
+					   ri->attrs_used);
+}
+
+/*
+ * True when column col of view v is declared NOT NULL, or clauses
+ * (RestrictInfos of relation relid) pass no row where it is NULL.
+ */
+static bool
+column_not_null(ShardTable *v, Index relid, List *clauses, int col)
+{
+	ListCell   *lc;
+
+	if (v->columns[col].not_null)
+		return true;
+	foreach(lc, clauses)
+		if (shard_clause_needs_column((Node *) lfirst_node(RestrictInfo, lc)->clause,
+									  relid, v->columns[col].attnum))
+			return true;
+	return false;
+}
+
+/*
+ * True when every row that clauses (RestrictInfos of relation relid) pass
+ * is an item of the index view v reads.  An index holds only the items
+ * that have its key attributes (a sparse index), and a read through it
+ * would miss the rows of the others.  So each of its keys is the table's
+ * own (every item has it), or its column is declared NOT NULL or is one
+ * that the clauses pass no NULL of: an equality, an IN list, a range, a
+ * prefix, IS NOT NULL, any strict comparison; not IS NULL, nor an OR of
+ * it with another column.  A key written from a template needs each of
+ * its columns so (a row with a NULL in one is written without it).
+ */
+static bool
+index_holds_rows(ShardTable *v, Index relid, List *clauses)
+{
+	const ShardKey *keys[2] = {&v->pk, &v->sk};
+
+	for (int k = 0; k < 2; k++)
+	{
+		const ShardKey *key = keys[k];
+
+		if (key->attribute == NULL || strcmp(key->attribute, v->base->pk.attribute) == 0 ||
+			(v->base->sk.attribute && strcmp(key->attribute, v->base->sk.attribute) == 0))
+			continue;
+		if (key->template == NULL)
+		{
+			if (!column_not_null(v, relid, clauses, key->column))
+				return false;
+			continue;
+		}
+		for (int i = 0; i < key->template->nparts; i++)
+			if (key->template->parts[i].kind == KP_COLUMN &&
+				!column_not_null(v, relid, clauses,
+								 shard_find_column(v, key->template->parts[i].text) - v->columns))
+				return false;
+	}
+	return true;
+}
+
+/*
+ * True when the read through view v gets the table's items by key, the
+ * index lacking columns of cols (column indexes) that the query needs: a
+ * GSI's (an LSI's come with its Query, which names them: DynamoDB reads
+ * them from the table).
+ */
+static bool
+fetches_from_table(ShardTable *v, List *cols)
+{
+	ListCell   *lc;
+
+	if (v->base == NULL || v->index_local)
+		return false;
+	foreach(lc, cols)
+		if (v->columns[lfirst_int(lc)].unprojected)
+			return true;
+	return false;
+}
+
+/*
+ * The columns to fetch, as column indexes, and the attributes to ask for;
+ * *attrs is NIL when the whole item is needed.
+ */
+static List *
+fetched_columns(RelInfo *ri, ShardTable *t, List **attrs)
+{
+	List	   *cols = NIL;
+	bool		whole_row = bms_is_member(0 - FirstLowInvalidHeapAttributeNumber,
+										  ri->attrs_used);
+	bool		whole_item = false;
+
+	*attrs = NIL;
+	for (int i = 0; i < t->ncolumns; i++)
+	{
+		ShardColumn *col = &t->columns[i];
+
+		if (!whole_row &&
+			!bms_is_member(col->attnum - FirstLowInvalidHeapAttributeNumber, ri->attrs_used))
+			continue;
+		cols = lappend_int(cols, i);
+		if (col->ddb_type == DDB_TYPE_ITEM)
+			whole_item = true;
+		*attrs = list_append_unique(*attrs, makeString(col->attribute));
+	}
+	if (whole_item)
+		*attrs = NIL;
+	else
+	{
+		/*
+		 * The keys always come too: columns missing from an item are decoded
+		 * from them, the merge orders by the sort key, and errors name the
+		 * item by them.  Through an index, the table's keys too, which every
+		 * index holds: they name the item in the table.  So does the TTL
+		 * attribute, by which the scan leaves out the items whose time to
+		 * live has passed.
+		 */
+		const ShardKey *keys[4] = {&t->pk, &t->sk,
+			t->base ? &t->base->pk : &t->pk, t->base ? &t->base->sk : &t->sk};
+
+		for (int k = 0; k < 4; k++)
+			if (keys[k]->attribute)
+				*attrs = list_append_unique(*attrs, makeString(keys[k]->attribute));
+		if (shard_expiry_attribute(t))
+			*attrs = list_append_unique(*attrs,
+										makeString(pstrdup(shard_expiry_attribute(t))));
+	}
+	return cols;
+}
+
+/* The table read (index -1) or the view of the index read through. */
+static ShardTable *
+reader(RelInfo *ri, int index)
+{
+	return index < 0 ? ri->table : ri->views[index];
+}
+
+/*
+ * What the read through reader(ri, index) (analysed in a) sends and reads
+ * for lookups partition key values (see read_size).  An index that lacks
+ * columns the query needs adds the items got from the table: a GSI's by
+ * BatchGetItem, 100 keys a request, max_concurrency at a time, after the
+ * index's round; an LSI's by DynamoDB in the Query, an item read more
+ * each.
+ */
+static ReadSize
+reader_size(PlannerInfo *root, RelOptInfo *rel, RelInfo *ri, int index, const Analysis *a,
+			double lookups, double partitions)
+{
+	ShardTable *t = reader(ri, index);
+	ReadSize	r = read_size(root, rel, t, a, lookups, partitions);
+	List	   *attrs;
+	List	   *cols = fetched_columns(ri, t, &attrs);
+	bool		lacking = false;
+	ListCell   *lc;
+
+	foreach(lc, cols)
+		lacking |= t->columns[lfirst_int(lc)].unprojected;
+	if (!lacking)
+		return r;
+	if (fetches_from_table(t, cols))
+	{
+		double		requests = ceil(r.items / BATCH_GET_MAX);
+		double		conc = shard_get_server(rel->serverid)->max_concurrency;
+
+		r.requests += requests;
+		r.rounds += ceil(requests / conc);
+		r.first_rounds++;
+	}
+	r.items *= 2;
+	return r;
+}
+
+/* A scan path's fdw_private: see PathPrivate. */
+static List *
+path_private(List *batch_cols, int index)
+{
+	return list_make2(batch_cols, makeInteger(index));
+}
+
+/* ---------------------------------------------------------------------
  * Callbacks
  * ---------------------------------------------------------------------
  */
@@ -235,6 +462,17 @@ shard_get_rel_size(PlannerInfo *root, RelOptInfo *baserel, Oid foreigntableid)
 					   baserel->relid, &ri->attrs_used);
 	ri->restrict_analysis = conds_analyse(ri->table, baserel->relid,
 									baserel->baserestrictinfo, false, 0, NIL);
+	ri->views = palloc0(sizeof(ShardTable *) * Max(ri->table->nindexes, 1));
+	ri->view_analysis = palloc0(sizeof(Analysis) * Max(ri->table->nindexes, 1));
+	for (int i = 0; i < ri->table->nindexes && indexes_readable(root, baserel, ri); i++)
+	{
+		const char *why;
+
+		ri->views[i] = shard_index_view(ri->table, i, &why);
+		if (ri->views[i])
+			ri->view_analysis[i] = conds_analyse(ri->views[i], baserel->relid,
+												 baserel->baserestrictinfo, false, 0, NIL);
+	}
 
 	baserel->rows = rel_rows(root, baserel, ri->table, &ri->restrict_analysis);
 }
@@ -265,16 +503,16 @@ pathkey_orders_column(ShardTable *t, Index relid, PathKey *pk, int col)
 }
 
 /*
- * The pathkeys the scan can deliver when keyed: the longest prefix of the
+ * The pathkeys a keyed read of t can deliver: the longest prefix of the
  * query's that follows the sort key's columns (sort_order_columns), all
  * ascending or all descending; else NIL.  When it is a proper prefix,
  * PostgreSQL finishes the order (an Incremental Sort over the groups of
  * rows equal on the prefix).
  */
 static List *
-ordered_pathkeys(PlannerInfo *root, RelOptInfo *baserel, RelInfo *ri)
+ordered_pathkeys(PlannerInfo *root, RelOptInfo *baserel, ShardTable *t)
 {
-	List	   *cols = conds_sort_order_columns(ri->table);
+	List	   *cols = conds_sort_order_columns(t);
 	int			n = 0;
 	ListCell   *lc;
 
@@ -285,7 +523,7 @@ ordered_pathkeys(PlannerInfo *root, RelOptInfo *baserel, RelInfo *ri)
 		if (n == list_length(cols) ||
 			shard_pathkey_ascending(pk) !=
 			shard_pathkey_ascending(linitial_node(PathKey, root->query_pathkeys)) ||
-			!pathkey_orders_column(ri->table, baserel->relid, pk, list_nth_int(cols, n)))
+			!pathkey_orders_column(t, baserel->relid, pk, list_nth_int(cols, n)))
 			break;
 		n++;
 	}
@@ -330,44 +568,52 @@ sort_key_in_list(ShardTable *t, List *key_conds)
 	return false;
 }
 
-/* GetForeignPaths: the plain path, an ordered one, and parameterized ones. */
-void
-shard_get_paths(PlannerInfo *root, RelOptInfo *baserel, Oid foreigntableid)
+/*
+ * The paths of a read of baserel by its own conditions through
+ * reader(ri, index): the plain path, and an ordered one.  A read through
+ * an index needs its partition key fixed, and only reads where the index
+ * holds every row.
+ */
+static void
+add_read_paths(PlannerInfo *root, RelOptInfo *baserel, RelInfo *ri, int index)
 {
-	RelInfo    *ri = baserel->fdw_private;
-	Analysis   *a = &ri->restrict_analysis;
+	ShardTable *t = reader(ri, index);
+	Analysis   *a = index < 0 ? &ri->restrict_analysis : &ri->view_analysis[index];
 	Cost		startup;
 	Cost		total;
 	List	   *pathkeys;
-	ListCell   *lc;
-	List	   *join_conds = NIL;
-	List	   *candidates;
-	Relids		outer = NULL;
 	ReadSize	size;
 
-	size = read_size(root, baserel, ri->table, a, a->full_key ? baserel->rows : 1, 1);
-	read_cost(&size, baserel->rows, &startup, &total);
-	add_path(baserel, (Path *)
-			 shard_create_foreignscan_path(root, baserel, NULL, baserel->rows,
-										   startup, total, NIL, NULL, NULL, NIL));
-
-	pathkeys = a->keyed && !sort_key_in_list(ri->table, a->key_conds) ?
-		ordered_pathkeys(root, baserel, ri) : NIL;
-	/*
-	 * The whole order is a little cheaper than the plain read; a prefix of
-	 * it dearer, past add_path's fuzz of 1 %, so that both paths stay and a
-	 * Sort of every row takes the plain read (whole pages) while only an
-	 * Incremental Sort, which stops early under a LIMIT, takes the prefix
-	 * (pages of each shard's Limit).
-	 */
-	if (pathkeys != NIL)
+	if (index >= 0 && !index_holds_rows(t, baserel->relid, baserel->baserestrictinfo))
+		return;
+	if (index < 0 || a->keyed)
+	{
+		size = reader_size(root, baserel, ri, index, a, a->full_key ? baserel->rows : 1, 1);
+		read_cost(&size, baserel->rows, &startup, &total);
 		add_path(baserel, (Path *)
 				 shard_create_foreignscan_path(root, baserel, NULL, baserel->rows,
-											   startup,
-											   total * (list_length(pathkeys) <
-														list_length(root->query_pathkeys) ?
-														1.05 : 0.99),
-											   pathkeys, NULL, NULL, NIL));
+											   startup, total, NIL, NULL, NULL,
+											   path_private(NIL, index)));
+
+		/*
+		 * The whole order is a little cheaper than the plain read; a prefix
+		 * of it dearer, past add_path's fuzz of 1 %, so that both paths
+		 * stay and a Sort of every row takes the plain read (whole pages)
+		 * while only an Incremental Sort, which stops early under a LIMIT,
+		 * takes the prefix (pages of each shard's Limit).
+		 */
+		pathkeys = a->keyed && !sort_key_in_list(t, a->key_conds) ?
+			ordered_pathkeys(root, baserel, t) : NIL;
+		if (pathkeys != NIL)
+			add_path(baserel, (Path *)
+					 shard_create_foreignscan_path(root, baserel, NULL, baserel->rows,
+												   startup,
+												   total * (list_length(pathkeys) <
+															list_length(root->query_pathkeys) ?
+															1.05 : 0.99),
+												   pathkeys, NULL, NULL,
+												   path_private(NIL, index)));
+	}
 
 	/*
 	 * A time range bounded on one side is read bucket by bucket away from
@@ -376,35 +622,57 @@ shard_get_paths(PlannerInfo *root, RelOptInfo *baserel, Oid foreigntableid)
 	 */
 	if (!a->keyed && root->limit_tuples > 0 &&
 		bms_membership(root->all_baserels) == BMS_SINGLETON &&
-		(pathkeys = ordered_pathkeys(root, baserel, ri)) != NIL)
+		(pathkeys = ordered_pathkeys(root, baserel, t)) != NIL)
 	{
-		Analysis	open = conds_analyse(ri->table, baserel->relid, baserel->baserestrictinfo,
+		Analysis	open = conds_analyse(t, baserel->relid, baserel->baserestrictinfo,
 								   false,
 								   shard_pathkey_ascending(linitial_node(PathKey, pathkeys)) ?
 								   1 : -1, NIL);
 
-		if (open.keyed && open.bucket_open && open.bucket_col == conds_sort_order_column(ri->table))
+		if (open.keyed && open.bucket_open && open.bucket_col == conds_sort_order_column(t))
 		{
-			size = read_size(root, baserel, ri->table, &open, 1, 1);
+			size = reader_size(root, baserel, ri, index, &open, 1, 1);
 			read_cost(&size, baserel->rows, &startup, &total);
 			add_path(baserel, (Path *)
 					 shard_create_foreignscan_path(root, baserel, NULL, baserel->rows,
 												   startup, total, pathkeys,
-												   NULL, NULL, NIL));
+												   NULL, NULL, path_private(NIL, index)));
 		}
 	}
+}
 
-	/*
-	 * Join clauses that fix partition key columns make a parameterized
-	 * path: a nested loop then sends one keyed Query per outer row.  Those
-	 * clauses are in joininfo, or implied by equivalence classes.
-	 */
+/*
+ * The parameterized path of a read through reader(ri, index) whose
+ * partition key join clauses fix: a nested loop then sends one keyed
+ * Query per outer row.  Those clauses are in joininfo, or implied by
+ * equivalence classes.  Only where the relation's own conditions do not
+ * fix it already, and through an index only where it holds every row.
+ */
+static void
+add_param_path(PlannerInfo *root, RelOptInfo *baserel, RelInfo *ri, int index)
+{
+	ShardTable *t = reader(ri, index);
+	Analysis   *a = index < 0 ? &ri->restrict_analysis : &ri->view_analysis[index];
+	List	   *join_conds = NIL;
+	List	   *candidates;
+	List	   *clauses;
+	Relids		outer = NULL;
+	ListCell   *lc;
+	Analysis	joined;
+	ParamPathInfo *ppi;
+	double		rows;
+	ReadSize	size;
+	Cost		startup;
+	Cost		total;
+
+	if (a->keyed)
+		return;
 	candidates = list_copy(baserel->joininfo);
-	for (int i = 0; i < ri->table->ncolumns; i++)
+	for (int i = 0; i < t->ncolumns; i++)
 	{
-		MatchColumn arg = {ri->table, baserel->relid, i};
+		MatchColumn arg = {t, baserel->relid, i};
 
-		if (!shard_key_has_column(ri->table, &ri->table->pk, i))
+		if (!shard_key_has_column(t, &t->pk, i))
 			continue;
 		candidates = list_concat(candidates,
 								 generate_implied_equalities_for_column(root, baserel,
@@ -418,76 +686,46 @@ shard_get_paths(PlannerInfo *root, RelOptInfo *baserel, Oid foreigntableid)
 		Cond		c;
 
 		if (!join_clause_is_movable_to(rinfo, baserel) ||
-			!conds_recognise(ri->table, baserel->relid, rinfo->clause, true, &c) ||
-			c.op != COND_EQ || !shard_key_has_column(ri->table, &ri->table->pk, c.col))
+			!conds_recognise(t, baserel->relid, rinfo->clause, true, &c) ||
+			c.op != COND_EQ || !shard_key_has_column(t, &t->pk, c.col))
 			continue;
 		join_conds = lappend(join_conds, rinfo);
 		outer = bms_union(outer, bms_difference(rinfo->clause_relids, baserel->relids));
 	}
-	if (join_conds != NIL && !a->keyed)
-	{
-		Analysis	joined = conds_analyse(ri->table, baserel->relid,
-									 list_concat(list_copy(baserel->baserestrictinfo),
-												 join_conds), true, 0, NIL);
+	if (join_conds == NIL)
+		return;
+	clauses = list_concat(list_copy(baserel->baserestrictinfo), join_conds);
+	joined = conds_analyse(t, baserel->relid, clauses, true, 0, NIL);
+	if (!joined.keyed || (index >= 0 && !index_holds_rows(t, baserel->relid, clauses)))
+		return;
+	ppi = get_baserel_parampathinfo(root, baserel, outer);
+	rows = has_stats(baserel) ? ppi->ppi_rows :
+		Min(ppi->ppi_rows, default_partition_items(t));
 
-		if (joined.keyed)
-		{
-			ParamPathInfo *ppi = get_baserel_parampathinfo(root, baserel, outer);
-			double		rows = has_stats(baserel) ? ppi->ppi_rows :
-				Min(ppi->ppi_rows, default_partition_items(ri->table));
-
-			/* one loop: a round trip for one value */
-			size = read_size(root, baserel, ri->table, &joined, 1, 1);
-			read_cost(&size, rows, &startup, &total);
-			add_path(baserel, (Path *)
-					 shard_create_foreignscan_path(root, baserel, NULL, rows,
-												   startup, total, NIL, outer,
-												   NULL, NIL));
-		}
-	}
+	/* one loop: a round trip for one value */
+	size = reader_size(root, baserel, ri, index, &joined, 1, 1);
+	read_cost(&size, rows, &startup, &total);
+	add_path(baserel, (Path *)
+			 shard_create_foreignscan_path(root, baserel, NULL, rows,
+										   startup, total, NIL, outer,
+										   NULL, path_private(NIL, index)));
 }
 
 /*
- * The columns to fetch, as column indexes, and the attributes to ask for;
- * *attrs is NIL when the whole item is needed.
+ * GetForeignPaths: the plain path, an ordered one, and parameterized ones,
+ * of reads of the table and through its indexes.
  */
-static List *
-fetched_columns(RelInfo *ri, List **attrs)
+void
+shard_get_paths(PlannerInfo *root, RelOptInfo *baserel, Oid foreigntableid)
 {
-	ShardTable *t = ri->table;
-	List	   *cols = NIL;
-	bool		whole_row = bms_is_member(0 - FirstLowInvalidHeapAttributeNumber,
-										  ri->attrs_used);
-	bool		whole_item = false;
+	RelInfo    *ri = baserel->fdw_private;
 
-	*attrs = NIL;
-	for (int i = 0; i < t->ncolumns; i++)
-	{
-		ShardColumn *col = &t->columns[i];
-
-		if (!whole_row &&
-			!bms_is_member(col->attnum - FirstLowInvalidHeapAttributeNumber, ri->attrs_used))
-			continue;
-		cols = lappend_int(cols, i);
-		if (col->ddb_type == DDB_TYPE_ITEM)
-			whole_item = true;
-		*attrs = list_append_unique(*attrs, makeString(col->attribute));
-	}
-	if (whole_item)
-		*attrs = NIL;
-	else
-	{
-		/*
-		 * The keys always come too: columns missing from an item are decoded
-		 * from them, the merge orders by the sort key, and errors name the
-		 * item by them.
-		 */
-		if (t->pk.attribute)
-			*attrs = list_append_unique(*attrs, makeString(t->pk.attribute));
-		if (t->sk.attribute)
-			*attrs = list_append_unique(*attrs, makeString(t->sk.attribute));
-	}
-	return cols;
+	for (int index = -1; index < ri->table->nindexes; index++)
+		if (index < 0 || ri->views[index])
+		{
+			add_read_paths(root, baserel, ri, index);
+			add_param_path(root, baserel, ri, index);
+		}
 }
 
 /* Flatten conditions into (column, op, fdw_exprs index) triples. */
@@ -593,14 +831,18 @@ shard_get_plan(PlannerInfo *root, RelOptInfo *baserel, Oid foreigntableid,
 			   Plan *outer_plan)
 {
 	RelInfo    *ri = baserel->fdw_private;
+	int			index = best_path->fdw_private ?
+		intVal(list_nth(best_path->fdw_private, PATH_PRIVATE_INDEX)) : -1;
+	ShardTable *t = reader(ri, index);
 	List	   *attrs;
-	List	   *cols = fetched_columns(ri, &attrs);
+	List	   *cols = fetched_columns(ri, t, &attrs);
 	List	   *fdw_exprs = NIL;
 	int			order = best_path->path.pathkeys == NIL ? 0 :
 		shard_pathkey_ascending(linitial_node(PathKey, best_path->path.pathkeys)) ? 1 : -1;
-	Analysis	a = conds_analyse(ri->table, baserel->relid, scan_clauses,
+	Analysis	a = conds_analyse(t, baserel->relid, scan_clauses,
 							best_path->path.param_info != NULL, order,
-							best_path->fdw_private ? linitial(best_path->fdw_private) : NIL);
+							best_path->fdw_private ?
+							list_nth(best_path->fdw_private, PATH_PRIVATE_BATCH_COLS) : NIL);
 	ScanOp		op = a.full_key ? SCAN_OP_GET :
 		a.keyed ? SCAN_OP_QUERY : SCAN_OP_SCAN;
 	List	   *fdw_private;
@@ -626,7 +868,7 @@ shard_get_plan(PlannerInfo *root, RelOptInfo *baserel, Oid foreigntableid,
 						  list_concat(list_make4_int(a.bucket_col, a.nbuckets,
 													 a.bucket_shards, a.bucket_over),
 									  list_make3_int(a.bucket_col >= 0 &&
-													 conds_sort_order_column(ri->table) == a.bucket_col,
+													 conds_sort_order_column(t) == a.bucket_col,
 													 root->limit_tuples <= 0,
 													 a.bucket_open)));
 	bucket_conds = NIL;
@@ -635,6 +877,8 @@ shard_get_plan(PlannerInfo *root, RelOptInfo *baserel, Oid foreigntableid,
 	if (a.bucket_col >= 0 && !a.bucket_over && a.bucket_hi)
 		bucket_conds = lappend(bucket_conds, a.bucket_hi);
 	fdw_private = lappend(fdw_private, flatten_conds(bucket_conds, &fdw_exprs));
+	fdw_private = lappend(fdw_private, t->base ? makeString(pstrdup(t->index)) : NULL);
+	fdw_private = lappend(fdw_private, makeBoolean(fetches_from_table(t, cols)));
 	return make_foreignscan(tlist, extract_actual_clauses(scan_clauses, false),
 							baserel->relid, fdw_exprs, fdw_private, NIL, NIL,
 							outer_plan);
@@ -756,20 +1000,13 @@ filters_always_sent(List *filters)
 }
 
 /*
- * True when the conditions of foreign relation baserel make a Query (not a
- * GetItem) that DynamoDB evaluates exactly, so that what DynamoDB counts
- * is what the query counts; *filtered says whether some of them are
- * filters, which DynamoDB applies after a Limit.
+ * True when conditions a make the read of t a Query (not a GetItem) that
+ * DynamoDB evaluates exactly, so that what DynamoDB counts is what the
+ * query counts.
  */
-bool
-shard_plan_exact_query(RelOptInfo *baserel, bool *filtered)
+static bool
+exact_query(ShardTable *t, Analysis *a)
 {
-	RelInfo    *ri = baserel->fdw_private;
-	Analysis   *a = &ri->restrict_analysis;
-
-	ShardTable *t = ri->table;
-
-	*filtered = a->filters != NIL;
 	/* reads bucket by bucket are left to their own executor */
 	return a->keyed && a->exact && a->bucket_col < 0 &&
 		!a->full_key &&
@@ -777,6 +1014,84 @@ shard_plan_exact_query(RelOptInfo *baserel, bool *filtered)
 		filters_always_sent(a->filters) &&
 		/* a bound on a narrow field misses the keys of wider values */
 		(a->sort_conds == NIL || t->sk.template == NULL || conds_field_fixed_width(t, 0));
+}
+
+/* A read and its cost, for list_sort. */
+typedef struct CostedRead
+{
+	int			index;
+	Cost		total;
+} CostedRead;
+
+/* list_sort comparator: CostedReads, the cheapest first. */
+static int
+costed_read_cmp(const ListCell *a, const ListCell *b)
+{
+	Cost		ca = ((CostedRead *) lfirst(a))->total;
+	Cost		cb = ((CostedRead *) lfirst(b))->total;
+
+	return ca < cb ? -1 : ca > cb ? 1 : 0;
+}
+
+/*
+ * The reads of foreign relation baserel by its own conditions whose Query
+ * DynamoDB evaluates exactly (exact_query), for the aggregates it
+ * computes: the table's own (-1), and those through the indexes holding
+ * every row, as an IntList of indexes, the cheapest first.
+ */
+List *
+shard_plan_exact_queries(PlannerInfo *root, RelOptInfo *baserel)
+{
+	RelInfo    *ri = baserel->fdw_private;
+	List	   *reads = NIL;
+	List	   *result = NIL;
+	ListCell   *lc;
+
+	for (int index = -1; index < ri->table->nindexes; index++)
+	{
+		ShardTable *t = reader(ri, index);
+		Analysis   *a = index < 0 ? &ri->restrict_analysis : &ri->view_analysis[index];
+		CostedRead *read;
+		ReadSize	size;
+		Cost		startup;
+
+		if (t == NULL || !exact_query(t, a) ||
+			(index >= 0 && !index_holds_rows(t, baserel->relid, baserel->baserestrictinfo)))
+			continue;
+		read = palloc(sizeof(CostedRead));
+		read->index = index;
+		size = reader_size(root, baserel, ri, index, a, 1, 1);
+		read_cost(&size, 0, &startup, &read->total);
+		reads = lappend(reads, read);
+	}
+	list_sort(reads, costed_read_cmp);
+	foreach(lc, reads)
+		result = lappend_int(result, ((CostedRead *) lfirst(lc))->index);
+	return result;
+}
+
+/* Whether the read of baserel through index (-1: none) has filters. */
+bool
+shard_plan_filtered(RelOptInfo *baserel, int index)
+{
+	RelInfo    *ri = baserel->fdw_private;
+
+	return (index < 0 ? ri->restrict_analysis.filters :
+			ri->view_analysis[index].filters) != NIL;
+}
+
+/* What reads baserel: its table (index -1), or the view of an index. */
+ShardTable *
+shard_plan_table(RelOptInfo *baserel, int index)
+{
+	return reader(baserel->fdw_private, index);
+}
+
+/* The fdw_private of a ForeignPath that reads through index (-1: none). */
+List *
+shard_plan_path_private(int index)
+{
+	return path_private(NIL, index);
 }
 
 /*
@@ -793,16 +1108,18 @@ shard_plan_sort_column(ShardTable *t, int col, Oid collation)
 }
 
 /*
- * True when an equality that the scan's key condition uses fixes column
- * col of foreign relation baserel to one value of the column's own type.
+ * True when an equality that the key condition of the read of foreign
+ * relation baserel through index (-1: none) uses fixes column col to one
+ * value of the column's own type.
  */
 bool
-shard_plan_fixed_column(RelOptInfo *baserel, int col)
+shard_plan_fixed_column(RelOptInfo *baserel, int index, int col)
 {
 	RelInfo    *ri = baserel->fdw_private;
 	ListCell   *lc;
 
-	foreach(lc, ri->restrict_analysis.key_conds)
+	foreach(lc, index < 0 ? ri->restrict_analysis.key_conds :
+			ri->view_analysis[index].key_conds)
 	{
 		Cond	   *c = lfirst(lc);
 
@@ -879,7 +1196,7 @@ shard_lookup_path(PlannerInfo *root, RelOptInfo *inner, ShardLookup *lookup)
 {
 	return (Path *) shard_create_foreignscan_path(root, inner, NULL, inner->rows, 0, 0,
 												  NIL, NULL, NULL,
-												  list_make1(lookup->cols));
+												  path_private(lookup->cols, -1));
 }
 
 /*

@@ -18,6 +18,7 @@
 #include "fdw/fdw.h"
 
 #include "access/htup_details.h"
+#include "access/xact.h"
 #include "catalog/pg_type.h"
 #include "common/hashfn.h"
 #include "executor/executor.h"
@@ -29,10 +30,10 @@
 #include "utils/hsearch.h"
 #include "utils/memutils.h"
 
+#include "core/avorder.h"
 #include "fdw/modifystate.h"
 #include "fdw/scanstate.h"
 
-static void check_item_key(ShardTable *t, const DdbJson *item, ShardKey *k);
 
 /* ---------------------------------------------------------------------
  * Streams
@@ -315,6 +316,17 @@ read_page_item(ShardScanState *ss, Stream *s)
 }
 
 /*
+ * Free a page the stream has read, unless the scan keeps its items until
+ * its group is reset (keep_pages).
+ */
+static void
+release_page(ShardScanState *ss, DdbRequest *page)
+{
+	if (!ss->keep_pages)
+		ddb_request_free(page);
+}
+
+/*
  * The next item of stream s, or NULL when it has none at hand; *waiting
  * says whether more may come.  A bounded stream that reaches its page's
  * bound pauses instead (see merge.c).
@@ -334,7 +346,7 @@ scan_stream_next_item(ShardScanState *ss, Stream *s, bool *waiting)
 					read_page_item(ss, s);
 				/* a merge orders items by a sort key it must trust */
 				if (ss->order != 0)
-					check_item_key(ss->t, item, &ss->t->sk);
+					scan_check_item_key(ss->t, item, &ss->t->sk);
 				if (!past_bound(ss, s, item))
 				{
 					s->pos++;
@@ -343,7 +355,7 @@ scan_stream_next_item(ShardScanState *ss, Stream *s, bool *waiting)
 			}
 			if (item != NULL || past_bound(ss, s, s->lek))
 			{
-				ddb_request_free(s->page);
+				release_page(ss, s->page);
 				s->page = NULL;
 				s->paused = true;
 				*waiting = false;
@@ -352,7 +364,7 @@ scan_stream_next_item(ShardScanState *ss, Stream *s, bool *waiting)
 			if (s->next == NULL && s->ready == NULL && (ss->limit > 0 || s->bounded) &&
 				ss->op != SCAN_OP_GET && s->lek != NULL)
 				stream_follow(ss, s, s->lek);
-			ddb_request_free(s->page);
+			release_page(ss, s->page);
 			s->page = NULL;
 			if (s->ready)
 			{
@@ -389,12 +401,13 @@ scan_stream_next_item_wait(ShardScanState *ss, Stream *s)
  */
 
 /*
- * Refuse an item that lacks key attribute k or holds it as another type:
- * every read asks for the key attributes and DynamoDB always has them, so
- * such an item is a broken answer, never a row to fill with NULLs.
+ * Refuse an item of foreign table t that lacks key attribute k or holds it
+ * as another type: every read asks for the key attributes and DynamoDB
+ * always has them, so such an item is a broken answer, never a row to
+ * fill with NULLs.
  */
-static void
-check_item_key(ShardTable *t, const DdbJson *item, ShardKey *k)
+void
+scan_check_item_key(ShardTable *t, const DdbJson *item, const ShardKey *k)
 {
 	const DdbJson *av;
 
@@ -413,7 +426,9 @@ check_item_key(ShardTable *t, const DdbJson *item, ShardKey *k)
 /*
  * The value of column col (an index into t's columns) in item, stored
  * under layout l (one of t's layouts): its attribute, or when the item
- * lacks it, its text in a key, as l's templates wrote it.
+ * lacks it, its text in a key, as l's templates wrote it (and read
+ * through an index, the table's keys, as the layout that stores the item
+ * wrote them).
  */
 Datum
 scan_item_column(ShardTable *t, ShardTable *l, const DdbJson *item, int col, bool *isnull)
@@ -427,6 +442,14 @@ scan_item_column(ShardTable *t, ShardTable *l, const DdbJson *item, int col, boo
 
 		if (text == NULL)
 			text = codec_key_field(t, &t->sk, item, c->name);
+		if (text == NULL && t->base)
+		{
+			ShardTable *b = layout_item_layout(t->base, item);
+
+			text = codec_key_field(b, &b->pk, item, c->name);
+			if (text == NULL)
+				text = codec_key_field(t->base, &t->base->sk, item, c->name);
+		}
 		*isnull = text == NULL;
 		return text == NULL ? (Datum) 0 : codec_text_to_datum(text, c, item, t);
 	}
@@ -454,8 +477,8 @@ item_to_values(ShardScanState *ss, const DdbJson *item, int layout, TupleTableSl
 	ShardTable *l = layout < 0 ? t : t->layouts[layout];
 	ListCell   *lc;
 
-	check_item_key(t, item, &t->pk);
-	check_item_key(t, item, &t->sk);
+	scan_check_item_key(t, item, &t->pk);
+	scan_check_item_key(t, item, &t->sk);
 	ExecClearTuple(slot);
 	memset(slot->tts_isnull, true, sizeof(bool) * slot->tts_tupleDescriptor->natts);
 	foreach(lc, ss->cols)
@@ -738,6 +761,30 @@ text_set_add(HTAB **set, MemoryContext cxt, const char *text)
 	return true;
 }
 
+/*
+ * Streams that get the items of keys (a List of item keys as JSON texts),
+ * BATCH_GET_MAX a stream (a BatchGetItem, or a GetItem for one key), of an
+ * earlier layout when earlier, appended to streams.
+ */
+List *
+scan_get_streams(List *keys, bool earlier, List *streams)
+{
+	Stream	   *batch = NULL;
+	ListCell   *lc;
+
+	foreach(lc, keys)
+	{
+		if (batch == NULL || list_length(batch->keys) == BATCH_GET_MAX)
+		{
+			batch = palloc0(sizeof(Stream));
+			batch->earlier = earlier;
+			streams = lappend(streams, batch);
+		}
+		batch->keys = lappend(batch->keys, lfirst(lc));
+	}
+	return streams;
+}
+
 /* Evaluate the expressions and build the streams, then send. */
 static void
 scan_start(ShardScanState *ss, ExprContext *econtext)
@@ -766,6 +813,7 @@ scan_start(ShardScanState *ss, ExprContext *econtext)
 		i++;
 	}
 	combos = request_key_combinations(ss);
+	scan_expiry_start(ss);
 	if (ss->op == SCAN_OP_SCAN)
 	{
 		/* two passes while the table has earlier layouts: see in_its_pass */
@@ -812,20 +860,7 @@ scan_start(ShardScanState *ss, ExprContext *econtext)
 			}
 		}
 		for (int phase = 0; phase < 2; phase++)
-		{
-			Stream	   *batch = NULL;
-
-			foreach(lc, keys[phase])
-			{
-				if (batch == NULL || list_length(batch->keys) == BATCH_GET_MAX)
-				{
-					batch = palloc0(sizeof(Stream));
-					batch->earlier = phase == 0;
-					streams = lappend(streams, batch);
-				}
-				batch->keys = lappend(batch->keys, lfirst(lc));
-			}
-		}
+			streams = scan_get_streams(keys[phase], phase == 0, streams);
 	}
 	else if (combos != NIL)
 	{
@@ -932,6 +967,34 @@ scan_start(ShardScanState *ss, ExprContext *econtext)
 	MemoryContextSwitchTo(old);
 }
 
+/*
+ * What a scan of foreign table relid reads: the table, or through its
+ * secondary index named by index (a String; NULL: none), that index's
+ * view.  The plan named an index the table recorded then; an error says
+ * when it is no longer one a read may go through.
+ */
+static ShardTable *
+scan_reader(Oid relid, Node *index)
+{
+	ShardTable *t = shard_get_table(relid);
+	int			i;
+	ShardTable *v;
+	const char *why = "the foreign table no longer records it";
+
+	if (index == NULL)
+		return t;
+	i = shard_index_find(t, strVal(index));
+	v = i < 0 ? NULL : shard_index_view(t, i, &why);
+	if (v == NULL)
+		ereport(ERROR,
+				(errcode(ERRCODE_FDW_ERROR),
+				 errmsg("cannot read foreign table \"%s\" through index \"%s\"",
+						t->relname, strVal(index)),
+				 errdetail("The plan reads through it, but %s.", why),
+				 errhint("Run the statement again: it is planned anew.")));
+	return v;
+}
+
 /* Unpack a flattened condition list. */
 static ExecCond *
 unpack_conds(List *flat, int *n)
@@ -963,7 +1026,7 @@ shard_scan_create(ForeignScanState *node, int eflags)
 	int			nexprs = list_length(fs->fdw_exprs);
 	List	   *buckets;
 
-	ss->t = shard_get_table(rte->relid);
+	ss->t = scan_reader(rte->relid, list_nth(fs->fdw_private, SCAN_PRIVATE_INDEX));
 	ss->op = intVal(list_nth(fs->fdw_private, SCAN_PRIVATE_OP));
 	ss->cols = list_nth(fs->fdw_private, SCAN_PRIVATE_COLUMNS);
 	ss->attrs = list_nth(fs->fdw_private, SCAN_PRIVATE_ATTRS);
@@ -993,6 +1056,7 @@ shard_scan_create(ForeignScanState *node, int eflags)
 	ss->bucket_open = list_nth_int(buckets, BUCKET_OPEN) != 0;
 	ss->bucket_conds = unpack_conds(list_nth(fs->fdw_private, SCAN_PRIVATE_BUCKET_CONDS),
 									&ss->nbucket_conds);
+	ss->fetch = boolVal(list_nth(fs->fdw_private, SCAN_PRIVATE_FETCH));
 	ss->exprs = fs->fdw_exprs;
 	ss->values = palloc0(sizeof(Datum) * Max(nexprs, 1));
 	ss->nulls = palloc0(sizeof(bool) * Max(nexprs, 1));
@@ -1013,6 +1077,8 @@ shard_scan_create(ForeignScanState *node, int eflags)
 	ss->group = ddb_group_create(ss->conn, ss->max_inflight);
 	ddb_group_set_budget(ss->group, budget_for(ss->t, false));
 	ddb_group_hold(&ss->group, GetMemoryChunkContext(ss));
+	if (ss->fetch)
+		fetch_begin(ss);
 	return ss;
 }
 
@@ -1078,10 +1144,85 @@ in_its_pass(ShardScanState *ss, const DdbJson *item)
 }
 
 /*
- * The scan's next item, in its order, or NULL at the end.  A Scan passes
+ * The next item the scan's streams read, in its order (as they arrive, or
+ * merged), or NULL at the end.  It is valid until the next call.
+ */
+const DdbJson *
+scan_next_read(ShardScanState *ss)
+{
+	if (ss->order == 0)
+		return merge_next_unordered(ss);
+	merge_advance(ss);
+	return merge_next_ordered(ss);
+}
+
+/*
+ * True when a read of t may meet one row twice: the table's items move
+ * between its layouts (also when t is a view of one of its indexes).
+ */
+static bool
+rows_may_repeat(ShardTable *t)
+{
+	return t->nlayouts > 1 || (t->base && t->base->nlayouts > 1);
+}
+
+/*
+ * Five years of 365 days: DynamoDB never deletes an item whose TTL lies
+ * further in the past, so such an item has not expired.
+ */
+#define TTL_HORIZON_S (5 * 365 * SECS_PER_DAY)
+
+/*
+ * Set the bounds of the TTLs that have passed, for the scan's
+ * FilterExpression (scanrequest.c) and its own check of each item
+ * (item_expired): DynamoDB's time to live deletes, some time after it,
+ * an item whose TTL attribute is a number of epoch seconds before now,
+ * but no more than five years before, and never one whose attribute is
+ * missing or of another type.  "Now" is the statement's start, in whole
+ * seconds, the same for every scan and page of the statement.  NULL
+ * bounds when the table's reads keep every item.
+ */
+void
+scan_expiry_start(ShardScanState *ss)
+{
+	int64		now;
+
+	ss->expiry_now = ss->expiry_oldest = NULL;
+	if (shard_expiry_attribute(ss->t) == NULL)
+		return;
+	now = GetCurrentStatementStartTimestamp() / USECS_PER_SEC +
+		(int64) (POSTGRES_EPOCH_JDATE - UNIX_EPOCH_JDATE) * SECS_PER_DAY;
+	ss->expiry_now = psprintf(INT64_FORMAT, now);
+	ss->expiry_oldest = psprintf(INT64_FORMAT, now - TTL_HORIZON_S);
+}
+
+/*
+ * True when the time to live of item has passed (see scan_expiry_start):
+ * the scan leaves it out, also where DynamoDB's filter did not (GetItem,
+ * a TTL attribute that is a key).
+ */
+static bool
+item_expired(ShardScanState *ss, const DdbJson *item)
+{
+	const DdbJson *av;
+
+	if (ss->expiry_now == NULL)
+		return false;
+	av = ddbjson_get(item, shard_expiry_attribute(ss->t));
+	if (av == NULL || av->kind != DJ_OBJECT || av->n != 1 ||
+		strcmp(av->keys[0], "N") != 0 || av->elems[0].kind != DJ_STRING)
+		return false;
+	return avorder_number_cmp(av->elems[0].str, ss->expiry_now) < 0 &&
+		avorder_number_cmp(av->elems[0].str, ss->expiry_oldest) >= 0;
+}
+
+/*
+ * The scan's next item, in its order, or NULL at the end: the table's item
+ * of each index item when they are got by key (fetch.c).  A Scan passes
  * over the items that are not the table's rows (layout_item_is_row), and
  * a scan an UPDATE or DELETE reads over those whose sort key is not the
- * table's (layout_sort_key_is_row).
+ * table's (layout_sort_key_is_row); every scan over the items whose time
+ * to live has passed (item_expired).
  */
 static const DdbJson *
 next_item(ShardScanState *ss)
@@ -1090,19 +1231,13 @@ next_item(ShardScanState *ss)
 	MemoryContext old = MemoryContextSwitchTo(ss->runcxt);
 
 	do
-	{
-		if (ss->order != 0)
-		{
-			merge_advance(ss);
-			item = merge_next_ordered(ss);
-		}
-		else
-			item = merge_next_unordered(ss);
-	} while (item &&
-			 ((ss->op == SCAN_OP_SCAN && !layout_item_is_row(ss->t, item)) ||
-			  (ss->need_ctid && !layout_sort_key_is_row(ss->t, item)) ||
-			  (ss->t->nlayouts > 1 &&
-			   (!in_its_pass(ss, item) || seen_before(ss, item)))));
+		item = ss->fetch ? fetch_next(ss) : scan_next_read(ss);
+	while (item &&
+		   ((ss->op == SCAN_OP_SCAN && !layout_item_is_row(ss->t, item)) ||
+			(ss->need_ctid && !layout_sort_key_is_row(ss->t, item)) ||
+			item_expired(ss, item) ||
+			(rows_may_repeat(ss->t) &&
+			 (!in_its_pass(ss, item) || seen_before(ss, item)))));
 	MemoryContextSwitchTo(old);
 	if (item)
 		ss->stats.items++;
@@ -1311,6 +1446,7 @@ shard_scan_segments(Oid relid, const int *segs, int nsegs, int total,
 	ddb_group_hold(&ss->group, GetMemoryChunkContext(ss));
 	ss->total_segments = total;
 	ss->bucket_col = -1;
+	scan_expiry_start(ss);
 	ss->nstreams = nsegs;
 	ss->nstarted = nsegs;
 	ss->streams = palloc0(sizeof(Stream) * Max(nsegs, 1));
@@ -1368,6 +1504,8 @@ shard_scan_reset(ShardScanState *ss)
 	}
 	if (ss->group)
 		ddb_group_reset(ss->group);
+	if (ss->fetcher)
+		fetch_reset(ss);
 	ss->started = false;
 }
 
@@ -1376,6 +1514,8 @@ void
 shard_scan_stop(ShardScanState *ss)
 {
 	shard_scan_reset(ss);
+	if (ss->fetcher)
+		fetch_stop(ss);
 	if (ss->group)
 	{
 		scan_add_stats(&ss->stats, ddb_group_stats(ss->group));

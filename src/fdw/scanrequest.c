@@ -618,22 +618,71 @@ filter_condition(ShardScanState *ss, ExecCond *c, StringInfo buf)
 }
 
 /*
- * The FilterExpression of the filters, or NULL.  A filter DynamoDB cannot
- * evaluate is left out, and so is the whole expression when it would be
- * longer than DynamoDB takes: every filter is checked locally too.
+ * Widen cond, the text of filter c, to keep the items that do not store
+ * its column as an attribute of the column's type (conds_superset_filter):
+ * "(cond OR NOT attribute_type(#n, :v))", which an absent attribute meets.
+ */
+static void
+keep_unstored(ShardScanState *ss, ExecCond *c, StringInfo cond)
+{
+	ShardColumn *col = &ss->t->columns[c->col];
+	char	   *text;
+
+	if (!conds_superset_filter(ss->t, c->col, c->op))
+		return;
+	text = pstrdup(cond->data);
+	resetStringInfo(cond);
+	appendStringInfo(cond, "(%s OR NOT attribute_type(#n%d, %s))", text,
+					 name_index(ss, col->attribute),
+					 add_value(ss, av_json("S", ddb_type_name(col->ddb_type))));
+}
+
+/*
+ * Write to buf, empty, the condition that an item's time to live has not
+ * passed, as scan.c's check of each item has it (see scan_expiry_start):
+ * its TTL attribute is not a number, or a number not below expiry_now, or
+ * below expiry_oldest, "(NOT attribute_type(#t, :N) OR #t >= :now OR #t <
+ * :oldest)"; when the scan leaves such items out and can filter on the
+ * attribute (conds_expiry_filter).
+ */
+static void
+unexpired_condition(ShardScanState *ss, StringInfo buf)
+{
+	const char *attribute = conds_expiry_filter(ss->t);
+	int			n;
+
+	if (attribute == NULL || ss->expiry_now == NULL)
+		return;
+	n = name_index(ss, attribute);
+	appendStringInfo(buf, "(NOT attribute_type(#n%d, %s)", n, add_value(ss, av_json("S", "N")));
+	appendStringInfo(buf, " OR #n%d >= %s", n, add_value(ss, av_json("N", ss->expiry_now)));
+	appendStringInfo(buf, " OR #n%d < %s)", n, add_value(ss, av_json("N", ss->expiry_oldest)));
+}
+
+/*
+ * The FilterExpression of the items' time to live and of the filters, or
+ * NULL.  A filter DynamoDB cannot evaluate is left out, and so are all
+ * the filters when they would make it longer than DynamoDB takes: every
+ * filter is checked locally too, as is the time to live.  GetItem and
+ * BatchGetItem take none (nor the names it would use).
  */
 char *
 request_filter_expression(ShardScanState *ss)
 {
 	StringInfoData buf;
 	StringInfoData cond;
-	int			names = list_length(ss->names);
-	int			values = list_length(ss->value_names);
+	int			names;
+	int			values;
+	int			unexpired;
 
-	if (ss->nfilters == 0)
+	if (ss->op == SCAN_OP_GET)
 		return NULL;
 	initStringInfo(&buf);
 	initStringInfo(&cond);
+	unexpired_condition(ss, &buf);
+	unexpired = buf.len;
+	names = list_length(ss->names);
+	values = list_length(ss->value_names);
 	for (int i = 0; i < ss->nfilters; i++)
 	{
 		int			cond_names = list_length(ss->names);
@@ -645,12 +694,14 @@ request_filter_expression(ShardScanState *ss)
 			forget_names_since(ss, cond_names, cond_values);
 			continue;
 		}
+		keep_unstored(ss, &ss->filters[i], &cond);
 		appendStringInfo(&buf, "%s%s", buf.len > 0 ? " AND " : "", cond.data);
 	}
 	if (buf.len > DDB_MAX_EXPRESSION_BYTES)
 	{
 		forget_names_since(ss, names, values);
-		return NULL;
+		buf.len = unexpired;
+		buf.data[unexpired] = '\0';
 	}
 	return buf.len > 0 ? buf.data : NULL;
 }
@@ -744,7 +795,7 @@ projection_expression(ShardScanState *ss)
  * ProjectionExpression and ExpressionAttributeNames as JSON members (NULL
  * when a read has neither), which every body of the scan carries: made once
  * per scan start, after the key condition and the filter have named their
- * attributes.
+ * attributes.  ss->projected says whether there is a projection.
  */
 char *
 request_expression_maps(ShardScanState *ss)
@@ -755,6 +806,7 @@ request_expression_maps(ShardScanState *ss)
 	ListCell   *lc;
 	int			i = 0;
 
+	ss->projected = projection != NULL;
 	buf_init(&out);
 	jw_init(&w, &out);
 	if (projection)
@@ -801,6 +853,25 @@ write_values(ShardScanState *ss, JsonWriter *w, const char *pk_json)
 		jw_raw(w, strVal(lfirst(lc2)));
 	}
 	jw_end_object(w);
+}
+
+/*
+ * True when scan ss reads a local secondary index that lacks columns the
+ * scan needs, which DynamoDB then reads from the table in the Query: when
+ * its ProjectionExpression names them, or without one (whole items, or a
+ * projection over DynamoDB's limit), with Select ALL_ATTRIBUTES.
+ */
+bool
+request_lsi_reads_table(ShardScanState *ss)
+{
+	ListCell   *lc;
+
+	if (ss->t->base == NULL || !ss->t->index_local || ss->select_count)
+		return false;
+	foreach(lc, ss->cols)
+		if (ss->t->columns[lfirst_int(lc)].unprojected)
+			return true;
+	return false;
 }
 
 /*
@@ -899,7 +970,14 @@ request_read_body(ShardScanState *ss, Stream *s, const DdbJson *start_key, size_
 			jw_key(&w, "Limit");
 			jw_int(&w, request_page_limit(ss->limit, ss->merge_width));
 		}
-		if (t->consistent_read && t->index == NULL)
+		/* an LSI reads the table's attributes it lacks itself */
+		if (request_lsi_reads_table(ss) && !ss->projected)
+		{
+			jw_key(&w, "Select");
+			jw_cstring(&w, "ALL_ATTRIBUTES");
+		}
+		/* a GSI is only eventually consistent; an LSI is the table's */
+		if (t->consistent_read && (t->index == NULL || (t->base && t->index_local)))
 		{
 			jw_key(&w, "ConsistentRead");
 			jw_bool(&w, true);

@@ -3,8 +3,9 @@
  * scanstate.h
  *		The state of a foreign scan, shared by the files that run one:
  *		scan.c (streams of pages, items to tuples, the callbacks, EXPLAIN),
- *		request.c (the reads' expressions and request bodies) and merge.c
- *		(the order in which the streams' items are returned).
+ *		scanrequest.c (the reads' expressions and request bodies), merge.c
+ *		(the order in which the streams' items are returned) and fetch.c
+ *		(the table's items of an index's, got by key).
  *
  *-------------------------------------------------------------------------
  */
@@ -104,6 +105,11 @@ struct ShardScanState
 	bool		need_ctid;		/* UPDATE/DELETE: the shard in ctid */
 	bool		read_all;		/* read to the end before the first row */
 	bool		select_count;	/* Select COUNT: pages carry counts, no items */
+	bool		fetch;			/* through an index that lacks columns: the
+								 * table's items are got by key (fetch.c) */
+	struct FetchState *fetcher; /* ... and how */
+	bool		keep_pages;		/* pages read stay until the group is reset
+								 * (fetch.c's BatchGetItems) */
 	List	   *exprs;			/* fdw_exprs, for EXPLAIN */
 	List	   *expr_states;
 	int			max_inflight;
@@ -119,9 +125,16 @@ struct ShardScanState
 	List	   *explain_context;	/* EXPLAIN's deparse context of the plan */
 	char	   *key_cond_expr;	/* KeyConditionExpression */
 	char	   *filter_expr;	/* FilterExpression */
+	char	   *expiry_now;		/* epoch seconds at the statement's start, as
+								 * text: items whose TTL is a number below it
+								 * have expired ... */
+	char	   *expiry_oldest;	/* ... unless below this, five years before;
+								 * both NULL when reads keep every item (see
+								 * scan_expiry_start) */
 	char	   *expression_maps;	/* ProjectionExpression and
 									 * ExpressionAttributeNames as JSON
 									 * members, or NULL: neither */
+	bool		projected;		/* ... with a ProjectionExpression */
 	List	   *names;			/* ExpressionAttributeNames, in order */
 	List	   *value_names;	/* ExpressionAttributeValues: names ... */
 	List	   *value_json;		/* ... and their AttributeValue JSON */
@@ -163,10 +176,14 @@ extern char *request_key_condition(ShardScanState *ss, const char **texts);
 extern char *request_filter_expression(ShardScanState *ss);
 extern char *request_expression_maps(ShardScanState *ss);
 extern int	request_page_limit(int limit, int nshards);
+extern bool request_lsi_reads_table(ShardScanState *ss);
 extern char *request_read_body(ShardScanState *ss, Stream *s,
 							   const DdbJson *start_key, size_t *len);
 
 /* in scan.c: a stream's pages; the error of too many partitions */
+extern const DdbJson *scan_next_read(ShardScanState *ss);
+extern void scan_check_item_key(ShardTable *t, const DdbJson *item, const ShardKey *k);
+extern List *scan_get_streams(List *keys, bool earlier, List *streams);
 extern void scan_stream_fetch(ShardScanState *ss, Stream *s, const DdbJson *start_key);
 extern void scan_receive_page(ShardScanState *ss);
 extern const DdbJson *scan_stream_next_item(ShardScanState *ss, Stream *s,
@@ -183,6 +200,15 @@ extern void merge_bound_streams(ShardScanState *ss);
 extern void merge_note_page(ShardScanState *ss, Stream *s, DdbRequest *page);
 extern const DdbJson *merge_frontier(ShardScanState *ss, Stream *s);
 extern bool merge_beyond(ShardScanState *ss, const DdbJson *a, const DdbJson *b);
+
+/* in fetch.c: the table's items of an index's */
+extern void fetch_begin(ShardScanState *ss);
+extern const DdbJson *fetch_next(ShardScanState *ss);
+extern void fetch_reset(ShardScanState *ss);
+extern void fetch_stop(ShardScanState *ss);
+extern int64 fetch_explain_stats(ShardScanState *ss, DdbStats *into);
+/* scan.c: the bounds of the TTLs that have passed (expiry_now, expiry_oldest) */
+extern void scan_expiry_start(ShardScanState *ss);
 
 /* scan.c: whether a range table's shards hold its sort key in order */
 extern bool scan_range_in_key_order(ShardTable *t);

@@ -36,6 +36,7 @@
 typedef struct UpperInfo
 {
 	RelOptInfo *input;			/* the foreign table's relation */
+	int			index;			/* the index read through, or -1 */
 	List	   *exprs;			/* the Aggrefs and GROUP BY Vars, in the
 								 * scan's order */
 	List	   *parts;			/* IntList: (AggKind, column) pairs */
@@ -112,10 +113,10 @@ recognise_aggregate(ShardTable *t, RelOptInfo *input, Aggref *agg, AggKind *kind
 
 /*
  * The column of input that expr is when the query groups by it and an
- * equality fixes it, or -1.
+ * equality of the read through index (-1: none) fixes it, or -1.
  */
 static int
-group_column(ShardTable *t, RelOptInfo *input, List *group_exprs, Expr *expr)
+group_column(ShardTable *t, RelOptInfo *input, int index, List *group_exprs, Expr *expr)
 {
 	Var		   *var = (Var *) expr;
 	int			col;
@@ -124,60 +125,57 @@ group_column(ShardTable *t, RelOptInfo *input, List *group_exprs, Expr *expr)
 		var->varattno <= 0 || !list_member(group_exprs, var))
 		return -1;
 	col = shard_column_index(t, var->varattno);
-	return col >= 0 && shard_plan_fixed_column(input, col) ? col : -1;
+	return col >= 0 && shard_plan_fixed_column(input, index, col) ? col : -1;
 }
 
 /*
- * GetForeignUpperPaths: for the aggregates of a query over one keyed read
- * that DynamoDB evaluates exactly, grouped by nothing or by columns fixed
- * by equalities, a path that asks DynamoDB for them.
+ * The aggregates of the query over input_rel (grouped by nothing or by
+ * columns that equalities fix) that the read of input_rel through index
+ * (-1: none) lets DynamoDB compute, or NULL when it cannot compute them
+ * all.
  */
-void
-shard_get_upper_paths(PlannerInfo *root, UpperRelationKind stage,
-					  RelOptInfo *input_rel, RelOptInfo *output_rel, void *extra)
+static UpperInfo *
+upper_info(PlannerInfo *root, RelOptInfo *input_rel, RelOptInfo *output_rel, int index)
 {
 	Query	   *parse = root->parse;
+	ShardTable *t = shard_plan_table(input_rel, index);
+	bool		filtered = shard_plan_filtered(input_rel, index);
 	UpperInfo  *ui;
-	ShardTable *t;
-	bool		filtered;
 	ListCell   *lc;
 	List	   *nodes;
 	List	   *group_exprs = NIL;
 	bool		any_aggregate = false;
 
-	if (stage != UPPERREL_GROUP_AGG || output_rel->fdw_private != NULL ||
-		input_rel->reloptkind != RELOPT_BASEREL || input_rel->fdw_private == NULL ||
-		((GroupPathExtraData *) extra)->patype != PARTITIONWISE_AGGREGATE_NONE ||
-		parse->groupingSets != NIL || root->hasHavingQual ||
-		!shard_plan_exact_query(input_rel, &filtered))
-		return;
-	t = shard_get_table(planner_rt_fetch(input_rel->relid, root)->relid);
-	/* a partition of several layouts is read once in each: rows counted twice */
-	if (t->nlayouts > 1)
-		return;
+	/*
+	 * a partition of several layouts is read once in each, and an item
+	 * moving between them may be met in both: rows counted twice
+	 */
+	if (t->nlayouts > 1 || (t->base && t->base->nlayouts > 1))
+		return NULL;
 	foreach(lc, parse->groupClause)
 	{
 		Expr	   *expr = (Expr *) get_sortgroupclause_expr(lfirst(lc), parse->targetList);
 
-		if (group_column(t, input_rel, list_make1(expr), expr) < 0)
-			return;
+		if (group_column(t, input_rel, index, list_make1(expr), expr) < 0)
+			return NULL;
 		group_exprs = lappend(group_exprs, expr);
 	}
 	ui = palloc0(sizeof(UpperInfo));
 	ui->input = input_rel;
+	ui->index = index;
 	nodes = pull_var_clause((Node *) output_rel->reltarget->exprs,
 							PVC_INCLUDE_AGGREGATES | PVC_RECURSE_PLACEHOLDERS);
 	foreach(lc, nodes)
 	{
 		Expr	   *node = lfirst(lc);
 		AggKind		kind = AGG_GROUP_COLUMN;
-		int			col = group_column(t, input_rel, group_exprs, node);
+		int			col = group_column(t, input_rel, index, group_exprs, node);
 
 		if (col < 0 &&
 			(!IsA(node, Aggref) ||
 			 !recognise_aggregate(t, input_rel, (Aggref *) node, &kind, &col) ||
 			 (kind != AGG_COUNT && filtered)))
-			return;
+			return NULL;
 		any_aggregate |= kind != AGG_GROUP_COLUMN;
 		if (list_member(ui->exprs, node))
 			continue;
@@ -185,7 +183,33 @@ shard_get_upper_paths(PlannerInfo *root, UpperRelationKind stage,
 		ui->parts = lappend_int(lappend_int(ui->parts, kind), col);
 	}
 	/* an aggregate tells whether anything matched, and so whether a group is */
-	if (!any_aggregate)
+	return any_aggregate ? ui : NULL;
+}
+
+/*
+ * GetForeignUpperPaths: for the aggregates of a query over one keyed read
+ * that DynamoDB evaluates exactly, grouped by nothing or by columns fixed
+ * by equalities, a path that asks DynamoDB for them, through the cheapest
+ * read of the table or of an index that can compute them all (min and
+ * max need the index whose sort key their column leads).
+ */
+void
+shard_get_upper_paths(PlannerInfo *root, UpperRelationKind stage,
+					  RelOptInfo *input_rel, RelOptInfo *output_rel, void *extra)
+{
+	Query	   *parse = root->parse;
+	UpperInfo  *ui = NULL;
+	ListCell   *lc;
+
+	if (stage != UPPERREL_GROUP_AGG || output_rel->fdw_private != NULL ||
+		input_rel->reloptkind != RELOPT_BASEREL || input_rel->fdw_private == NULL ||
+		((GroupPathExtraData *) extra)->patype != PARTITIONWISE_AGGREGATE_NONE ||
+		parse->groupingSets != NIL || root->hasHavingQual)
+		return;
+	foreach(lc, shard_plan_exact_queries(root, input_rel))
+		if ((ui = upper_info(root, input_rel, output_rel, lfirst_int(lc))) != NULL)
+			break;
+	if (ui == NULL)
 		return;
 	output_rel->fdw_private = ui;
 
@@ -218,6 +242,7 @@ upper_get_plan(PlannerInfo *root, RelOptInfo *rel, Oid foreigntableid,
 
 	read->path.pathtype = T_ForeignScan;
 	read->path.parent = ui->input;
+	read->fdw_private = shard_plan_path_private(ui->index);
 	scan = shard_get_plan(root, ui->input,
 						  planner_rt_fetch(ui->input->relid, root)->relid, read, NIL,
 						  ui->input->baserestrictinfo, NULL);

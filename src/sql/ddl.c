@@ -3,19 +3,31 @@
  * ddl.c
  *		The extension's DDL event triggers: what ALTER FOREIGN TABLE may not
  *		change, checked at its start (shard_fdw_check_alter); and a foreign
- *		table's keys learnt or checked against DynamoDB, then its options
- *		checked, at the end of CREATE and ALTER FOREIGN TABLE
- *		(shard_fdw_check_table).
+ *		table's keys and secondary indexes learnt or checked against
+ *		DynamoDB, then its options checked, then its TTL attribute learnt,
+ *		at the end of CREATE and ALTER FOREIGN TABLE (shard_fdw_check_table).
+ *		ddl_record_indexes records the indexes for shard_fdw_refresh_indexes
+ *		(functions.c) too.
  *
  * A foreign table declared without partition_key gets its key attribute
  * names from DescribeTable, recorded as its partition_key and sort_key
  * options.  Keys that are declared are checked against DescribeTable: a
- * table whose keys DynamoDB does not have is refused, naming both.  When
- * DynamoDB cannot be asked (unreachable, no credentials yet), the
- * declaration stands, with a warning; when the DynamoDB table does not
- * exist yet, with nothing to check, silently.  Everything after the
- * declaration (planning, EXPLAIN, every read and write, the errors they
- * raise) reads the catalogs only.
+ * table whose keys DynamoDB does not have is refused, naming both.  The
+ * same DescribeTable gives a foreign table of the DynamoDB table itself
+ * (not of one of its indexes) the table's secondary indexes, recorded as
+ * its option secondary_indexes.  A table declared without ttl_attribute
+ * gets the TTL attribute DescribeTimeToLive names, when TTL is enabled,
+ * recorded as that option.  When DynamoDB cannot be asked (unreachable, no
+ * credentials yet, an action denied), the declaration stands, with a
+ * warning, and so do the indexes recorded before; when the DynamoDB table
+ * does not exist yet, with nothing to check, silently.  Everything after
+ * the declaration (planning, EXPLAIN, every read and write, the errors
+ * they raise) reads the catalogs only.
+ *
+ * With check_function_bodies off, as the scripts of pg_dump and pg_restore
+ * set it, DynamoDB is not asked at all: a restore recreates the
+ * declarations as they were dumped, on a host that may not reach DynamoDB
+ * yet, without a request; the checks that read the catalogs only still run.
  *
  *-------------------------------------------------------------------------
  */
@@ -28,6 +40,7 @@
 #include "miscadmin.h"
 #include "parser/parse_type.h"
 #include "utils/builtins.h"
+#include "utils/guc.h"
 #include "utils/lsyscache.h"
 #include "utils/memutils.h"
 #include "utils/resowner.h"
@@ -35,8 +48,11 @@
 PG_FUNCTION_INFO_V1(shard_fdw_check_alter);
 PG_FUNCTION_INFO_V1(shard_fdw_check_table);
 
-/* Keys are being recorded: the ALTER that records them checks nothing more. */
-static bool recording_keys = false;
+/*
+ * What DynamoDB said is being recorded: the ALTER that records it checks
+ * nothing more.
+ */
+static bool recording = false;
 
 /*
  * Refuse renaming column name of t when that would change what it reads:
@@ -169,45 +185,95 @@ learn_keys_context(void *arg)
 }
 
 /*
+ * Record what DynamoDB said of foreign table relid: run ALTER FOREIGN
+ * TABLE relid OPTIONS (changes), changes being the text of the options
+ * list, without the checks its event trigger would run (recording).
+ */
+static void
+record_options(Oid relid, const char *changes)
+{
+	StringInfoData sql;
+
+	initStringInfo(&sql);
+	appendStringInfo(&sql, "ALTER FOREIGN TABLE %s OPTIONS (%s)",
+					 quote_qualified_identifier(get_namespace_name(get_rel_namespace(relid)),
+												get_rel_name(relid)),
+					 changes);
+	SPI_connect();
+	recording = true;
+	PG_TRY();
+	{
+		if (SPI_execute(sql.data, false, 0) != SPI_OK_UTILITY)
+			elog(ERROR, "shard_fdw: could not record the options of foreign table \"%s\"",
+				 get_rel_name(relid));
+	}
+	PG_FINALLY();
+	{
+		recording = false;
+	}
+	PG_END_TRY();
+	SPI_finish();
+}
+
+/*
+ * The item of an OPTIONS list that makes option secondary_indexes of a
+ * table whose options are options indexes (NULL: none), or NULL when it
+ * already is.
+ */
+static char *
+indexes_change(List *options, const char *indexes)
+{
+	const char *recorded = shard_option_value(options, "secondary_indexes");
+
+	if (recorded == NULL ? indexes == NULL : indexes != NULL && strcmp(recorded, indexes) == 0)
+		return NULL;
+	if (indexes == NULL)
+		return "DROP secondary_indexes";
+	return psprintf("%s secondary_indexes %s", recorded ? "SET" : "ADD",
+					quote_literal_cstr(indexes));
+}
+
+/*
+ * Record indexes (a value of option secondary_indexes, NULL for none) as
+ * the secondary indexes of foreign table relid, whose options are
+ * options, unless it records them already.
+ */
+void
+ddl_record_indexes(Oid relid, List *options, const char *indexes)
+{
+	char	   *change = indexes_change(options, indexes);
+
+	if (change)
+		record_options(relid, change);
+}
+
+/*
  * Record the key attributes of foreign table relid (DynamoDB table
  * "table", read through index when not NULL), which has no partition_key,
- * as its partition_key and sort_key options, learnt from DynamoDB.  A
- * sort_key the table already has is kept.
+ * as its partition_key and sort_key options, learnt from DynamoDB, and a
+ * table's secondary indexes.  A sort_key the table already has is kept.
  */
 static void
 learn_keys(Oid relid, ForeignTable *ft, const char *table, const char *index)
 {
 	const char *pk;
 	const char *sk;
+	char	   *indexes;
 	char	   *why;
-	StringInfoData sql;
+	char	   *change;
+	StringInfoData changes;
 	ErrorContextCallback cb;
 
 	push_error_context(&cb, learn_keys_context, &relid);
-	describe_keys(ft->serverid, table, index, true, &pk, &sk, &why);
+	describe_keys(ft->serverid, table, index, true, &pk, &sk, &indexes, &why);
 	pop_error_context(&cb);
-	initStringInfo(&sql);
-	appendStringInfo(&sql, "ALTER FOREIGN TABLE %s OPTIONS (ADD partition_key %s",
-					 quote_qualified_identifier(get_namespace_name(get_rel_namespace(relid)),
-												get_rel_name(relid)),
-					 quote_literal_cstr(pk));
+	initStringInfo(&changes);
+	appendStringInfo(&changes, "ADD partition_key %s", quote_literal_cstr(pk));
 	if (sk && shard_option_value(ft->options, "sort_key") == NULL)
-		appendStringInfo(&sql, ", ADD sort_key %s", quote_literal_cstr(sk));
-	appendStringInfoChar(&sql, ')');
-	SPI_connect();
-	recording_keys = true;
-	PG_TRY();
-	{
-		if (SPI_execute(sql.data, false, 0) != SPI_OK_UTILITY)
-			elog(ERROR, "shard_fdw: could not record the keys of foreign table \"%s\"",
-				 get_rel_name(relid));
-	}
-	PG_FINALLY();
-	{
-		recording_keys = false;
-	}
-	PG_END_TRY();
-	SPI_finish();
+		appendStringInfo(&changes, ", ADD sort_key %s", quote_literal_cstr(sk));
+	if (index == NULL && (change = indexes_change(ft->options, indexes)) != NULL)
+		appendStringInfo(&changes, ", %s", change);
+	record_options(relid, changes.data);
 }
 
 /* "partition key "p" and sort key "s"", or "... and no sort key". */
@@ -219,15 +285,15 @@ keys_text(const char *pk, const char *sk)
 }
 
 /*
- * Ask DynamoDB for the keys of "table" (through index when not NULL) in a
+ * Ask DynamoDB question(ft, arg, why) about foreign table ft in a
  * subtransaction of its own, so that a declaration outlives a DynamoDB it
- * cannot reach: true with *pk and *sk, or false with why in *why (NULL
- * when the table does not exist), the error the asking raised turned into
- * that text.
+ * cannot reach: its answer (true, the answer in arg), or false with why in
+ * *why (NULL when the table does not exist), an error the asking raised
+ * turned into that text.
  */
 static bool
-ask_keys(ForeignTable *ft, const char *table, const char *index,
-		 const char **pk, const char **sk, char **why)
+ask(bool (*question) (ForeignTable *ft, void *arg, char **why), ForeignTable *ft,
+	void *arg, char **why)
 {
 	MemoryContext cxt = CurrentMemoryContext;
 	ResourceOwner owner = CurrentResourceOwner;
@@ -237,7 +303,7 @@ ask_keys(ForeignTable *ft, const char *table, const char *index,
 	MemoryContextSwitchTo(cxt);
 	PG_TRY();
 	{
-		known = describe_keys(ft->serverid, table, index, false, pk, sk, why);
+		known = question(ft, arg, why);
 		ReleaseCurrentSubTransaction();
 	}
 	PG_CATCH();
@@ -256,23 +322,59 @@ ask_keys(ForeignTable *ft, const char *table, const char *index,
 	return known;
 }
 
+/* The keys of a DynamoDB table or index, and a table's indexes, asked for by ask(). */
+typedef struct KeysAsked
+{
+	const char *table;
+	const char *index;			/* NULL: the table's own */
+	const char *pk;				/* the answer */
+	const char *sk;
+	char	   *indexes;
+} KeysAsked;
+
+/* ask()'s question for the keys (describe_keys). */
+static bool
+ask_keys(ForeignTable *ft, void *arg, char **why)
+{
+	KeysAsked  *k = arg;
+
+	return describe_keys(ft->serverid, k->table, k->index, false,
+						 &k->pk, &k->sk, &k->indexes, why);
+}
+
+/* The TTL attribute of a DynamoDB table, asked for by ask(). */
+typedef struct TtlAsked
+{
+	const char *table;
+	const char *attribute;		/* the answer; NULL: TTL is off */
+} TtlAsked;
+
+/* ask()'s question for the TTL attribute (describe_ttl). */
+static bool
+ask_ttl(ForeignTable *ft, void *arg, char **why)
+{
+	TtlAsked   *q = arg;
+
+	return describe_ttl(ft->serverid, q->table, &q->attribute, why);
+}
+
 /*
  * Check the keys foreign table relid declares (partition_key, and
  * sort_key or its absence) against those of DynamoDB table "table" (read
  * through index when not NULL): refused when they differ, with a warning
- * when DynamoDB could not say.
+ * when DynamoDB could not say.  A table's secondary indexes are recorded
+ * as DynamoDB gave them.  True when DynamoDB described the table.
  */
-static void
+static bool
 check_keys(Oid relid, ForeignTable *ft, const char *table, const char *index)
 {
 	static const char denied[] = "AccessDeniedException:";
 	const char *declared_pk = shard_option_value(ft->options, "partition_key");
 	const char *declared_sk = shard_option_value(ft->options, "sort_key");
-	const char *pk;
-	const char *sk;
+	KeysAsked	k = {.table = table, .index = index};
 	char	   *why;
 
-	if (!ask_keys(ft, table, index, &pk, &sk, &why))
+	if (!ask(ask_keys, ft, &k, &why))
 	{
 		if (why)
 			ereport(WARNING,
@@ -283,20 +385,53 @@ check_keys(Oid relid, ForeignTable *ft, const char *table, const char *index)
 					 strncmp(why, denied, sizeof(denied) - 1) == 0 ?
 					 errhint("The declaration stands; allow IAM action dynamodb:DescribeTable on the table for an ALTER FOREIGN TABLE to check them again.") :
 					 errhint("The declaration stands; an ALTER FOREIGN TABLE checks them again.")));
-		return;
+		return false;
 	}
-	if (strcmp(declared_pk, pk) == 0 &&
-		(declared_sk == NULL ? sk == NULL : sk != NULL && strcmp(declared_sk, sk) == 0))
-		return;
+	if (strcmp(declared_pk, k.pk) == 0 &&
+		(declared_sk == NULL ? k.sk == NULL : k.sk != NULL && strcmp(declared_sk, k.sk) == 0))
+	{
+		if (index == NULL)
+			ddl_record_indexes(relid, ft->options, k.indexes);
+		return true;
+	}
 	ereport(ERROR,
 			(errcode(ERRCODE_FDW_INVALID_COLUMN_NAME),
 			 errmsg("foreign table \"%s\" declares keys that DynamoDB %s \"%s\" does not have",
 					get_rel_name(relid), index ? "index" : "table", index ? index : table),
 			 errdetail("The foreign table declares %s; %s \"%s\" has %s.",
 					   keys_text(declared_pk, declared_sk), index ? "index" : "table",
-					   index ? index : table, keys_text(pk, sk)),
+					   index ? index : table, keys_text(k.pk, k.sk)),
 			 errhint("Set the options partition_key and sort_key to the %s's keys, or leave them out to have them learnt.",
 					 index ? "index" : "table")));
+}
+
+/*
+ * Record the TTL attribute of DynamoDB table "table", which foreign table
+ * relid reads, as its option ttl_attribute, when DynamoDB has one enabled;
+ * with a warning when DynamoDB could not say.
+ */
+static void
+learn_ttl(Oid relid, ForeignTable *ft, const char *table)
+{
+	static const char denied[] = "AccessDeniedException:";
+	TtlAsked	q = {.table = table};
+	char	   *why;
+
+	if (!ask(ask_ttl, ft, &q, &why))
+	{
+		if (why)
+			ereport(WARNING,
+					(errcode(ERRCODE_FDW_UNABLE_TO_ESTABLISH_CONNECTION),
+					 errmsg("could not learn the TTL attribute of foreign table \"%s\" from DynamoDB",
+							get_rel_name(relid)),
+					 errdetail("%s", why),
+					 strncmp(why, denied, sizeof(denied) - 1) == 0 ?
+					 errhint("Reads keep the items whose time to live has passed; allow IAM action dynamodb:DescribeTimeToLive on the table, or give the option ttl_attribute.") :
+					 errhint("Reads keep the items whose time to live has passed; an ALTER FOREIGN TABLE asks again, or give the option ttl_attribute.")));
+		return;
+	}
+	if (q.attribute)
+		record_options(relid, psprintf("ADD ttl_attribute %s", quote_literal_cstr(q.attribute)));
 }
 
 /*
@@ -304,9 +439,12 @@ check_keys(Oid relid, ForeignTable *ft, const char *table, const char *index)
  * table declared without them (learn_keys), and load its options, which
  * checks what the validator cannot see (the columns that templates,
  * shard_by and column options refer to); then check the keys it declares
- * (check_keys).  The extension's event trigger calls it at the end of CREATE
+ * (check_keys); last, learn its TTL attribute when it has no ttl_attribute
+ * (learn_ttl).  The extension's event trigger calls it at the end of CREATE
  * and ALTER FOREIGN TABLE, so that a bad table is rejected when it is
- * declared, not when it is first read.
+ * declared, not when it is first read.  With check_function_bodies off
+ * (a restore), keys and TTL are neither learnt nor checked: a table without
+ * partition_key stays so until an ALTER learns it.
  */
 Datum
 shard_fdw_check_table(PG_FUNCTION_ARGS)
@@ -315,23 +453,31 @@ shard_fdw_check_table(PG_FUNCTION_ARGS)
 	ForeignTable *ft;
 	const char *table;
 	const char *index;
+	bool		described;
 
-	if (!shard_is_foreign_table(relid) || recording_keys)
+	if (!shard_is_foreign_table(relid) || recording)
 		PG_RETURN_VOID();
 	ft = GetForeignTable(relid);
 	table = shard_option_value(ft->options, "table");
 	index = shard_option_value(ft->options, "index");
 	if (table && shard_option_value(ft->options, "partition_key") == NULL)
 	{
+		if (!check_function_bodies)
+			PG_RETURN_VOID();
 		learn_keys(relid, ft, table, index);
 		(void) shard_get_table(relid);
+		described = true;
 	}
 	else
 	{
 		/* options that cannot hold are refused before DynamoDB is asked */
 		(void) shard_get_table(relid);
-		if (table)
+		described = table && check_function_bodies &&
 			check_keys(relid, ft, table, index);
 	}
+	/* a DynamoDB that could not describe the table is not asked again */
+	ft = GetForeignTable(relid);
+	if (described && shard_option_value(ft->options, "ttl_attribute") == NULL)
+		learn_ttl(relid, ft, table);
 	PG_RETURN_VOID();
 }

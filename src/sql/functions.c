@@ -2,9 +2,10 @@
  *
  * functions.c
  *		SQL functions for the people who run shard_fdw: a raw DynamoDB call
- *		through a server's connection, the backend's request counters, and
+ *		through a server's connection, the backend's request counters,
  *		sharding tools (where a row goes, per-shard counts, a recommended
- *		shard count, range boundaries from a sample).
+ *		shard count, range boundaries from a sample), and a foreign table's
+ *		secondary indexes learnt again.
  *
  *-------------------------------------------------------------------------
  */
@@ -31,6 +32,7 @@ PG_FUNCTION_INFO_V1(shard_fdw_shard_counts);
 PG_FUNCTION_INFO_V1(shard_fdw_recommend_shards);
 PG_FUNCTION_INFO_V1(shard_fdw_range_boundaries);
 PG_FUNCTION_INFO_V1(shard_fdw_metadata);
+PG_FUNCTION_INFO_V1(shard_fdw_refresh_indexes);
 
 /*
  * Check that the current user may use server, as dblink and postgres_fdw
@@ -494,5 +496,63 @@ shard_fdw_metadata(PG_FUNCTION_ARGS)
 	values[3] = PointerGetDatum(construct_array(entries, n, TEXTOID, -1, false, TYPALIGN_INT));
 	tuplestore_putvalues(rsinfo->setResult, rsinfo->setDesc, values, nulls);
 	ddb_group_free(group);
+	return (Datum) 0;
+}
+
+/*
+ * shard_fdw_refresh_indexes(ftable regclass) returns setof (index_name,
+ * kind, partition_key, sort_key, projection, unusable): learn the
+ * secondary indexes of the DynamoDB table that foreign table ftable reads
+ * again, after DynamoDB's table changed (an index created, backfilled or
+ * deleted), record them as its option secondary_indexes, and list them,
+ * with why queries on ftable do not read one (NULL when they may).
+ */
+Datum
+shard_fdw_refresh_indexes(PG_FUNCTION_ARGS)
+{
+	ReturnSetInfo *rsinfo = (ReturnSetInfo *) fcinfo->resultinfo;
+	Oid			relid = PG_GETARG_OID(0);
+	ForeignTable *ft;
+	ShardTable *t;
+	const char *pk;
+	const char *sk;
+	char	   *indexes;
+	char	   *why;
+
+	if (!shard_is_foreign_table(relid))
+		ereport(ERROR,
+				(errcode(ERRCODE_WRONG_OBJECT_TYPE),
+				 errmsg("\"%s\" is not a foreign table of shard_fdw", get_rel_name(relid))));
+	ft = GetForeignTable(relid);
+	check_server_usage(GetForeignServer(ft->serverid));
+	if (shard_option_value(ft->options, "index"))
+		ereport(ERROR,
+				(errcode(ERRCODE_WRONG_OBJECT_TYPE),
+				 errmsg("foreign table \"%s\" reads through index \"%s\"",
+						get_rel_name(relid), shard_option_value(ft->options, "index")),
+				 errhint("Refresh the indexes of a foreign table of the DynamoDB table itself.")));
+	InitMaterializedSRF(fcinfo, 0);
+	describe_keys(ft->serverid, shard_option_value(ft->options, "table"), NULL, true,
+				  &pk, &sk, &indexes, &why);
+	ddl_record_indexes(relid, ft->options, indexes);
+	t = shard_get_table(relid);
+	for (int i = 0; i < t->nindexes; i++)
+	{
+		const ShardIndex *idx = &t->indexes[i];
+		Datum		values[6];
+		bool		nulls[6] = {0};
+		const char *unusable;
+
+		(void) shard_index_view(t, i, &unusable);
+		values[0] = CStringGetTextDatum(idx->name);
+		values[1] = CStringGetTextDatum(idx->local ? "local" : "global");
+		values[2] = CStringGetTextDatum(idx->pk);
+		values[3] = idx->sk ? CStringGetTextDatum(idx->sk) : (Datum) 0;
+		nulls[3] = idx->sk == NULL;
+		values[4] = CStringGetTextDatum(index_projection_name(idx->projection));
+		values[5] = unusable ? CStringGetTextDatum(unusable) : (Datum) 0;
+		nulls[5] = unusable == NULL;
+		tuplestore_putvalues(rsinfo->setResult, rsinfo->setDesc, values, nulls);
+	}
 	return (Datum) 0;
 }

@@ -798,6 +798,48 @@ attribute_columns(ImportTable *t, List *columns, const char *skip_pk, const char
 	return columns;
 }
 
+/* True when a column of list holds attribute name. */
+static bool
+has_attribute(List *columns, const char *name)
+{
+	ListCell   *lc;
+
+	foreach(lc, columns)
+	{
+		ImportColumn *c = lfirst(lc);
+
+		if (strcmp(c->attribute ? c->attribute : c->name, name) == 0)
+			return true;
+	}
+	return false;
+}
+
+/*
+ * Columns for the key attributes of the secondary indexes that option
+ * secondary_indexes records as indexes (describe_indexes), that no column
+ * of columns holds yet (the sample lacked them: a sparse index), typed by
+ * t's AttributeDefinitions, appended to columns, so that queries can read
+ * the indexes (see doc/reads.md).
+ */
+static List *
+index_key_columns(ImportTable *t, const char *indexes, List *columns)
+{
+	int			n = 0;
+	ShardIndex *idx = indexes ? indexes_parse(indexes, &n) : NULL;
+
+	for (int i = 0; i < n; i++)
+	{
+		const char *keys[2] = {idx[i].pk, idx[i].sk};
+
+		for (int k = 0; k < 2; k++)
+			if (keys[k] && strcmp(keys[k], t->pk) != 0 &&
+				(t->sk == NULL || strcmp(keys[k], t->sk) != 0) &&
+				!has_attribute(columns, keys[k]))
+				columns = add_column(columns, keys[k], key_type(t, keys[k]), false);
+	}
+	return columns;
+}
+
 /* The CREATE FOREIGN TABLE of relname with columns and options. */
 static char *
 create_statement(const char *relname, List *columns, const ImportOptions *o,
@@ -886,6 +928,7 @@ import_table(DdbConn *conn, const char *name, const ImportOptions *o,
 	size_t		len;
 	char	   *body = request_describe(name, &len);
 	StringInfoData options;
+	char	   *indexes;
 
 	t.name = name;
 	t.desc = ddbjson_get(ddb_call(group, "DescribeTable", body, len), "Table");
@@ -904,8 +947,12 @@ import_table(DdbConn *conn, const char *name, const ImportOptions *o,
 	collect_attrs(&t);
 	detect_keys(group, &t, o->detect_shards);
 	t.columns = attribute_columns(&t, t.columns, t.pk, t.sk);
+	indexes = describe_indexes(t.desc);
+	t.columns = index_key_columns(&t, indexes, t.columns);
 	initStringInfo(&options);
 	appendStringInfo(&options, "table %s%s", quote_literal_cstr(name), t.options.data);
+	if (indexes)
+		appendStringInfo(&options, ", secondary_indexes %s", quote_literal_cstr(indexes));
 	stmts = lappend(stmts, create_statement(name, t.columns, o, server, options.data));
 	stmts = index_statements(&t, o, server, stmts);
 	ddb_group_free(group);

@@ -19,4 +19,10 @@
  */
 extern List *shard_import_schema(ImportForeignSchemaStmt *stmt, Oid serverid);
 
+/* ---------------------------------------------------------------------
+ * in ddl.c
+ * ---------------------------------------------------------------------
+ */
+extern void ddl_record_indexes(Oid relid, List *options, const char *indexes);
+
 #endif							/* SHARD_FDW_SQL_H */

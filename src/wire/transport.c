@@ -920,13 +920,13 @@ clock_skew_mended(DdbRequest *req, DdbAttempt *a)
 	if (!known || !http1_parse_date(a->x.answer.date, &server_time))
 		return false;
 	skew = server_time - (int64) time(NULL);
-	if (Abs(skew - a->clock_offset_s) < CLOCK_SKEW_MIN_S)
+	if (llabs(skew - a->clock_offset_s) < CLOCK_SKEW_MIN_S)
 		return false;
-	if (Abs(skew - clock_offset_s) >= CLOCK_SKEW_MIN_S)
+	if (llabs(skew - clock_offset_s) >= CLOCK_SKEW_MIN_S)
 	{
 		ereport(LOG,
 				(errmsg("shard_fdw: this host's clock is %lld s %s DynamoDB's; requests are signed with DynamoDB's time",
-						(long long) Abs(skew), skew > 0 ? "behind" : "ahead of")));
+						llabs(skew), skew > 0 ? "behind" : "ahead of")));
 		clock_offset_s = skew;
 	}
 	return true;

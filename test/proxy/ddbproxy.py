@@ -28,9 +28,10 @@ Control API, JSON over HTTP on the same port:
                            clock set off by that many seconds, for the
                            signatures' times and the answers' Date)
   GET    /__proxy/stats    counters (with the ConsumedCapacity DynamoDB
-                           answered, by table, the requests by the
-                           access key that signed them, and the denials
-                           by IAM action)
+                           answered, by table, the bytes of the answers
+                           DynamoDB Local gave, by action, the requests by
+                           the access key that signed them, and the
+                           denials by IAM action)
   GET    /__proxy/signatures  the latest verified requests since the last
                            reset, as [arrival time on the monotonic clock,
                            access key] pairs
@@ -73,6 +74,11 @@ Kinds and their own keys:
              "processed" keys or items of the request (default 0: nothing
              is forwarded) and answer the rest in UnprocessedKeys or
              UnprocessedItems (other actions go through unchanged)
+  set_attribute  forward, then set top-level attribute "attribute" to
+             "value" (an AttributeValue) in every item of a read's answer
+             (GetItem, BatchGetItem, Query, Scan): the table's item as
+             another writer left it after the read of an index, which
+             lags behind its table
   mutate     forward, then rewrite the real answer before it goes back:
              "mutation" names one of the mutations below, or "seed" (an
              integer, default 0) picks one at random, the same for the
@@ -259,6 +265,7 @@ FAULT_KEYS = {
     "web": {"status"},
     "mutate": {"mutation", "seed", "attributes"},
     "unprocessed": {"processed"},
+    "set_attribute": {"attribute", "value"},
 }
 COMMON_FAULT_KEYS = {"kind", "action", "table", "count", "skip", "rate", "seed"}
 # The IAM action each action of a transaction is authorized as.
@@ -830,6 +837,7 @@ class Stats:
             self.regions = {}
             self.signature_log = collections.deque(maxlen=SIGNATURE_LOG_MAX)
             self.capacity = {}
+            self.answer_bytes = {}
             self.in_flight_max = self.in_flight
             self.mutations = {}
             self.mutation_log = []
@@ -900,6 +908,11 @@ class Stats:
                     self.capacity[table] = (self.capacity.get(table, 0.0) +
                                             float(entry.get("CapacityUnits", 0)))
 
+    def answered(self, action, body):
+        """Count the bytes of an answer DynamoDB Local gave, by action."""
+        with self.lock:
+            self.answer_bytes[action] = self.answer_bytes.get(action, 0) + len(body)
+
     def throttled(self, reasons, unprocessed_items=0):
         """Count a budget throttle: a refused request, or batch items
         returned unprocessed when unprocessed_items > 0."""
@@ -945,6 +958,7 @@ class Stats:
                 "in_flight_max": self.in_flight_max,
                 "mutations": dict(self.mutations),
                 "consumed_capacity": dict(self.capacity),
+                "answer_bytes": dict(self.answer_bytes),
                 "denied": dict(self.denied),
             }
 
@@ -1313,6 +1327,7 @@ class Handler(BaseHTTPRequestHandler):
             response = self.forward(body)
         if response.status == 200:
             self.proxy.stats.consumed(response.body)
+        self.proxy.stats.answered(action, response.body)
         self.send(response)
         return str(response.status)
 
@@ -1537,6 +1552,23 @@ class Handler(BaseHTTPRequestHandler):
             return
         self.send(mutated)
 
+    def fault_set_attribute(self, fault, body, tables):
+        """Forward, then set an attribute in every item the read answers."""
+        response = self.forward(body)
+        doc = parse_json(response.body) if response.status == 200 else None
+        action = action_name(self.headers.get("X-Amz-Target"))
+        if not isinstance(doc, dict) or action not in READ_ACTIONS:
+            self.send(response)
+            return
+        items = [doc["Item"]] if isinstance(doc.get("Item"), dict) else \
+            list(doc.get("Items") or []) + \
+            [i for page in (doc.get("Responses") or {}).values() for i in page]
+        for item in items:
+            item[fault.params["attribute"]] = fault.params["value"]
+        new_body = json.dumps(doc).encode()
+        self.send(Response(response.status, response.headers, new_body).with_header(
+            "x-amz-crc32", crc32(new_body)))
+
     def key_names(self, table, tables):
         """The key attribute names of a table (of the request's when None)."""
         info = self.proxy.catalog.lookup(table or fault_table(tables),
@@ -1555,6 +1587,7 @@ FAULT_HANDLERS = {
     "badcrc": Handler.fault_badcrc,
     "web": Handler.fault_web,
     "mutate": Handler.fault_mutate,
+    "set_attribute": Handler.fault_set_attribute,
 }
 
 

@@ -10,6 +10,7 @@ that environment and offers:
 * psql(), query(): run SQL through psql; in_database(): a psql() of one
   database that fails on any error; server_sql(): the SQL declaring server
   ddb and its user mapping; sql_literal(): a Python value as SQL;
+  schema_dump(): pg_dump --schema-only of a database, as lines;
 * Session: one psql kept open, statement by statement, so that they share
   a backend;
 * proxy control: add_fault(), clear_faults(), configure(), stats(),
@@ -19,6 +20,8 @@ that environment and offers:
   off;
 * new_table(), drop_scratch(): the tables and database a script makes, and
   their removal;
+* every_kind_of_table(): servers, user mappings and foreign tables of
+  every kind, holding rows, and EVERY_KIND_READS, the queries reading them;
 * fnv1a_32(): the hash of shard_hash 'fnv1a_32', for the articles' own
   formulas; run_together(): a function run on several threads at once;
 * Cluster: a throwaway PostgreSQL cluster whose environment (the AWS
@@ -79,6 +82,19 @@ def query(sql, database=None):
     """The rows of a query, each a list of column texts (NULL is '')."""
     output = psql(sql, database=database).stdout
     return [line.split(FIELD_SEPARATOR) for line in output.splitlines() if line]
+
+
+def schema_dump(database, *options, port=None):
+    """pg_dump --schema-only of database (of the test bed's cluster, or of
+    the cluster on port) with options, as lines, without those that differ
+    from one dump to the next (pg_dump's version, the random key of
+    \\restrict)."""
+    command = ["pg_dump", "--schema-only", *options, "-d", database]
+    if port:
+        command += ["-h", "127.0.0.1", "-p", str(port)]
+    text = subprocess.run(command, text=True, capture_output=True, check=True).stdout
+    return [line for line in text.splitlines()
+            if not line.startswith(("-- Dumped ", "\\restrict ", "\\unrestrict "))]
 
 
 def sql_literal(value):
@@ -331,6 +347,84 @@ def leaderboard_pair(table, shards):
                 shards '{shards}', shard_strategy 'calculated', shard_by 'player_id',
                 shard_hash 'fnv1a_32', insert_mode 'upsert');""")
     psql("\n".join(statements))
+
+
+# The foreign tables every_kind_of_table() makes, each with the query that
+# reads its rows (unlearnt, without keys, is not read).
+EVERY_KIND_READS = {
+    "learnt": "SELECT game, player, score FROM learnt ORDER BY game, player",
+    "board": "SELECT game_id, player_id, score FROM board ORDER BY game_id, player_id",
+    "by_score": "SELECT game, player, score FROM by_score WHERE game = 'g1' ORDER BY score",
+    "files": "SELECT file_path, ts, who FROM files ORDER BY file_path, ts",
+    "regional": "SELECT game, player, score FROM regional ORDER BY game, player",
+}
+
+
+def every_kind_of_table(database, endpoint, tables, role):
+    """In database, which has the extension: servers ddb (option region)
+    and from_env (its region from the environment) on endpoint, user
+    mappings with the test credentials (the current user's and role's on
+    ddb, PUBLIC's on from_env), and foreign tables over new DynamoDB tables
+    (noted in tables), rows written in each: keys learnt when declared
+    (learnt), read through a global secondary index (by_score), keys
+    declared with templates and calculated shards, whose shard count
+    changed while it held items (board: a non-empty layout_history, SELECT
+    granted to role), dynamic sharding with its metadata table (files), on
+    from_env (regional), and declared while the event trigger was off
+    (unlearnt: no keys yet).  EVERY_KIND_READS reads them."""
+    client = ddb(direct=True)
+    board = new_table(client, tables, "every_board", "pk", "sk")
+    plain = new_table(client, tables, "every_plain", "game", "player",
+                      gsi=("byScore", "game", "rank"))
+    files = new_table(client, tables, "every_files", "pk", "ts", sort_type="N")
+    meta = new_table(client, tables, "every_meta", "file_path")
+    credentials = (f"access_key_id '{env('SHARD_FDW_ACCESS_KEY')}', "
+                   f"secret_access_key '{env('SHARD_FDW_SECRET_KEY')}'")
+    in_database(database)(f"""
+        CREATE SERVER ddb FOREIGN DATA WRAPPER shard_fdw
+          OPTIONS (region 'us-east-1', endpoint '{endpoint}', max_retries '1');
+        CREATE SERVER from_env FOREIGN DATA WRAPPER shard_fdw
+          OPTIONS (endpoint '{endpoint}', max_retries '1');
+        CREATE USER MAPPING FOR CURRENT_USER SERVER ddb OPTIONS ({credentials});
+        CREATE USER MAPPING FOR {role} SERVER ddb OPTIONS ({credentials});
+        CREATE USER MAPPING FOR PUBLIC SERVER from_env OPTIONS ({credentials});
+
+        CREATE FOREIGN TABLE learnt (game text, player text, score int, "rank" text)
+          SERVER ddb OPTIONS (table '{plain}');
+        CREATE FOREIGN TABLE by_score (game text, player text, score int, "rank" text)
+          SERVER ddb OPTIONS (table '{plain}', index 'byScore');
+        CREATE FOREIGN TABLE board (game_id text, player_id text, score bigint)
+          SERVER ddb OPTIONS (table '{board}',
+            partition_key 'pk', partition_key_format '{{game_id}}#{{shard}}',
+            sort_key 'sk', sort_key_format '{{score:020}}#{{player_id}}',
+            shards '4', shard_strategy 'calculated', shard_by 'player_id',
+            shard_hash 'fnv1a_32');
+        CREATE FOREIGN TABLE files (file_path text, ts bigint, who text)
+          SERVER ddb OPTIONS (table '{files}',
+            partition_key 'pk', partition_key_format '{{file_path}}_{{shard}}', sort_key 'ts',
+            shard_strategy 'dynamic', metadata_table '{meta}', metadata_key 'file_path',
+            cooldown_s '0', max_shards '4', metadata_cache_ms '0');
+        CREATE FOREIGN TABLE regional (game text, player text, score int, "rank" text)
+          SERVER from_env OPTIONS (table '{plain}');
+        ALTER EVENT TRIGGER shard_fdw_check_ddl DISABLE;
+        CREATE FOREIGN TABLE unlearnt (game text, player text) SERVER ddb
+          OPTIONS (table '{plain}');
+        ALTER EVENT TRIGGER shard_fdw_check_ddl ENABLE;
+        GRANT SELECT ON board TO {role};
+
+        INSERT INTO learnt SELECT 'g' || (i % 3), 'p' || i, i * 7, to_char(i * 7, 'FM0000')
+          FROM generate_series(1, 30) i;
+        INSERT INTO board SELECT 'game' || (i % 2), 'p' || i, i * 11 FROM generate_series(1, 40) i;
+        INSERT INTO files SELECT '/shared/f' || (i % 4) || '.txt', 1000 + i, 'u' || i
+          FROM generate_series(1, 20) i;
+        ALTER FOREIGN TABLE board OPTIONS (SET shards '8');
+        INSERT INTO board SELECT 'game' || (i % 2), 'q' || i, i * 13 FROM generate_series(1, 10) i;
+    """)
+    history = query("SELECT option_value FROM pg_options_to_table((SELECT ftoptions"
+                    " FROM pg_foreign_table WHERE ftrelid = 'board'::regclass))"
+                    " WHERE option_name = 'layout_history'", database=database)
+    assert history and json.loads(history[0][0])[0]["shards"] == "4", history
+    return EVERY_KIND_READS
 
 
 def fnv1a_32(data):

@@ -12,11 +12,26 @@ keys ('{game_id}#{bucket}', written by a table of the same DynamoDB table
 with index templates) and sorted by score alone, which rows share:
 declared with 2 random shards, then altered to 3, so that its reads
 cover two layouts that share partitions and must return each of their
-items once, rows with one index key included.  The DynamoDB tables of
+items once, rows with one index key included.  Two more foreign tables
+read the rows through their tables' own secondary indexes, chosen by the
+planner: one keyed by player alone, with GSIs on game and score
+(KEYS_ONLY: the rows' other columns are got by key), on level (sparse,
+INCLUDE name and flag), on name (sparse) and on ratio and score (sparse);
+one keyed by game and player, with LSIs on score (KEYS_ONLY) and level
+(sparse, INCLUDE name) and a GSI on player (the table's sort key,
+KEYS_ONLY); the first is analyzed, the second not.  The DynamoDB tables of
 the calculated and random tables also hold items that are not their rows,
 which a Scan must pass over as their Queries do: one under a game's bare
 key, one under a shard past the count, and another application's under a
-key no template writes.  Hundreds of random queries
+key no template writes; and a sixth of their rows are kept as another
+application keeps them, game_id, player_id and score only inside the keys
+(seed 002's writer), or the score as a string, which every filter on those
+columns must let through for PostgreSQL to decode and check.  Those two
+foreign tables and the unsharded one name a TTL attribute: their DynamoDB
+tables also hold players whose time to live has passed (not deleted yet,
+as DynamoDB leaves them for days), which no read may return, whole keys
+got included, and some rows carry TTLs that keep them: to come, passed
+more than five years ago, a string, NULL.  Hundreds of random queries
 (key equalities, IN lists or none; comparisons, BETWEEN, IN, = ANY, NOT IN,
 OR, LIKE and IS NULL on key and non-key columns of every type, with NULLs in
 the lists and expression-level collations; ORDER BY score with and without
@@ -56,6 +71,7 @@ import collections
 import os
 import random
 import re
+import time
 from dataclasses import dataclass, field
 
 import bed
@@ -68,6 +84,7 @@ DATABASE = bed.unique_name("differential")
 LOCAL = "local_rows"
 MARK = "@@query "
 ROW_COUNT = 1200
+EXPIRED_COUNT = 40
 QUERY_COUNT = 400
 CORRELATED_COUNT = 40
 GAMES = ["g1", "g2", "g3", "gäme"]
@@ -81,14 +98,31 @@ COLUMNS = """game_id text NOT NULL, player_id text NOT NULL,
 LEADERBOARD_KEYS = """partition_key 'pk', partition_key_format '{game_id}#{shard}',
                       sort_key 'sk', sort_key_format '{score:020}#{player_id}'"""
 FOREIGN_TABLES = {
-    "unsharded": "partition_key 'game_id', sort_key 'player_id'",
+    "unsharded": "partition_key 'game_id', sort_key 'player_id', ttl_attribute 'expires'",
     "calculated": LEADERBOARD_KEYS + """, shards '10',
-        shard_strategy 'calculated', shard_by 'player_id', shard_hash 'fnv1a_32'""",
-    "random": LEADERBOARD_KEYS + ", shards '4', shard_strategy 'random'",
+        shard_strategy 'calculated', shard_by 'player_id', shard_hash 'fnv1a_32',
+        ttl_attribute 'expires'""",
+    "random": LEADERBOARD_KEYS + ", shards '4', shard_strategy 'random', ttl_attribute 'expires'",
     "legacy": LEADERBOARD_KEYS + """, shards '4', shard_strategy 'calculated',
         shard_by 'player_id', shard_hash 'fnv1a_32', legacy_unsharded 'true'""",
     "indexed": """index 'byScore', partition_key 'gpk', partition_key_format '{game_id}#{shard}',
         sort_key 'gsk', sort_key_format '{score:020}', shards '2', shard_strategy 'random'""",
+    "gsis": "",
+    "lsis": "",
+}
+# the tables read through their own secondary indexes: key schema
+# (attribute, DynamoDB type) pairs, the GSIs and the LSIs as (name, keys,
+# projection: "ALL", "KEYS_ONLY" or the attributes of an INCLUDE)
+SECONDARY_INDEXED = {
+    "gsis": ([("player_id", "S")], [
+        ("byGame", [("game_id", "S"), ("score", "N")], "KEYS_ONLY"),
+        ("byLevel", [("level", "N")], ["name", "flag"]),
+        ("byName", [("name", "S")], "ALL"),
+        ("byRatio", [("ratio", "N"), ("score", "N")], "KEYS_ONLY")], []),
+    "lsis": ([("game_id", "S"), ("player_id", "S")], [
+        ("byPlayer", [("player_id", "S")], "KEYS_ONLY")], [
+        ("byScore", [("game_id", "S"), ("score", "N")], "KEYS_ONLY"),
+        ("byLevel", [("game_id", "S"), ("level", "N")], ["name"])]),
 }
 # the writer of the index's items: their index keys, and the bucket in gpk
 INDEX_WRITER = """partition_key 'player_id',
@@ -100,10 +134,11 @@ NESTED_LOOP = ("SET enable_hashjoin = off;\nSET enable_mergejoin = off;\n"
 LOOKUP_JOIN = ("SET enable_hashjoin = off;\nSET enable_mergejoin = off;\n"
                "SET enable_nestloop = off;\nSET work_mem = '64kB';\n")
 WATCHED_COUNT = 300
-ANALYZED = ("calculated", "legacy")
+ANALYZED = ("calculated", "legacy", "gsis")
 client = None
 dynamodb_tables = []
 data = []           # the rows, as tuples in column order
+expired = []        # (player, game, score, TTL) whose time has passed: no row
 QUERIES = []        # the random queries, made once for every table
 local_cache = {}    # statements: the local table's results
 compared = [0]      # statements run on a foreign table and compared
@@ -169,10 +204,17 @@ def maybe(value, chance=0.15):
 
 
 def make_rows():
-    """Random rows; player_id is unique, scores tie often."""
+    """Random rows; player_id is unique, scores tie often.  Players of no
+    row go to expired."""
     players = set()
-    while len(players) < ROW_COUNT:
+    while len(players) < ROW_COUNT + EXPIRED_COUNT:
         players.add("p" + word("abcdefghijklmnopqrstuvwxyz", 2, 6))
+    now = int(time.time())
+    for player in rng.sample(sorted(players), EXPIRED_COUNT):
+        players.remove(player)
+        expired.append((player, rng.choice(GAMES), rng.randint(0, 400),
+                        rng.choice([str(now - rng.randint(100, 4 * 365 * 86400)),
+                                    f"{now - 100}.5"])))
     return [(rng.choice(GAMES), player, rng.randint(0, 400),
              maybe(rng.randint(1, 60)), maybe(word(NAME_LETTERS, 1, 8)),
              maybe(rng.random() < 0.5), maybe(rng.choice(RATIOS)))
@@ -206,6 +248,52 @@ def legacy_item(row):
     if ratio is not None:
         item["ratio"] = {"N": ratio}
     return item
+
+
+def as_others_keep(table):
+    """Rewrite a sixth of the rows of a DynamoDB table as another application
+    keeps them: without the attributes game_id, player_id and score, whose
+    values only the keys hold, or with the score as a string."""
+    for item in bed.stored_items(client, table):
+        if rng.random() >= 1 / 6:
+            continue
+        if rng.random() < 0.7:
+            for name in ("game_id", "player_id", "score"):
+                del item[name]
+        else:
+            item["score"] = {"S": item["score"]["N"]}
+        client.put_item(TableName=table, Item=item)
+
+
+def give_ttls(table):
+    """Give a fifth of the rows of a DynamoDB table a TTL that keeps them:
+    to come, passed more than five years ago (DynamoDB never deletes those),
+    a string or NULL (DynamoDB's TTL ignores both)."""
+    now = int(time.time())
+    kept = [{"N": str(now + 30 * 86400)}, {"N": f"{now + 86400}.25"},
+            {"N": str(now - 6 * 365 * 86400)}, {"N": "0"},
+            {"S": str(now - 1000)}, {"NULL": True}]
+    for item in bed.stored_items(client, table):
+        if rng.random() < 0.2:
+            item["expires"] = rng.choice(kept)
+            client.put_item(TableName=table, Item=item)
+
+
+def expired_items(kind, options):
+    """Items of the players in expired, whose time to live passed within the
+    last five years, under the keys the kind of table gives them (the
+    shard of a calculated table, any of a random one's)."""
+    items = []
+    for player, game, score, ttl in expired:
+        item = {"game_id": {"S": game}, "player_id": {"S": player},
+                "score": {"N": str(score)}, "level": {"N": "3"}, "expires": {"N": ttl}}
+        if kind != "unsharded":
+            shards = int(re.search(r"shards '(\d+)'", options)[1])
+            shard = (bed.fnv1a_32(player.encode()) if kind == "calculated"
+                     else rng.randrange(shards)) % shards
+            item.update(pk={"S": f"{game}#{shard}"}, sk={"S": f"{score:020}#{player}"})
+        items.append(item)
+    return items
 
 
 def stray_items(shards):
@@ -256,6 +344,9 @@ def load():
         if kind == "indexed":
             load_indexed(options)
             continue
+        if kind in SECONDARY_INDEXED:
+            load_secondary_indexed(kind)
+            continue
         load_foreign(kind, kind)
         if kind in ANALYZED:
             sql(f"ANALYZE {kind}")
@@ -263,9 +354,11 @@ def load():
 
 def load_foreign(kind, name):
     """Foreign table name of the given kind over a DynamoDB table of its
-    own, holding the rows (a fifth of them under the bare key for legacy)
-    and, for the calculated and random kinds, stray items; returns the
-    DynamoDB table and its stray items."""
+    own, holding the rows (a fifth of them under the bare key for legacy;
+    some as another application keeps them, some with TTLs, and expired
+    players, for the kinds that name a TTL attribute) and, for the
+    calculated and random kinds, stray items; returns the DynamoDB table
+    and the items put that are no rows (the expired and the stray)."""
     keys = ("game_id", "player_id") if kind == "unsharded" else ("pk", "sk")
     table = new_table(*keys)
     options = FOREIGN_TABLES[kind]
@@ -279,10 +372,15 @@ def load_foreign(kind, name):
         rows = [r for i, r in enumerate(data) if i not in legacy]
     sql(f"INSERT INTO {name} VALUES {values_list(rows)}")
     strays = []
+    if kind in ("unsharded", "calculated", "random"):
+        if kind != "unsharded":
+            as_others_keep(table)
+        give_ttls(table)
+        strays += expired_items(kind, options)
     if kind in ("calculated", "random"):
-        strays = stray_items(int(re.search(r"shards '(\d+)'", options)[1]))
-        for item in strays:
-            client.put_item(TableName=table, Item=item)
+        strays += stray_items(int(re.search(r"shards '(\d+)'", options)[1]))
+    for item in strays:
+        client.put_item(TableName=table, Item=item)
     return table, strays
 
 
@@ -300,6 +398,49 @@ def load_indexed(options):
             CREATE FOREIGN TABLE indexed ({COLUMNS}) SERVER ddb
               OPTIONS (table '{table}', {options});
             ALTER FOREIGN TABLE indexed OPTIONS (SET shards '{INDEX_BUCKETS}');""")
+
+
+def index_schema(name, keys, projection):
+    """The CreateTable description of a secondary index."""
+    kinds = ["HASH", "RANGE"]
+    schema = {"IndexName": name,
+              "KeySchema": [{"AttributeName": a, "KeyType": kinds[i]}
+                            for i, (a, _) in enumerate(keys)],
+              "Projection": {"ProjectionType": projection}}
+    if isinstance(projection, list):
+        schema["Projection"] = {"ProjectionType": "INCLUDE", "NonKeyAttributes": projection}
+    return schema
+
+
+def load_secondary_indexed(kind, name=None):
+    """A DynamoDB table with the secondary indexes of SECONDARY_INDEXED[kind],
+    and the foreign table of it (name, or kind), which learns them, loaded
+    with the rows; returns the DynamoDB table."""
+    keys, gsis, lsis = SECONDARY_INDEXED[kind]
+    table = bed.unique_name("differential")
+    name = name or kind
+    definitions = dict(keys)
+    for _, index_keys, _ in gsis + lsis:
+        definitions.update(index_keys)
+    extra = {}
+    if gsis:
+        extra["GlobalSecondaryIndexes"] = [index_schema(*i) for i in gsis]
+    if lsis:
+        extra["LocalSecondaryIndexes"] = [index_schema(*i) for i in lsis]
+    client.create_table(
+        TableName=table, BillingMode="PAY_PER_REQUEST",
+        KeySchema=[{"AttributeName": a, "KeyType": ["HASH", "RANGE"][i]}
+                   for i, (a, _) in enumerate(keys)],
+        AttributeDefinitions=[{"AttributeName": a, "AttributeType": t}
+                              for a, t in definitions.items()], **extra)
+    dynamodb_tables.append(table)
+    sql(f"""CREATE FOREIGN TABLE {name} ({COLUMNS}) SERVER ddb
+              OPTIONS (table '{table}', insert_mode 'upsert');
+            INSERT INTO {name} SELECT * FROM {LOCAL};""")
+    unread = sql(f"SELECT index_name, unusable FROM shard_fdw_refresh_indexes('{name}') "
+                 "WHERE unusable IS NOT NULL").stdout.strip()
+    assert not unread, f"{kind}: indexes queries cannot read: {unread}"
+    return table
 
 
 # ---------------------------------------------------------------- queries
@@ -340,9 +481,10 @@ class Query:
 
 
 def some_player():
-    """A player that exists, mostly; else one that does not, or the empty
-    string, which no key can be."""
-    return rng.choice(data)[1] if rng.random() < 0.9 else rng.choice(["pnobody", ""])
+    """A player that exists, mostly; else one that does not, one whose time
+    to live has passed, or the empty string, which no key can be."""
+    return (rng.choice(data)[1] if rng.random() < 0.9
+            else rng.choice(["pnobody", "", rng.choice(expired)[0]]))
 
 
 def value_list(values, null_chance=0.2):
@@ -634,15 +776,17 @@ def assert_no_failures(failures, count):
                           f"(seed {SEED}):" + "".join(failures[:10]))
 
 
-def check_table(kind):
-    """Every random query on one foreign table, then the joins again with
-    nested loops forced (the foreign table parameterized by the local one)
-    and with batched lookup joins forced, in small batches."""
-    failures = compare(QUERIES, kind)
-    joins = [q for q in QUERIES if "JOIN" in q.source]
+def check_table(kind, queries=None):
+    """Every random query (or those of queries) on one foreign table, then
+    the joins again with nested loops forced (the foreign table
+    parameterized by the local one) and with batched lookup joins forced,
+    in small batches."""
+    queries = QUERIES if queries is None else queries
+    failures = compare(queries, kind)
+    joins = [q for q in queries if "JOIN" in q.source]
     failures += compare(joins, kind, NESTED_LOOP)
     failures += compare(joins, kind, LOOKUP_JOIN)
-    assert_no_failures(failures, len(QUERIES) + 2 * len(joins))
+    assert_no_failures(failures, len(queries) + 2 * len(joins))
 
 
 # ------------------------------------------------------------------ setup
@@ -702,6 +846,42 @@ def index_with_two_layouts_matches_local():
     check_table("indexed")
 
 
+# the two tables read through their indexes share the queries: half each
+@runner.test
+def secondary_indexes_match_local():
+    check_table("gsis", QUERIES[0::2])
+
+
+@runner.test
+def local_secondary_indexes_match_local():
+    check_table("lsis", QUERIES[1::2])
+@runner.test
+def expired_players_are_never_read():
+    """Every read of an expired player's item, by its whole key (GetItem),
+    by several (BatchGetItem), by its partition (a Query filtered), joined,
+    counted, finds nothing on the tables that name the TTL attribute."""
+    keys = values_list([(g, p, s) for p, g, s, _ in expired])
+    statements = []
+    for kind in ("unsharded", "calculated", "random"):
+        for player, game, score, _ in expired[:10]:
+            statements.append(f"SELECT player_id FROM {kind} WHERE game_id = "
+                              f"{sql_literal(game)} AND player_id = {sql_literal(player)} "
+                              f"AND score = {score}")
+        statements += [
+            f"SELECT player_id FROM {kind} WHERE game_id = 'g1' AND player_id IN "
+            f"({value_list([p for p, _, _, _ in expired], null_chance=0)})",
+            f"SELECT player_id FROM {kind} k JOIN (VALUES {keys}) e(g, p, s) "
+            f"ON k.game_id = e.g AND k.player_id = e.p",
+            f"SELECT count(*) FROM {kind} WHERE player_id IN "
+            f"({value_list([p for p, _, _, _ in expired], null_chance=0)})",
+        ]
+    results = run_batch(statements)
+    compared[0] += len(statements)
+    found = [(s, r) for s, r in zip(statements, results)
+             if r not in ([], [("0",)])]
+    assert not found, f"expired players read (seed {SEED}): {found[:5]}"
+
+
 # what EXPLAIN shows when a query reaches each kind of pushdown
 PUSHDOWNS = {
     "Scan": r"DynamoDB Operation: Scan",
@@ -711,6 +891,11 @@ PUSHDOWNS = {
     "sort key condition": r"Sort Key Condition:",
     "filter expression": r"DynamoDB Filter:",
     "IN filter": r"DynamoDB Filter:.* = ANY",
+    "filter keeping the items a key holds the column of":
+        r"DynamoDB Filter:.*player_id = '[^']*' \(or not stored as S\)",
+    "IN filter keeping them": r"DynamoDB Filter:.*player_id = ANY .*\(or not stored as S\)",
+    "expired items filtered": r"Expired Items: left out by DynamoDB's filter",
+    "expired items got and checked": r"Expired Items: left out as they arrive",
     "Query per IN value": r"Key Condition: game_id = ANY",
     "ordered merge": r"Merge:",
     "limit per shard": r"Limit per Shard:",
@@ -725,6 +910,16 @@ PUSHDOWNS = {
         r"Query\n(?:[^\n]*\n){0,4}[^\n]*Key Condition: [^\n]*outer rows' values",
     "aggregate of a rescanned subquery":
         r"DynamoDB Aggregate: [^\n]*\n(?:[^\n]*\n){0,6}[^\n]*Key Condition: game_id = \$\d",
+    "read through a GSI": r"DynamoDB Index: \w+ \(global",
+    "read through an LSI": r"DynamoDB Index: \w+ \(local",
+    "a GSI's items got from the table": r"Items From Table: got by key",
+    "an LSI's items read from the table": r"Items From Table: read by the Query",
+    "merged in an index's order":
+        r"DynamoDB Index: [^\n]*\n(?:[^\n]*\n){0,6}[^\n]*Merge: score",
+    "aggregate through an index":
+        r"DynamoDB Aggregate: [^\n]*\n(?:[^\n]*\n){0,2}[^\n]*DynamoDB Index:",
+    "parameterized Query of an index":
+        r"DynamoDB Index: [^\n]*\n(?:[^\n]*\n){0,4}[^\n]*Key Condition: [^\n]*\$\d",
     "lookup join of a rescanned subquery":
         r"Key Condition: [^\n]*(outer rows' values AND game_id = \$\d"
         r"|game_id = \$\d\n[^\n]*Shard Chosen By: [^\n]*outer rows' values)",
@@ -810,7 +1005,7 @@ def prepared_generic_plans_match_local():
 
 # ----------------------------------------------------------------- updates
 
-UPDATED_KINDS = ("unsharded", "calculated", "random", "legacy")
+UPDATED_KINDS = ("unsharded", "calculated", "random", "legacy", "gsis")
 UPDATE_COUNT = 30
 
 
@@ -864,7 +1059,7 @@ def update_statement():
 def updates_match_local():
     """UPDATE_COUNT random UPDATEs, each followed by a read of the whole
     table, on a copy of the local table and on a fresh foreign table of
-    each writable kind: every UPDATE's row count, RETURNING rows (in any
+    each writable kind (one with secondary indexes among them): every UPDATE's row count, RETURNING rows (in any
     order) or WITH's sums, and every read must match the local copy's; the
     stray items are left as they were put.  The statements reach both the
     UPDATE run inside its scan and the row-by-row one."""
@@ -879,7 +1074,10 @@ def updates_match_local():
     failures, plans = [], []
     for kind in UPDATED_KINDS:
         name = f"{kind}_updated"
-        table, strays = load_foreign(kind, name)
+        if kind in SECONDARY_INDEXED:
+            table, strays = load_secondary_indexed(kind, name), []
+        else:
+            table, strays = load_foreign(kind, name)
         texts = [text.replace("{t}", name) for text in batch]
         plans += run_batch([f"EXPLAIN (COSTS OFF) {text}" for text in texts[::2]])
         got = run_batch(texts, counts=True)
@@ -887,8 +1085,9 @@ def updates_match_local():
         failures += [describe(text, g, e) for text, g, e in zip(texts, got, local)
                      if g != e and (isinstance(g, Failed) or isinstance(e, Failed) or
                                     collections.Counter(g) != collections.Counter(e))]
+        schema = client.describe_table(TableName=table)["Table"]["KeySchema"]
         for item in strays:
-            key = {"pk": item["pk"], "sk": item["sk"]}
+            key = {k["AttributeName"]: item[k["AttributeName"]] for k in schema}
             kept = client.get_item(TableName=table, Key=key, ConsistentRead=True).get("Item")
             if kept != item:
                 failures.append(f"\n  {name}: stray item {key} is now {kept}")

@@ -151,6 +151,10 @@ def reports_data_counts_the_items_read():
     assert by_query["top-100 nothing claimed"]["items_scanned"] == str(PLAYERS)
     assert by_query["top-100 both keys"]["items_returned"] == "100"
     assert int(by_query["top-100 both keys"]["items_scanned"]) < PLAYERS
+    # a player's lookup reads the player's shard and returns the one item
+    for query in ("player's lookup", "player's rank"):
+        assert by_query[query]["items_returned"] == "1", by_query[query]
+        assert int(by_query[query]["items_scanned"]) > 1, by_query[query]
     _, joins = table("reports_join")
     assert [r["watched"] for r in joins] == ["10", "1000"], joins
     for row in joins:
