@@ -68,6 +68,15 @@
 #endif
 
 /*
+ * PostgreSQL 14 gave a ModifyTable the columns each UPDATE assigns, whose
+ * new values lead its subplan's targetlist, and a direct modify's scan its
+ * ResultRelInfo: an UPDATE can run in its scan.
+ */
+#if PG_VERSION_NUM >= 140000
+#define SHARD_HAVE_DIRECT_UPDATE 1
+#endif
+
+/*
  * The user a foreign scan runs as: PostgreSQL 16 moved it from the range
  * table entry to the ForeignScan node.
  */

@@ -97,6 +97,20 @@ typedef enum ScanPrivate
 								 * matches */
 } ScanPrivate;
 
+/*
+ * The members a scan that runs an UPDATE or DELETE itself (direct.c) has
+ * after a plain scan's, where an aggregate's are.
+ */
+typedef enum DirectPrivate
+{
+	DIRECT_PRIVATE_SET_TAG = SCAN_PRIVATE_AGGREGATES,	/* Boolean: its rows are
+														 * the statement's row
+														 * count */
+	DIRECT_PRIVATE_UPDATED		/* IntList: an UPDATE's assigned columns
+								 * (attribute numbers), in the order of their
+								 * new values in the targetlist */
+} DirectPrivate;
+
 /* The members of a scan's ForeignPath's fdw_private, in order (or NIL). */
 typedef enum PathPrivate
 {
@@ -298,6 +312,8 @@ extern ShardTable *shard_scan_table(ShardScanState *ss);
 extern DdbConn *shard_scan_conn(ShardScanState *ss);
 extern const DdbJson *shard_scan_next_match(ShardScanState *ss,
 											ForeignScanState *node);
+extern TupleTableSlot *shard_scan_next_row(ShardScanState *ss, ForeignScanState *node,
+										   ExprState *qual);
 extern Datum shard_scan_item_value(ShardScanState *ss, const DdbJson *item,
 								   int col, bool *isnull);
 extern Datum scan_item_column(ShardTable *t, ShardTable *l, const DdbJson *item,

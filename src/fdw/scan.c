@@ -1318,36 +1318,43 @@ next_stored(ShardScanState *ss, TupleTableSlot *slot)
 	return slot;
 }
 
+/*
+ * The scan's next row, in node's scan slot (empty at the end): from the
+ * tuplestore when the scan reads every item first (read_all).
+ */
+static TupleTableSlot *
+next_row(ShardScanState *ss, ForeignScanState *node)
+{
+	TupleTableSlot *slot = node->ss.ss_ScanTupleSlot;
+	const DdbJson *item;
+	MemoryContext old;
+
+	if (!ss->started)
+		scan_start(ss, node->ss.ps.ps_ExprContext);
+	if (ss->read_all)
+		return next_stored(ss, slot);
+	MemoryContextReset(ss->rowcxt);
+	item = next_item(ss);
+	if (item == NULL)
+		return ExecClearTuple(slot);
+	old = MemoryContextSwitchTo(ss->rowcxt);
+	item_to_slot(ss, item, slot);
+	MemoryContextSwitchTo(old);
+	return slot;
+}
+
 /* IterateForeignScan */
 TupleTableSlot *
 shard_iterate_scan(ForeignScanState *node)
 {
 	ShardScanState *ss = node->fdw_state;
-	TupleTableSlot *slot = node->ss.ss_ScanTupleSlot;
-	const DdbJson *item;
-	MemoryContext old;
+	TupleTableSlot *slot;
 	ErrorContextCallback cb;
 	bool		modifying = ss->need_ctid &&
 		modify_push_context_of(node->ss.ps.state,
 							   ((ForeignScan *) node->ss.ps.plan)->scan.scanrelid, &cb);
 
-	if (!ss->started)
-		scan_start(ss, node->ss.ps.ps_ExprContext);
-	if (ss->read_all)
-		next_stored(ss, slot);
-	else
-	{
-		MemoryContextReset(ss->rowcxt);
-		item = next_item(ss);
-		if (item == NULL)
-			ExecClearTuple(slot);
-		else
-		{
-			old = MemoryContextSwitchTo(ss->rowcxt);
-			item_to_slot(ss, item, slot);
-			MemoryContextSwitchTo(old);
-		}
-	}
+	slot = next_row(ss, node);
 	if (modifying)
 		pop_error_context(&cb);
 	return slot;
@@ -1383,6 +1390,29 @@ shard_scan_next_match(ShardScanState *ss, ForeignScanState *node)
 			return item;
 	}
 	return NULL;
+}
+
+/*
+ * The scan's next row that passes qual (NULL: every row), in node's scan
+ * slot, or an empty slot at the end, for a scan that does more than return
+ * rows and needs them whole (an UPDATE run by its scan).  The node's
+ * per-tuple memory is reset at each row: the row, and what is computed
+ * from it there, is valid until the next call.
+ */
+TupleTableSlot *
+shard_scan_next_row(ShardScanState *ss, ForeignScanState *node, ExprState *qual)
+{
+	ExprContext *econtext = node->ss.ps.ps_ExprContext;
+
+	for (;;)
+	{
+		TupleTableSlot *slot = next_row(ss, node);
+
+		ResetExprContext(econtext);
+		econtext->ecxt_scantuple = slot;
+		if (TupIsNull(slot) || ExecQual(qual, econtext))
+			return slot;
+	}
 }
 
 /*
