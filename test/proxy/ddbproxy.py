@@ -191,13 +191,10 @@ that of the signature; nothing is forwarded.
 
 import argparse
 import base64
-import binascii
 import collections
 import contextlib
 import datetime
 import decimal
-import hashlib
-import hmac
 import http.client
 import json
 import random
@@ -208,20 +205,18 @@ import sys
 import threading
 import time
 import urllib.parse
-import uuid
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 from botocore.auth import SigV4Auth
 from botocore.awsrequest import AWSRequest
-from botocore.compat import HTTPHeaders
 from botocore.credentials import Credentials
 
-DDB = "com.amazonaws.dynamodb.v20120810#"
-CORAL = "com.amazon.coral.service#"
-JSON_TYPE = "application/x-amz-json-1.0"
-SIGV4_FORMAT = "%Y%m%dT%H%M%SZ"
-MAX_CLOCK_SKEW_S = 15 * 60
+from ddbprotocol import (CORAL, DDB, JSON_TYPE, THROTTLE_ERRORS,
+                         BadControlRequest, ProxyError, Response, action_name,
+                         crc32, now_s, parse_json, tables_of, throttle_error)
+from sigv4check import SignatureVerifier, parse_authorization
+
 HOP_BY_HOP = {
     "connection", "keep-alive", "proxy-connection", "transfer-encoding",
     "te", "trailer", "upgrade", "expect", "content-length", "host",
@@ -232,19 +227,6 @@ WRITE_ACTIONS = {
     "TransactWriteItems",
 }
 SCHEMA_ACTIONS = {"CreateTable", "DeleteTable", "UpdateTable"}
-THROTTLE_ERRORS = {
-    "ProvisionedThroughputExceededException": (
-        "ThrottlingReasons",
-        "The level of configured provisioned throughput for the table was "
-        "exceeded. Consider increasing your provisioning level with the "
-        "UpdateTable API."),
-    "ThrottlingException": (
-        "throttlingReasons",
-        "Throughput exceeds the current capacity of your table or index."),
-    "RequestLimitExceeded": (
-        "ThrottlingReasons",
-        "Throughput exceeds the current throughput limit for your account."),
-}
 STATUS_ERRORS = {
     500: ("InternalServerError", "Internal server error"),
     503: ("ServiceUnavailableException", "Service unavailable"),
@@ -278,58 +260,7 @@ DENIAL_ACCOUNT = "000000000000"
 DEFAULT_MALFORMED_BODY = '{"Count":1,"Items":[{"pk":{"S":"trunc'
 
 
-class ProxyError(Exception):
-    """A request the proxy answers itself with a DynamoDB-style error."""
-
-    def __init__(self, status, error_type, message, extra=None):
-        super().__init__(message)
-        self.status = status
-        self.error_type = error_type
-        self.message = message
-        self.extra = extra or {}
-
-    def body(self):
-        """The JSON error body DynamoDB would send."""
-        doc = {"__type": self.error_type, "message": self.message}
-        doc.update(self.extra)
-        return json.dumps(doc).encode()
-
-
-class BadControlRequest(Exception):
-    """A control API call that cannot be honoured."""
-
-
-def crc32(data):
-    """The x-amz-crc32 header value of a body."""
-    return str(binascii.crc32(data) & 0xFFFFFFFF)
-
-
-def action_name(target):
-    """'DynamoDB_20120810.PutItem' -> 'PutItem'."""
-    return (target or "").rpartition(".")[2]
-
-
-def now_s():
-    """A monotonic clock, in seconds."""
-    return time.monotonic()
-
-
 # ---------------------------------------------------------------- parsing
-
-
-def tables_of(action, request):
-    """The table names a DynamoDB request touches."""
-    if "TableName" in request:
-        return {request["TableName"]}
-    if action in ("BatchGetItem", "BatchWriteItem"):
-        return set(request.get("RequestItems", {}))
-    if action in ("TransactGetItems", "TransactWriteItems"):
-        return {
-            op["TableName"]
-            for entry in request.get("TransactItems", [])
-            for op in entry.values() if "TableName" in op
-        }
-    return set()
 
 
 def write_items(action, request):
@@ -391,178 +322,6 @@ def check_denials(entries):
         denials.append({"action": entry["action"].removeprefix("dynamodb:"),
                         "table": entry.get("table")})
     return denials
-
-
-# -------------------------------------------------------------- signatures
-
-
-class ExactHeadersSigV4(SigV4Auth):
-    """SigV4Auth that signs exactly the headers the request carries."""
-
-    def headers_to_sign(self, request):
-        return request.headers
-
-
-@dataclass
-class Authorization:
-    """The parts of a SigV4 Authorization header."""
-
-    access_key: str
-    date: str
-    region: str
-    service: str
-    terminator: str
-    signed_headers: list
-    signature: str
-
-
-def parse_authorization(value):
-    """Split an Authorization header; raise ProxyError when malformed."""
-    scheme, _, rest = value.strip().partition(" ")
-    if scheme != "AWS4-HMAC-SHA256":
-        raise incomplete("Authorization header must use AWS4-HMAC-SHA256.")
-    fields = {}
-    for part in rest.split(","):
-        name, _, val = part.strip().partition("=")
-        fields[name] = val
-    for name in ("Credential", "SignedHeaders", "Signature"):
-        if not fields.get(name):
-            raise incomplete(
-                f"Authorization header requires '{name}' parameter.")
-    scope = fields["Credential"].split("/")
-    if len(scope) != 5:
-        raise incomplete("Credential must have the form "
-                         "AKID/date/region/service/aws4_request.")
-    return Authorization(*scope, fields["SignedHeaders"].split(";"),
-                         fields["Signature"])
-
-
-def incomplete(message):
-    """An IncompleteSignatureException."""
-    return ProxyError(400, CORAL + "IncompleteSignatureException", message)
-
-
-def invalid_signature(message):
-    """An InvalidSignatureException."""
-    return ProxyError(400, CORAL + "InvalidSignatureException", message)
-
-
-def unrecognized_client():
-    """An UnrecognizedClientException."""
-    return ProxyError(400, CORAL + "UnrecognizedClientException",
-                      "The security token included in the request is invalid.")
-
-
-class SignatureVerifier:
-    """Checks SigV4 signatures against the configured credentials, for
-    one service ("dynamodb"; test_credentials.py's STS checks "sts")."""
-
-    def __init__(self, credentials, service="dynamodb", clock=None):
-        self.credentials = credentials  # access key -> (secret, token)
-        self.service = service
-        # the server's time, a naive UTC datetime (the proxy's may be set off)
-        self.clock = clock or datetime.datetime.utcnow
-
-    def verify(self, method, path, headers, body):
-        """Raise ProxyError unless the request is correctly signed; return
-        the access key it was signed with."""
-        if headers.get("Authorization") is None:
-            raise ProxyError(400, CORAL + "MissingAuthenticationTokenException",
-                             "Request is missing Authentication Token")
-        auth = parse_authorization(headers["Authorization"])
-        secret, token = self.credentials.get(auth.access_key, (None, None))
-        if secret is None:
-            raise unrecognized_client()
-        self.check_scope(auth, headers)
-        self.check_token(auth, headers, token)
-        self.check_content_hash(auth, headers, body)
-        signed = self.signed_request(method, path, headers, body, auth)
-        signer = ExactHeadersSigV4(
-            Credentials(auth.access_key, secret), auth.service, auth.region)
-        canonical = signer.canonical_request(signed)
-        string_to_sign = signer.string_to_sign(signed, canonical)
-        expected = signer.signature(string_to_sign, signed)
-        if not hmac.compare_digest(expected, auth.signature):
-            raise invalid_signature(
-                "The request signature we calculated does not match the "
-                "signature you provided. Check your AWS Secret Access Key and "
-                "signing method. Consult the service documentation for "
-                "details.\n\nThe Canonical String for this request should "
-                f"have been\n'{canonical}'\n\nThe String-to-Sign should have "
-                f"been\n'{string_to_sign}'\n")
-        return auth.access_key
-
-    def check_scope(self, auth, headers):
-        """The credential scope and X-Amz-Date must agree and be current."""
-        amz_date = headers.get("X-Amz-Date")
-        if amz_date is None:
-            raise incomplete("Authorization header requires existence of "
-                             "an 'X-Amz-Date' header.")
-        for required in ("host", "x-amz-date"):
-            if required not in auth.signed_headers:
-                raise incomplete(f"'{required}' must be a 'SignedHeader' in "
-                                 "the AWS Authorization.")
-        if auth.service != self.service or auth.terminator != "aws4_request":
-            raise invalid_signature("Credential should be scoped to correct "
-                                    f"service: '{self.service}'.")
-        if auth.date != amz_date[:8]:
-            raise invalid_signature(
-                f"Date in Credential scope does not match YYYYMMDD from "
-                f"X-Amz-Date: {auth.date} != {amz_date[:8]}.")
-        try:
-            stamp = datetime.datetime.strptime(amz_date, SIGV4_FORMAT)
-        except ValueError:
-            raise incomplete(f"X-Amz-Date '{amz_date}' is not of the form "
-                             "YYYYMMDD'T'HHMMSS'Z'.") from None
-        now = self.clock().replace(microsecond=0)
-        window = datetime.timedelta(seconds=MAX_CLOCK_SKEW_S)
-        if stamp < now - window:
-            raise invalid_signature(
-                f"Signature expired: {amz_date} is now earlier than "
-                f"{(now - window).strftime(SIGV4_FORMAT)} "
-                f"({now.strftime(SIGV4_FORMAT)} - 15 min.)")
-        if stamp > now + window:
-            raise invalid_signature(
-                f"Signature not yet current: {amz_date} is still later than "
-                f"{(now + window).strftime(SIGV4_FORMAT)} "
-                f"({now.strftime(SIGV4_FORMAT)} + 15 min.)")
-
-    @staticmethod
-    def check_token(auth, headers, expected_token):
-        """A session token must be signed, and match when one is configured."""
-        token = headers.get("X-Amz-Security-Token")
-        if token is not None and "x-amz-security-token" not in auth.signed_headers:
-            raise invalid_signature(
-                "'x-amz-security-token' must be a 'SignedHeader' when present.")
-        if expected_token is not None and token != expected_token:
-            raise unrecognized_client()
-
-    @staticmethod
-    def check_content_hash(auth, headers, body):
-        """A signed x-amz-content-sha256 must be the body's hash."""
-        claimed = headers.get("X-Amz-Content-SHA256")
-        if claimed is None or "x-amz-content-sha256" not in auth.signed_headers:
-            return
-        if claimed != hashlib.sha256(body).hexdigest():
-            raise invalid_signature("The provided 'x-amz-content-sha256' "
-                                    "header does not match what was computed.")
-
-    @staticmethod
-    def signed_request(method, path, headers, body, auth):
-        """The request rebuilt from the signed headers and the body alone."""
-        only_signed = HTTPHeaders()
-        for name in auth.signed_headers:
-            values = headers.get_all(name)
-            if values is None:
-                raise invalid_signature(
-                    f"Signed header '{name}' is missing from the request.")
-            for value in values:
-                only_signed[name] = value
-        request = AWSRequest(method=method,
-                             url=f"http://{headers['Host']}{path}", data=body)
-        request.headers = only_signed
-        request.context["timestamp"] = headers["X-Amz-Date"]
-        return request
 
 
 # ------------------------------------------------------------------ faults
@@ -1054,32 +813,6 @@ def check_limit(limit):
     if float(limit["rate"]) < 0 or float(limit["burst"]) < 1:
         raise BadControlRequest("a budget needs rate >= 0 and burst >= 1")
     return {"rate": float(limit["rate"]), "burst": float(limit["burst"])}
-
-
-@dataclass
-class Response:
-    """A response about to be sent to the client."""
-
-    status: int
-    headers: list
-    body: bytes
-
-    @classmethod
-    def json_error(cls, error):
-        """The response for a ProxyError."""
-        return cls.of_body(error.status, error.body())
-
-    @classmethod
-    def of_body(cls, status, body):
-        """A response with DynamoDB's usual headers."""
-        return cls(status, [("Content-Type", JSON_TYPE),
-                            ("x-amzn-RequestId", uuid.uuid4().hex),
-                            ("x-amz-crc32", crc32(body))], body)
-
-    def with_header(self, name, value):
-        """A copy with one header replaced."""
-        headers = [(k, v) for k, v in self.headers if k.lower() != name.lower()]
-        return Response(self.status, headers + [(name, value)], self.body)
 
 
 class Handler(BaseHTTPRequestHandler):
@@ -2098,15 +1831,6 @@ MUTATIONS = {
 }
 
 
-def parse_json(body):
-    """The request body as a dict ({} when it is not a JSON object)."""
-    try:
-        doc = json.loads(body)
-    except ValueError:
-        return {}
-    return doc if isinstance(doc, dict) else {}
-
-
 def partition_value(info, item):
     """A hashable form of an item's partition-key value (None if unknown)."""
     if info is None or info.partition_key not in item:
@@ -2128,13 +1852,6 @@ def throttling_reasons(tables, verdicts, infos):
     return [{"reason": reason,
              "resource": infos[table].arn if infos.get(table) else table}
             for reason, table in seen]
-
-
-def throttle_error(error, reasons, message=None):
-    """A throttling error with its reasons under the right member name."""
-    member, default_message = THROTTLE_ERRORS[error]
-    extra = {member: reasons} if reasons else {}
-    return ProxyError(400, DDB + error, message or default_message, extra)
 
 
 def transaction_throttled(request, verdicts):
