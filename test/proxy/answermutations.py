@@ -56,7 +56,7 @@ Each mutation belongs to a class:
             zeros, or exponent form such as 4.2E+1)
 
 Each firing is logged; GET /__proxy/mutations reads the log, DELETE
-empties it (see ddbproxy.py).  A log entry: "mutation", "class",
+empties it (see proxyfront.py).  A log entry: "mutation", "class",
 "action", "table", "select" (the request's Select), "applied" (whether
 anything changed), and where: "attribute" (top-level attribute name),
 "path" (e.g. "jm.a[2]"), "item_key" (the key attributes of the item, as

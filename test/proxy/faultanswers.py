@@ -1,6 +1,6 @@
 """What a fault does to the request it fires on, one method per kind.
 
-FaultAnswers is a part of the request handler (ddbproxy.Handler), which
+FaultAnswers is a part of the request handler (proxyfront.Handler), which
 gives it forward(), send(), send_head(), abort_connection(),
 describe_table() and the shared state (self.proxy); FAULT_HANDLERS maps a
 fault's kind to its method.  The kinds and their keys are listed in
