@@ -5,9 +5,9 @@ signer is checked by an independent implementation, and the request is
 refused as DynamoDB refuses it (IncompleteSignatureException,
 InvalidSignatureException, UnrecognizedClientException,
 MissingAuthenticationTokenException) when the Authorization header is
-malformed, the credential scope, X-Amz-Date or session token do not agree,
-the signed x-amz-content-sha256 is not the body's, or the signature
-differs.  The time of a signature is checked against the clock the
+missing or malformed, its access key is not one of the credentials given,
+the credential scope, X-Amz-Date or session token do not agree, the signed
+x-amz-content-sha256 is not the body's, or the signature differs.  The time of a signature is checked against the clock the
 verifier is given (the proxy's, which clock_offset_s may set off): more
 than 15 minutes either way is refused.  SignatureVerifier serves one
 service ("dynamodb" here; awsendpoints.py checks "sts" with it).
