@@ -16,30 +16,8 @@
 #include <string.h>
 
 #include "core/ddbjson.h"
+#include "ddbsamples.h"
 #include "unit.h"
-
-/* A DynamoDB Query response, compact as the service sends it. */
-static const char query_body[] =
-"{\"ConsumedCapacity\":{\"CapacityUnits\":0.5,\"TableName\":\"orders\"},"
-"\"Count\":2,"
-"\"Items\":["
-"{\"pk\":{\"S\":\"cust#1\"},\"sk\":{\"S\":\"order#2024-01-05\"},"
-"\"total\":{\"N\":\"129.95\"},\"tags\":{\"SS\":[\"gift\",\"rush\"]},"
-"\"blob\":{\"B\":\"AAEC/w==\"},\"paid\":{\"BOOL\":true},"
-"\"note\":{\"NULL\":true},"
-"\"lines\":{\"L\":[{\"M\":{\"sku\":{\"S\":\"A-1\"},\"qty\":{\"N\":\"2\"}}}]}},"
-"{\"pk\":{\"S\":\"cust#1\"},\"sk\":{\"S\":\"order#2024-02-11\"},"
-"\"total\":{\"N\":\"7\"}}],"
-"\"LastEvaluatedKey\":{\"pk\":{\"S\":\"cust#1\"},"
-"\"sk\":{\"S\":\"order#2024-02-11\"}},"
-"\"ScannedCount\":2}";
-
-/* Parse a NUL-terminated text; err receives the reason on failure. */
-static DdbJson *
-parse(const char *text, char *err, size_t errlen)
-{
-	return ddbjson_parse(text, strlen(text), err, errlen);
-}
 
 static void
 test_failed_action(void)
@@ -155,17 +133,24 @@ response_rejects(const char *text, const char *where, const char *attribute,
 	return ok;
 }
 
+/* Append inner to out inside levels of open ... close. */
+static void
+nest(Buf *out, int levels, const char *open, const char *inner, const char *close)
+{
+	for (int i = 0; i < levels; i++)
+		buf_puts(out, open);
+	buf_puts(out, inner);
+	for (int i = 0; i < levels; i++)
+		buf_puts(out, close);
+}
+
 /* An item with attribute a holding levels nested M around inner. */
 static char *
 nested_item(Buf *out, int levels, const char *inner)
 {
 	buf_reset(out);
 	buf_puts(out, "{\"a\":");
-	for (int i = 0; i < levels; i++)
-		buf_puts(out, "{\"M\":{\"k\":");
-	buf_puts(out, inner);
-	for (int i = 0; i < levels; i++)
-		buf_puts(out, "}}");
+	nest(out, levels, "{\"M\":{\"k\":", inner, "}}");
 	buf_puts(out, "}");
 	return out->data;
 }
@@ -394,11 +379,7 @@ test_check_response(void)
 	 */
 	buf_init(&text);
 	buf_puts(&text, "{\"UnprocessedItems\":{\"t\":[{\"PutRequest\":{\"Item\":{\"a\":");
-	for (int i = 0; i < DDB_MAX_NESTING - 1; i++)
-		buf_puts(&text, "{\"L\":[");
-	buf_puts(&text, "{\"S\":\"x\"}");
-	for (int i = 0; i < DDB_MAX_NESTING - 1; i++)
-		buf_puts(&text, "]}");
+	nest(&text, DDB_MAX_NESTING - 1, "{\"L\":[", "{\"S\":\"x\"}", "]}");
 	buf_puts(&text, "}}}]}}");
 	v = parse(text.data, err, sizeof(err));
 	CHECK(v != NULL && ddbjson_check_response(v, &chk));
