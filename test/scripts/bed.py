@@ -18,14 +18,16 @@ that environment and offers:
 * ddb(), unique_name(), create_table(), stored_items(): boto3 against the
   proxy or DynamoDB Local, signed with the test credentials, SDK retries
   off;
-* new_table(), drop_scratch(): the tables and database a script makes, and
-  their removal;
+* scratch(), new_table(), drop_scratch(): the database and tables a script
+  makes, and their removal;
 * every_kind_of_table(): servers, user mappings and foreign tables of
   every kind, holding rows, and EVERY_KIND_READS, the queries reading them;
 * fnv1a_32(): the hash of shard_hash 'fnv1a_32', for the articles' own
   formulas; run_together(): a function run on several threads at once;
 * Cluster: a throwaway PostgreSQL cluster whose environment (the AWS
   variables the extension reads) the test chooses; free_port();
+  cluster_over_table(), cluster_tear_down(): such a cluster, started over
+  a table of a few items, and its removal;
 * Runner: registers test functions, runs them in order and ends with the
   line "N passed, N failed"; the exit status is non-zero on any failure.
 """
@@ -40,6 +42,7 @@ import shutil
 import socket
 import subprocess
 import sys
+import tempfile
 import threading
 import time
 import traceback
@@ -305,6 +308,15 @@ def new_table(client, tables, prefix, partition_key, sort_key=None, sort_type="S
     return name
 
 
+def scratch(prefix):
+    """What a script making a database and tables of its own starts from:
+    its Runner, the database's name (unique_name(prefix)), in_database() of
+    it, a DynamoDB Local client and the list of the tables it makes
+    (new_table, drop_scratch)."""
+    database = unique_name(prefix)
+    return Runner(), database, in_database(database), ddb(direct=True), []
+
+
 def stored_items(client, table):
     """Every item of a DynamoDB table, read with a consistent Scan."""
     pages = client.get_paginator("scan").paginate(TableName=table, ConsistentRead=True)
@@ -505,6 +517,40 @@ class Cluster:
         """The server log."""
         with open(self.log, encoding="utf-8", errors="replace") as f:
             return f.read()
+
+
+def cluster_over_table(state, prefix, items):
+    """A scratch directory (state["work"]), the DynamoDB Local client
+    (state["client"]), a table named after prefix (state["table"]) holding
+    items (each a boto3 Item), and a Cluster (state["cluster"]) started,
+    which psql() then reaches; returns the user mapping options that carry
+    the test credentials.  cluster_tear_down(state) removes them."""
+    work = tempfile.mkdtemp(prefix=f"shard_fdw_{prefix}.")
+    os.chmod(work, 0o755)
+    state["work"] = work
+    client = ddb(direct=True)
+    state["client"] = client
+    state["table"] = unique_name(prefix)
+    create_table(client, state["table"], "k")
+    for item in items:
+        client.put_item(TableName=state["table"], Item=item)
+    cluster = Cluster(work)
+    state["cluster"] = cluster
+    cluster.start()
+    os.environ.update(PGHOST="127.0.0.1", PGPORT=str(cluster.port), PGUSER="postgres",
+                      PGDATABASE="postgres")
+    return (f"access_key_id '{env('SHARD_FDW_ACCESS_KEY')}', "
+            f"secret_access_key '{env('SHARD_FDW_SECRET_KEY')}'")
+
+
+def cluster_tear_down(state):
+    """Stop and remove what cluster_over_table made (as far as it got)."""
+    if "cluster" in state:
+        state["cluster"].stop()
+    if "client" in state:
+        state["client"].delete_table(TableName=state["table"])
+    if "work" in state:
+        shutil.rmtree(state["work"], ignore_errors=True)
 
 
 class Runner:
