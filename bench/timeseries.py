@@ -41,13 +41,11 @@ from botocore.config import Config
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)),
                                 "..", "test", "scripts"))
 import bed  # noqa: E402  (the test bed's psql, proxy and boto3 helpers)
+import benchdata  # noqa: E402  (bench/benchdata.py: the settings, the TSV for bench/plots.sh)
 import topn  # noqa: E402  (boto3 resources, the psql session, bench_ms)
 
-LATENCY_MS = int(os.environ.get("BENCH_LATENCY_MS", "10"))
-RUNS = int(os.environ.get("BENCH_RUNS", "10"))
-WARMUP = int(os.environ.get("BENCH_WARMUP", "2"))
-PER_HOUR = int(os.environ.get("BENCH_EVENTS_PER_HOUR", "100"))
-SHARDS = int(os.environ.get("BENCH_SHARDS", "4"))
+LATENCY_MS, RUNS, WARMUP, PER_HOUR, SHARDS = benchdata.settings(
+    LATENCY_MS=10, RUNS=10, WARMUP=2, EVENTS_PER_HOUR=100, SHARDS=4)
 UTC = datetime.timezone.utc
 START = datetime.datetime(2023, 10, 27, 0, 0, tzinfo=UTC)
 HOURS = 24
