@@ -110,15 +110,15 @@ def setup_sql():
     return f"""
 CREATE EXTENSION IF NOT EXISTS shard_fdw;
 {bed.server_sql()}
-CREATE FOREIGN TABLE hourly (event_type text, ts timestamptz, item_id text, payload jsonb)
-  SERVER ddb OPTIONS (table '{TABLES["hourly"]}',
-  partition_key 'PK', partition_key_format '{{event_type}}#{{ts:hour}}#_{{shard}}',
-  sort_key 'SK', sort_key_format '{{ts:isoformat}}#{{item_id}}',
-  shard_strategy 'random', shards '{SHARDS}');
-CREATE FOREIGN TABLE gsi (entity_id text, ts timestamptz, payload jsonb)
-  SERVER ddb OPTIONS (table '{TABLES["gsi"]}', index '{INDEX}',
-  partition_key 'GSI1PK', partition_key_format '{{entity_id}}#{{ts:hour}}',
-  sort_key 'GSI1SK', sort_key_format '{{ts:isoformat}}');
+{bed.foreign_table_sql(
+    "hourly", "event_type text, ts timestamptz, item_id text, payload jsonb", TABLES["hourly"],
+    partition_key="PK", partition_key_format="{event_type}#{ts:hour}#_{shard}",
+    sort_key="SK", sort_key_format="{ts:isoformat}#{item_id}",
+    shard_strategy="random", shards=SHARDS)}
+{bed.foreign_table_sql(
+    "gsi", "entity_id text, ts timestamptz, payload jsonb", TABLES["gsi"], index=INDEX,
+    partition_key="GSI1PK", partition_key_format="{entity_id}#{ts:hour}",
+    sort_key="GSI1SK", sort_key_format="{ts:isoformat}")}
 {topn.BENCH_MS_SQL}"""
 
 

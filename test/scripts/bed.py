@@ -9,7 +9,8 @@ that environment and offers:
 
 * psql(), query(): run SQL through psql; in_database(): a psql() of one
   database that fails on any error; server_sql(): the SQL declaring server
-  ddb and its user mapping; sql_literal(): a Python value as SQL;
+  ddb and its user mapping; foreign_table_sql(): a foreign table's;
+  sql_literal(): a Python value as SQL;
   schema_dump(): pg_dump --schema-only of a database, as lines;
 * Session: one psql kept open, statement by statement, so that they share
   a backend;
@@ -110,6 +111,15 @@ def sql_literal(value):
     if isinstance(value, int):
         return str(value)
     return "'" + str(value).replace("'", "''") + "'"
+
+
+def foreign_table_sql(name, columns, table, server="ddb", **options):
+    """CREATE FOREIGN TABLE name (columns) over DynamoDB table table on
+    server, with options in the order given, each value quoted as it is
+    (a key template's braces single, as the option holds them)."""
+    listed = ", ".join(f"{option} {sql_literal(str(value))}"
+                       for option, value in dict(table=table, **options).items())
+    return f"CREATE FOREIGN TABLE {name} ({columns})\n  SERVER {server} OPTIONS ({listed});\n"
 
 
 # ------------------------------------------------------------------- proxy
@@ -405,17 +415,16 @@ def every_kind_of_table(database, endpoint, tables, role):
           SERVER ddb OPTIONS (table '{plain}');
         CREATE FOREIGN TABLE by_score (game text, player text, score int, "rank" text)
           SERVER ddb OPTIONS (table '{plain}', index 'byScore');
-        CREATE FOREIGN TABLE board (game_id text, player_id text, score bigint)
-          SERVER ddb OPTIONS (table '{board}',
-            partition_key 'pk', partition_key_format '{{game_id}}#{{shard}}',
-            sort_key 'sk', sort_key_format '{{score:020}}#{{player_id}}',
-            shards '4', shard_strategy 'calculated', shard_by 'player_id',
-            shard_hash 'fnv1a_32');
-        CREATE FOREIGN TABLE files (file_path text, ts bigint, who text)
-          SERVER ddb OPTIONS (table '{files}',
-            partition_key 'pk', partition_key_format '{{file_path}}_{{shard}}', sort_key 'ts',
-            shard_strategy 'dynamic', metadata_table '{meta}', metadata_key 'file_path',
-            cooldown_s '0', max_shards '4', metadata_cache_ms '0');
+        {foreign_table_sql(
+            "board", "game_id text, player_id text, score bigint", board,
+            partition_key="pk", partition_key_format="{game_id}#{shard}",
+            sort_key="sk", sort_key_format="{score:020}#{player_id}", shards=4,
+            shard_strategy="calculated", shard_by="player_id", shard_hash="fnv1a_32")}
+        {foreign_table_sql(
+            "files", "file_path text, ts bigint, who text", files,
+            partition_key="pk", partition_key_format="{file_path}_{shard}", sort_key="ts",
+            shard_strategy="dynamic", metadata_table=meta, metadata_key="file_path",
+            cooldown_s=0, max_shards=4, metadata_cache_ms=0)}
         CREATE FOREIGN TABLE regional (game text, player text, score int, "rank" text)
           SERVER from_env OPTIONS (table '{plain}');
         ALTER EVENT TRIGGER shard_fdw_check_ddl DISABLE;
