@@ -8,18 +8,7 @@
 \ir sql/include/ddb_indexes.sql
 \ir sql/include/explain_analyze.sql
 \ir sql/include/same_rows.sql
--- capacity(query): the read units EXPLAIN ANALYZE says query consumed
-CREATE FUNCTION capacity(query text) RETURNS SETOF text LANGUAGE plpgsql AS $$
-DECLARE
-  line text;
-BEGIN
-  FOR line IN EXECUTE 'EXPLAIN (ANALYZE, COSTS OFF, TIMING OFF, SUMMARY OFF) ' || query LOOP
-    IF line ~ 'Consumed Capacity|DynamoDB Index' THEN
-      RETURN NEXT trim(line);
-    END IF;
-  END LOOP;
-END
-$$;
+\ir sql/include/explain_lines.sql
 
 -- People of several organisations, some without an email, a signup, a
 -- last seen time or a vip mark: the indexes on those are sparse.
@@ -83,13 +72,13 @@ SELECT same_rows($$SELECT "user", seen FROM %s WHERE org = 'o1' AND seen > 0
 -- Consistency.  A global index is only eventually consistent: a table
 -- that reads consistently reads none, and a local one consistently (a
 -- strongly consistent read takes twice the read units)
-SELECT capacity($$SELECT "user", seen FROM people WHERE org = 'o2' AND seen > 0
-   ORDER BY seen LIMIT 3$$);
+SELECT trim(explain_lines($$SELECT "user", seen FROM people WHERE org = 'o2' AND seen > 0
+   ORDER BY seen LIMIT 3$$, 'Consumed Capacity|DynamoDB Index')) AS capacity;
 ALTER FOREIGN TABLE people OPTIONS (ADD consistent_read 'true');
 SELECT index_name, unusable FROM shard_fdw_refresh_indexes('people');
 EXPLAIN (COSTS OFF) SELECT "user" FROM people WHERE vip = 'Y';
-SELECT capacity($$SELECT "user", seen FROM people WHERE org = 'o2' AND seen > 0
-   ORDER BY seen LIMIT 3$$);
+SELECT trim(explain_lines($$SELECT "user", seen FROM people WHERE org = 'o2' AND seen > 0
+   ORDER BY seen LIMIT 3$$, 'Consumed Capacity|DynamoDB Index')) AS capacity;
 SELECT same_rows($$SELECT "user", seen FROM %s WHERE org = 'o2' AND seen > 0
    ORDER BY seen LIMIT 3$$, 'people', 'local_people');
 -- the server's consistent_read, which a table without its own follows
@@ -213,7 +202,6 @@ SELECT same_rows($$SELECT count(*) FROM %s WHERE vip = 'Y'$$, 'people', 'local_p
 
 DROP TABLE local_people, local_scores;
 DROP FOREIGN TABLE people, scores;
-DROP FUNCTION capacity(text);
 SELECT ddb_delete_table('idx_rules') AS deleted;
 SELECT ddb_delete_table('idx_layouts') AS deleted;
 DROP SERVER ddb CASCADE;
