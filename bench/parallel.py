@@ -14,7 +14,8 @@ then the table is analyzed, so that the planner sizes the workers from
 its row count and width.  min_parallel_table_scan_size is lowered to
 BENCH_MIN_SCAN_SIZE (1MB) so that the table, counted as the heap its rows
 would fill, earns up to 4 workers; max_parallel_workers_per_gather caps
-them at 0, 2 or 4.  The EXPLAIN ANALYZE of each setting is printed first
+them at 0, 2 or 4; parallel_setup_cost is BENCH_SETUP_COST (1000,
+PostgreSQL's own).  The EXPLAIN ANALYZE of each setting is printed first
 (the workers launched and the segments each participant read).
 
 Per setting, BENCH_RUNS statements (3) after the EXPLAIN ANALYZE, their
@@ -32,6 +33,7 @@ median:
 """
 
 import os
+import re
 import statistics
 import sys
 
@@ -44,6 +46,7 @@ ITEMS = int(os.environ.get("BENCH_ITEMS", "1000000"))
 RUNS = int(os.environ.get("BENCH_RUNS", "3"))
 WORKERS = tuple(int(n) for n in os.environ.get("BENCH_WORKERS", "0,2,4").split(","))
 MIN_SCAN_SIZE = os.environ.get("BENCH_MIN_SCAN_SIZE", "1MB")
+SETUP_COST = os.environ.get("BENCH_SETUP_COST", "1000")
 DDB_PID = os.environ.get("BENCH_DDB_PID")
 TABLE = f"parallel_scan_{ITEMS}"
 QUERY = "SELECT sum(score), avg(level), max(note) FROM big"
@@ -70,7 +73,7 @@ def load(client):
     bed.create_table(client, TABLE, "player_id")
     say(f"writing {ITEMS} items through shard_fdw (INSERT ... SELECT)")
     bed.psql(f"""INSERT INTO big
-        SELECT 'player' || lpad(i::text, 7, '0'), 'game' || (i % 100), (i * 7919) % 100000,
+        SELECT 'player' || lpad(i::text, 7, '0'), 'game' || (i % 100), (i::bigint * 7919) % 100000,
                i % 60, md5(i::text)
           FROM generate_series(1, {ITEMS}) i""")
 
@@ -141,42 +144,46 @@ def main():
     bed.psql("ALTER SYSTEM SET autovacuum = off; SELECT pg_reload_conf();")
     leader = Leader()
     leader.session.run(f"SET min_parallel_table_scan_size = '{MIN_SCAN_SIZE}'")
+    leader.session.run(f"SET parallel_setup_cost = {SETUP_COST}")
     results = []
     answer = None
     try:
         for workers in WORKERS:
             leader.settings(workers)
             say(f"max_parallel_workers_per_gather = {workers}: EXPLAIN ANALYZE")
-            for line in leader.explain():
+            plan = leader.explain()
+            for line in plan:
                 print(f"    {line}")
+            launched = re.search(r"Workers Launched: (\d+)", "\n".join(plan))
             runs = [leader.timed() for _ in range(RUNS)]
             for run in runs:
                 if answer is not None and run[4] != answer:
                     sys.exit(f"{workers} workers answered {run[4]}, not {answer}")
                 answer = run[4]
-            results.append((workers, *(statistics.median(r[i] for r in runs)
+            results.append((workers, int(launched.group(1)) if launched else 0,
+                            *(statistics.median(r[i] for r in runs)
                                        if runs[0][i] is not None else None
                                        for i in range(4))))
     finally:
         leader.session.close()
         bed.psql("ALTER SYSTEM RESET autovacuum; SELECT pg_reload_conf();")
 
-    base = results[0][1]
+    base = results[0][2]
     print()
     print(f"{QUERY}: a Scan of {ITEMS} items ({rows} by ANALYZE), DynamoDB Local directly;")
     print(f"{os.cpu_count()} CPUs, load average {load_before[0]:.1f} before and "
           f"{os.getloadavg()[0]:.1f} after; median of {RUNS} statements")
-    print(f"{'workers':>7}{'wall s':>9}{'rows/s':>10}{'ratio':>7}"
+    print(f"{'workers':>7}{'launched':>9}{'wall s':>9}{'rows/s':>10}{'ratio':>7}"
           f"{'leader CPU s':>14}{'workers CPU s':>15}{'DDB Local CPU s':>17}")
-    for workers, wall, lead, children, ddb in results:
-        print(f"{workers:>7}{wall:>9.2f}{ITEMS / wall:>10.0f}{base / wall:>6.2f}x"
+    for workers, launched, wall, lead, children, ddb in results:
+        print(f"{workers:>7}{launched:>9}{wall:>9.2f}{ITEMS / wall:>10.0f}{base / wall:>6.2f}x"
               f"{lead:>14.2f}{children:>15.2f}"
               f"{'' if ddb is None else f'{ddb:.2f}':>17}")
     benchdata.write("parallel",
-                    ["workers", "wall_s", "rows_per_s", "ratio", "leader_cpu_s",
-                     "workers_cpu_s", "ddb_cpu_s"],
-                    [(w, wall, ITEMS / wall, base / wall, lead, children, ddb)
-                     for w, wall, lead, children, ddb in results],
+                    ["workers", "launched", "wall_s", "rows_per_s", "ratio",
+                     "leader_cpu_s", "workers_cpu_s", "ddb_cpu_s"],
+                    [(w, n, wall, ITEMS / wall, base / wall, lead, children, ddb)
+                     for w, n, wall, lead, children, ddb in results],
                     {"items": ITEMS, "query": QUERY,
                      "load average before": f"{load_before[0]:.1f}",
                      "runs": RUNS})

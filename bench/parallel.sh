@@ -15,6 +15,7 @@
 #                        printed (3)
 #   BENCH_MIN_SCAN_SIZE  min_parallel_table_scan_size (1MB): low enough
 #                        for the table to earn 4 workers
+#   BENCH_SETUP_COST     parallel_setup_cost (1000, PostgreSQL's default)
 #   BENCH_SKIP_BUILD=1   use the extension already installed instead of
 #                        building and installing this tree
 #   BENCH_DATA_DIR       also write the measurements there as a TSV file
