@@ -8,6 +8,11 @@ reads the environment test/lib.sh exports); python3 bench/parallel.py
 also runs against a test bed from test/serve.sh, loading the table only
 once.  Every number it prints is measured in this run.
 
+DynamoDB Local answers a Scan page of a large table slowly (its segment
+is found among every item), more so with many segments in flight on a
+loaded machine: the server's attempt_timeout_ms is BENCH_ATTEMPT_TIMEOUT_MS
+(120 s) and its request_timeout_ms three times that.
+
 The items are written through shard_fdw itself (INSERT ... SELECT
 generate_series: BatchWriteItem, max_concurrency requests in flight),
 then the table is analyzed, so that the planner sizes the workers from
@@ -47,6 +52,7 @@ RUNS = int(os.environ.get("BENCH_RUNS", "3"))
 WORKERS = tuple(int(n) for n in os.environ.get("BENCH_WORKERS", "0,2,4").split(","))
 MIN_SCAN_SIZE = os.environ.get("BENCH_MIN_SCAN_SIZE", "1MB")
 SETUP_COST = os.environ.get("BENCH_SETUP_COST", "1000")
+TIMEOUT_MS = int(os.environ.get("BENCH_ATTEMPT_TIMEOUT_MS", "120000"))
 DDB_PID = os.environ.get("BENCH_DDB_PID")
 TABLE = f"parallel_scan_{ITEMS}"
 QUERY = "SELECT sum(score), avg(level), max(note) FROM big"
@@ -61,6 +67,8 @@ def setup_sql():
     return f"""CREATE EXTENSION IF NOT EXISTS shard_fdw;
         DROP SERVER IF EXISTS ddb CASCADE;
         {bed.server_sql(direct=True)}
+        ALTER SERVER ddb OPTIONS (ADD attempt_timeout_ms '{TIMEOUT_MS}',
+                                  ADD request_timeout_ms '{3 * TIMEOUT_MS}');
         CREATE FOREIGN TABLE big (
           player_id text NOT NULL, game_id text, score bigint, level int, note text
         ) SERVER ddb OPTIONS (table '{TABLE}', partition_key 'player_id');"""

@@ -16,6 +16,9 @@
 #   BENCH_MIN_SCAN_SIZE  min_parallel_table_scan_size (1MB): low enough
 #                        for the table to earn 4 workers
 #   BENCH_SETUP_COST     parallel_setup_cost (1000, PostgreSQL's default)
+#   BENCH_ATTEMPT_TIMEOUT_MS  the server's attempt_timeout_ms (120000; its
+#                        request_timeout_ms is three times that): DynamoDB
+#                        Local answers a large table's Scan pages slowly
 #   BENCH_SKIP_BUILD=1   use the extension already installed instead of
 #                        building and installing this tree
 #   BENCH_DATA_DIR       also write the measurements there as a TSV file

@@ -26,10 +26,14 @@
 #          game's 10 shards at once and joining in memory
 #                                                     (bench/reports_join.py,
 #                                                      in its own database)
+#   units  the read units EXPLAIN estimates for each report above, after
+#          ANALYZE, against those it consumed (shard_fdw_stat, and the
+#          proxy's sum of DynamoDB Local's ConsumedCapacity), measured in
+#          this run                 (bench/reports_count.py, reports_join.py)
 #
 # Environment (all optional):
 #   BENCH_SECTIONS         comma-separated sections to run
-#                          (count,topn,lookup,join)
+#                          (count,topn,lookup,join,units)
 #   BENCH_LATENCY_MS       latency the proxy adds to each request (5)
 #   BENCH_RUNS             timed runs per method and case; medians are
 #                          printed (15 for count and topn, 5 for join)
@@ -52,12 +56,13 @@ cd "$(dirname "$0")/.."
 . test/lib.sh
 start_bench reports
 
-sections=",${BENCH_SECTIONS:-count,topn,lookup,join},"
-count_sections="$(tr ',' '\n' <<<"$sections" | grep -xE 'count|topn|lookup' | paste -sd, -)" || true
+sections=",${BENCH_SECTIONS:-count,topn,lookup,join,units},"
+count_sections="$(tr ',' '\n' <<<"$sections" | grep -xE 'count|topn|lookup|units' | paste -sd, -)" || true
 if [ -n "$count_sections" ]; then
     BENCH_SECTIONS="$count_sections" "$PYTHON" bench/reports_count.py
 fi
-if [[ "$sections" == *,join,* ]]; then
+join_sections="$(tr ',' '\n' <<<"$sections" | grep -xE 'join|units' | paste -sd, -)" || true
+if [ -n "$join_sections" ]; then
     createdb reports_join
-    BENCH_SECTIONS=join PGDATABASE=reports_join "$PYTHON" bench/reports_join.py
+    BENCH_SECTIONS="$join_sections" PGDATABASE=reports_join "$PYTHON" bench/reports_join.py
 fi

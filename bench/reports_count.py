@@ -1,6 +1,6 @@
 """Reports over a sharded leaderboard: what shard_fdw reads, and how fast.
 
-Run by bench/reports.sh (its count, topn and lookup sections) once DynamoDB Local, the test proxy and PostgreSQL
+Run by bench/reports.sh (its count, topn, lookup and units sections) once DynamoDB Local, the test proxy and PostgreSQL
 are up (it reads the environment test/lib.sh exports).  Every number it
 prints is measured in this run.
 
@@ -247,17 +247,16 @@ def boto3_rank(table, low):
     return 1 + boto3_count(table, low)
 
 
-@section("count")
-def count_and_rank(bench):
-    """count(*) of the game and the rank of its median player."""
-    players = bench.scores[GAME]
-    median_score = sorted(s for _, s in players)[len(players) // 2]
-    low = f"{median_score + 1:020d}"
+def median_score(players):
+    """The median of the players' scores."""
+    return sorted(s for _, s in players)[len(players) // 2]
+
+
+def count_queries(players):
+    """{(report, method): SQL} of the count section."""
     where = f"game_id = '{GAME}'"
-    rank_where = f"{where} AND score > {median_score}"
-    expected = {"count": len(players),
-                "rank": 1 + sum(1 for _, s in players if s > median_score)}
-    queries = {
+    rank_where = f"{where} AND score > {median_score(players)}"
+    return {
         ("count", "shard_fdw"): f"SELECT count(*) FROM lb WHERE {where}",
         ("count", "read every item"):
             f"SELECT count(*) FROM (SELECT 1 FROM lb WHERE {where} OFFSET 0) s",
@@ -265,6 +264,16 @@ def count_and_rank(bench):
         ("rank", "read every item"):
             f"SELECT count(*) + 1 FROM (SELECT 1 FROM lb WHERE {rank_where} OFFSET 0) s",
     }
+
+
+@section("count")
+def count_and_rank(bench):
+    """count(*) of the game and the rank of its median player."""
+    players = bench.scores[GAME]
+    low = f"{median_score(players) + 1:020d}"
+    expected = {"count": len(players),
+                "rank": 1 + sum(1 for _, s in players if s > median_score(players))}
+    queries = count_queries(players)
     readers = {"count": (boto3_count,), "rank": (boto3_rank, low)}
     for (name, method), query in queries.items():
         got = bench.session.rows(query)
@@ -318,17 +327,14 @@ def item_row(query, ms, figures):
 # -------------------------------------------------------- section: topn
 
 
-@section("topn")
-def top_with_tiebreak(bench):
-    """Items DynamoDB reads for the game's top 100 with a tie-breaker."""
-    players = bench.scores[GAME]
-    ranked = [f"{p}|{s}" for p, s in sorted(players, key=lambda r: (r[1], r[0]),
-                                             reverse=True)]
-    select = f"SELECT player_id, score FROM lb WHERE game_id = '{GAME}' ORDER BY"
+TOPN_SELECT = f"SELECT player_id, score FROM lb WHERE game_id = '{GAME}' ORDER BY"
+
+
+def topn_cases():
+    """The top-N section's cases: (label, ORDER BY, LIMIT, its order with
+    nothing claimed, or None when it is the loaded data's byte order)."""
     icu = 'player_id COLLATE "en-x-icu" DESC'
-    # (label, ORDER BY, LIMIT, its order with nothing claimed, or None when
-    # it is the loaded data's byte order)
-    cases = [
+    return [
         ("both keys", "score DESC, player_id DESC", TOP, None),
         ('both keys, "C"', 'score DESC, player_id COLLATE "C" DESC', TOP, None),
         ('"en-x-icu" tie-breaker', f"score DESC, {icu}", TOP,
@@ -337,6 +343,16 @@ def top_with_tiebreak(bench):
          f"score::numeric DESC, {icu}"),
         ("nothing claimed", "score::numeric DESC, player_id DESC", TOP, None),
     ]
+
+
+@section("topn")
+def top_with_tiebreak(bench):
+    """Items DynamoDB reads for the game's top 100 with a tie-breaker."""
+    players = bench.scores[GAME]
+    ranked = [f"{p}|{s}" for p, s in sorted(players, key=lambda r: (r[1], r[0]),
+                                             reverse=True)]
+    select = TOPN_SELECT
+    cases = topn_cases()
     for label, order, limit, unclaimed in cases:
         rows = bench.session.rows(f"{select} {order} LIMIT {limit}")
         want = (ranked[:limit] if unclaimed is None else
@@ -409,6 +425,21 @@ def shard_rank(table, player_id, filtered):
     return 1 + above, read + above, returned
 
 
+def median_player(players):
+    """(player_id, score) of the median player, by score then id."""
+    return sorted(players, key=lambda p: (p[1], p[0]))[len(players) // 2]
+
+
+def lookup_queries(players):
+    """{report: SQL} of the lookup section: the median player's score and
+    rank."""
+    lookup = (f"SELECT score FROM lb WHERE game_id = '{GAME}' "
+              f"AND player_id = '{median_player(players)[0]}'")
+    return {"lookup": lookup,
+            "rank": f"SELECT count(*) + 1 FROM lb WHERE game_id = '{GAME}' "
+                    f"AND score > ({lookup})"}
+
+
 @section("lookup")
 def own_position(bench):
     """The player's own position, which seed 002's readers want beside the
@@ -416,14 +447,10 @@ def own_position(bench):
     count over every shard above that score, the lookup in its InitPlan);
     items and bytes DynamoDB returns, against the shard read whole."""
     players = bench.scores[GAME]
-    player_id, score = sorted(players, key=lambda p: (p[1], p[0]))[len(players) // 2]
+    player_id, score = median_player(players)
     shard = sum(1 for p, _ in players
                 if topn.shard_of(p, SHARDS) == topn.shard_of(player_id, SHARDS))
-    lookup = (f"SELECT score FROM lb WHERE game_id = '{GAME}' "
-              f"AND player_id = '{player_id}'")
-    queries = {"lookup": lookup,
-               "rank": f"SELECT count(*) + 1 FROM lb WHERE game_id = '{GAME}' "
-                       f"AND score > ({lookup})"}
+    queries = lookup_queries(players)
     expected = {"lookup": score, "rank": 1 + sum(1 for _, s in players if s > score)}
     readers = {"lookup": shard_lookup, "rank": shard_rank}
     methods = {"shard_fdw": None, "the shard read whole": False,
@@ -473,6 +500,81 @@ def own_position(bench):
             if method == "shard_fdw"]
 
 
+# ------------------------------------------------------- section: units
+
+
+UNIT_COLUMNS = ("query", "estimated", "consumed", "proxy", "ratio")
+
+
+@section("units")
+def estimated_and_consumed(bench):
+    """The read units EXPLAIN estimates for each report of the count, topn
+    and lookup sections, after ANALYZE, against what it consumed:
+    shard_fdw_stat's read_units of the table, and the ConsumedCapacity the
+    proxy added up."""
+    bench.session.rows("ANALYZE lb")
+    reports = [(f"{name}, {method}", sql)
+               for (name, method), sql in count_queries(bench.scores[GAME]).items()]
+    reports += [(f"top-{limit} {label}", f"{TOPN_SELECT} {order} LIMIT {limit}")
+                for label, order, limit, _ in topn_cases()]
+    reports += [(f"player's {name}", sql)
+                for name, sql in lookup_queries(bench.scores[GAME]).items()]
+    say("estimated and consumed read units, after ANALYZE lb")
+    rows = [units_row(bench.session, label, sql, "lb", TABLE) for label, sql in reports]
+    print_units(f"read units of each report over {PLAYERS} players of one game, "
+                f"{SHARDS} shards, after ANALYZE", rows)
+    benchdata.write("reports_units", UNIT_COLUMNS, rows, {
+        "bench": "EXPLAIN's estimated read units against those consumed, per report "
+                 "(bench/reports_count.py)",
+        "consumed": "shard_fdw_stat's read_units of the foreign table; proxy: the "
+                    "ConsumedCapacity of DynamoDB Local's answers"})
+    return []
+
+
+def estimated_units(plan):
+    """The Estimated Read Units of an EXPLAIN (FORMAT JSON) plan, summed over
+    its nodes (and its aggregates' reads)."""
+    if isinstance(plan, list):
+        return sum(estimated_units(p) for p in plan)
+    if not isinstance(plan, dict):
+        return 0.0
+    return plan.get("Estimated Read Units", 0.0) + sum(
+        estimated_units(v) for v in plan.values() if isinstance(v, (list, dict)))
+
+
+def units_row(session, label, sql, ftable, table):
+    """(label, estimated, consumed per shard_fdw_stat, per the proxy,
+    estimated / consumed) of one run of sql, which reads foreign table
+    ftable over DynamoDB table table; session runs psql."""
+    plan = json.loads("\n".join(session.rows("EXPLAIN (FORMAT JSON) " + sql)))
+    view = (f"SELECT coalesce(sum(read_units), 0) FROM shard_fdw_stat "
+            f"WHERE ftable = '{ftable}'::regclass")
+    before = float(session.rows(view)[0])
+    before_proxy = bed.stats()["consumed_capacity"].get(table, 0.0)
+    session.rows(sql)
+    consumed = float(session.rows(view)[0]) - before
+    proxy = bed.stats()["consumed_capacity"].get(table, 0.0) - before_proxy
+    estimated = estimated_units(plan)
+    return (label, estimated, consumed, proxy, estimated / consumed if consumed else None)
+
+
+def print_units(title, rows):
+    """The table of units_row rows, and the summary line."""
+    print()
+    print(title)
+    print(f"{'report':<44}{'estimated':>11}{'consumed':>10}{'proxy':>8}{'ratio':>8}")
+    for label, estimated, consumed, proxy, ratio in rows:
+        print(f"{label:<44}{estimated:>11.1f}{consumed:>10.1f}{proxy:>8.1f}"
+              + (f"{ratio:>7.2f}x" if ratio is not None else f"{'-':>8}"))
+    estimated = sum(r[1] for r in rows)
+    consumed = sum(r[2] for r in rows)
+    ratios = [r[4] for r in rows if r[4] is not None]
+    print()
+    print(f"summary: read units: estimated {estimated:.1f} against {consumed:.1f} consumed "
+          f"({estimated / consumed:.2f}x) over {len(rows)} reports; per report "
+          f"{min(ratios):.2f}x to {max(ratios):.2f}x")
+
+
 # ------------------------------------------------------------------ main
 
 
@@ -491,13 +593,14 @@ def main():
     load_before = os.getloadavg()[0]
     rows = [row for name in wanted for row in SECTIONS[name](bench)]
     bench.session.close()
-    benchdata.write("reports_items", ITEM_COLUMNS, rows, {
-        "bench": f"what shard_fdw's reports read over {PLAYERS} players of one "
-                 f"game, {SHARDS} shards (bench/reports_count.py)",
-        "latency added per request": f"{LATENCY_MS} ms",
-        "runs": f"median ms of {RUNS} runs after {WARMUP} warm-up rounds; "
-                "requests and items of the last (EXPLAIN ANALYZE)",
-        "load average before": f"{load_before:.1f}"})
+    if rows:
+        benchdata.write("reports_items", ITEM_COLUMNS, rows, {
+            "bench": f"what shard_fdw's reports read over {PLAYERS} players of one "
+                     f"game, {SHARDS} shards (bench/reports_count.py)",
+            "latency added per request": f"{LATENCY_MS} ms",
+            "runs": f"median ms of {RUNS} runs after {WARMUP} warm-up rounds; "
+                    "requests and items of the last (EXPLAIN ANALYZE)",
+            "load average before": f"{load_before:.1f}"})
 
 
 if __name__ == "__main__":

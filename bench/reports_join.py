@@ -20,6 +20,10 @@ function in SECTIONS, run in order, returning its summary line:
                         a time
            shards_join  boto3 reading the game's 10 shards at once (every
                         page), then joining in memory
+
+  units  the read units EXPLAIN estimates for each of those joins against
+         what it consumed (shard_fdw_stat, and the proxy's sum of DynamoDB
+         Local's ConsumedCapacity)
 """
 
 import os
@@ -37,6 +41,7 @@ sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)),
                                 "..", "test", "scripts"))
 import bed  # noqa: E402  (the test bed's psql, proxy and boto3 helpers)
 import benchdata  # noqa: E402  (bench/benchdata.py: the TSV for bench/plots.sh)
+import reports_count  # noqa: E402  (its psql session and the units' table)
 import topn  # noqa: E402  (the leaderboard's items and foreign table, boto3, psql)
 
 SHARDS = 10
@@ -186,20 +191,31 @@ def shards_join(table, game, watched):
             sum(s for _, s in results))
 
 
-def join_section(session, games):
-    """The join for 10, 1,000 and every player of "big"; returns the summary."""
+def watched_players(games):
+    """{N: (game, its watched players)} of the joins: 10 and 1,000 players
+    of "g", and every player of "big"."""
     cases = [(10, "g"), (1000, "g")] + ([(BIG_WATCHED, "big")] if BIG_WATCHED else [])
     rng = random.Random(5)
-    table = proxy_table()
-    results = {}
-    for count, game in cases:
-        watched = rng.sample(sorted(games[game]), count)
-        watch = f"watch_{count}"
+    return {count: (game, rng.sample(sorted(games[game]), count)) for count, game in cases}
+
+
+def watch_table(count, game, watched):
+    """The local table of N watched players (made and analyzed once)."""
+    watch = f"watch_{count}"
+    if bed.query(f"SELECT to_regclass('{watch}') IS NULL") == [["t"]]:
         bed.psql(f"CREATE TABLE {watch} (game text, player text);\n"
                  f"COPY {watch} FROM STDIN;\n"
                  + "".join(f"{game}\t{p}\n" for p in watched) + "\\.\n"
                  f"ANALYZE {watch};")
-        sql = JOIN_SQL.format(watch=watch)
+    return watch
+
+
+def join_section(session, games):
+    """The join for 10, 1,000 and every player of "big"; returns the summary."""
+    table = proxy_table()
+    results = {}
+    for count, (game, watched) in watched_players(games).items():
+        sql = JOIN_SQL.format(watch=watch_table(count, game, watched))
         expected = sorted((p, games[game][p]) for p in watched)
 
         # the same rows from every method, and what each reads
@@ -282,7 +298,27 @@ def write_data(results):
         "load average before": f"{LOAD_BEFORE:.1f}"})
 
 
-SECTIONS = {"join": join_section}
+def units_section(session, games):
+    """The read units EXPLAIN estimates for each join against those it
+    consumed; returns the summary."""
+    psql = reports_count.Session()
+    rows = [reports_count.units_row(
+                psql, f"join of {count} watched players",
+                JOIN_SQL.format(watch=watch_table(count, game, watched)), "leaderboard", TABLE)
+            for count, (game, watched) in watched_players(games).items()]
+    psql.close()
+    reports_count.print_units("read units of each join, the leaderboard analyzed", rows)
+    benchdata.write("reports_join_units", reports_count.UNIT_COLUMNS, rows, {
+        "bench": "EXPLAIN's estimated read units against those consumed, per join "
+                 "(bench/reports_join.py)",
+        "load average before": f"{LOAD_BEFORE:.1f}"})
+    estimated = sum(r[1] for r in rows)
+    consumed = sum(r[2] for r in rows)
+    return (f"read units of the joins: estimated {estimated:.1f} against {consumed:.1f} "
+            f"consumed ({estimated / consumed:.2f}x)")
+
+
+SECTIONS = {"join": join_section, "units": units_section}
 
 
 def main():

@@ -19,7 +19,8 @@ SELECT reltuples, relpages FROM pg_class WHERE oid = 'events'::regclass;
 EXPLAIN (COSTS OFF) SELECT f.owner, e.seq FROM few_owners f JOIN events e USING (owner);
 
 ANALYZE events;
--- reltuples within 20 % of the items (DynamoDB Local's ItemCount is live)
+-- reltuples within 20 % of the items (DynamoDB Local's ItemCount is live);
+-- relpages is DynamoDB's TableSizeBytes in 8 kB pages
 SELECT abs(reltuples - 10000) <= 2000 AS close, relpages FROM pg_class
  WHERE oid = 'events'::regclass;
 SELECT attname, n_distinct FROM pg_stats

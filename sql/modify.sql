@@ -123,6 +123,39 @@ SELECT explain_analyze($$DELETE FROM ahead WHERE game = 'g' AND player ~ '^p2[1-
 DELETE FROM ahead WHERE game = 'g';
 \echo deleted :ROW_COUNT
 
-DROP FOREIGN TABLE board, feed, ahead;
+-- an UPDATE whose plan is a scan of its table runs in that scan: the rows'
+-- writes are in flight together (up to twice max_concurrency), and a row
+-- counts, and is returned, once DynamoDB has written it
+CREATE FOREIGN TABLE bulk (game_id text, player_id text, score bigint, note text)
+  SERVER ddb OPTIONS (table 'modify_tab',
+    partition_key 'pk', partition_key_format 'bulk#{game_id}#{shard}',
+    sort_key 'sk', sort_key_format '{score:020}#{player_id}',
+    shards '4', shard_strategy 'calculated', shard_by 'player_id', shard_hash 'fnv1a_32');
+INSERT INTO bulk SELECT 'g', 'p' || i, i, NULL FROM generate_series(1, 40) i;
+EXPLAIN (COSTS OFF) UPDATE bulk SET score = score + 100 WHERE game_id = 'g' AND score > 10;
+WITH moved AS (UPDATE bulk SET score = score + 100 WHERE game_id = 'g' AND score > 10
+               RETURNING player_id, score)
+  SELECT count(*), count(DISTINCT player_id), min(score), max(score) FROM moved;
+-- the statement's count is the SELECT's, not its WITH's
+\echo selected :ROW_COUNT
+UPDATE bulk SET note = 'n' || score WHERE game_id = 'g' AND score < 100;
+\echo updated :ROW_COUNT
+SELECT count(*), count(note), min(score), max(score) FROM bulk WHERE game_id = 'g';
+-- a move onto a taken key fails the statement, once the rows in flight
+-- are judged: the count of rows written is exact
+INSERT INTO bulk VALUES ('g', 'p5', 6, 'twin');
+UPDATE bulk SET score = score + 1 WHERE game_id = 'g' AND score < 10 AND note <> 'twin';
+UPDATE bulk SET score = score + 1 WHERE game_id = 'g' AND score < 10 AND note <> 'twin'
+  RETURNING player_id;
+SELECT player_id, score, note FROM bulk WHERE game_id = 'g' AND score < 100 ORDER BY player_id, score;
+-- a join goes row by row, through the ModifyTable node
+CREATE TEMP TABLE joined (player_id text, note text);
+INSERT INTO joined VALUES ('p1', 'joined'), ('p2', 'joined'), ('nobody', 'joined');
+UPDATE bulk SET note = j.note, score = score + 1000 FROM joined j
+  WHERE bulk.game_id = 'g' AND bulk.player_id = j.player_id
+  RETURNING bulk.player_id, bulk.score, bulk.note;
+SELECT player_id, score, note FROM bulk WHERE game_id = 'g' AND note = 'joined' ORDER BY player_id;
+
+DROP FOREIGN TABLE board, feed, ahead, bulk;
 SELECT ddb_delete_table('modify_tab') AS deleted;
 DROP SERVER ddb CASCADE;

@@ -109,10 +109,13 @@ SELECT same_rows($$SELECT sum(score) FROM %s WHERE game_id = 'g1'$$, 'lb', 'loca
 -- nor UPDATE's scan
 EXPLAIN (COSTS OFF) UPDATE lb SET score = score WHERE score < 0;
 
--- a table with a read budget keeps to it in one backend
+-- a table with a read budget (a pace or a cap) keeps to it in one backend
 ALTER FOREIGN TABLE lb OPTIONS (ADD max_read_units_per_second '100000');
 EXPLAIN (COSTS OFF) SELECT sum(score) FROM lb;
 ALTER FOREIGN TABLE lb OPTIONS (DROP max_read_units_per_second);
+ALTER FOREIGN TABLE lb OPTIONS (ADD max_read_units_per_statement '100000');
+EXPLAIN (COSTS OFF) SELECT sum(score) FROM lb;
+ALTER FOREIGN TABLE lb OPTIONS (DROP max_read_units_per_statement);
 
 -- an error while reading reaches the client, whichever participant read
 ALTER FOREIGN TABLE lb ADD COLUMN shard_no int OPTIONS (attribute 'pk');

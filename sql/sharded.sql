@@ -171,7 +171,10 @@ INSERT INTO cat_albums VALUES ('Solar Fields', 'Leaving Home', 2001),
 INSERT INTO cat_songs VALUES ('Solar Fields', 'Leaving Home', 'Air Song'),
   ('Solar Fields', 'Leaving Home', 'Monogram');
 SELECT album, year FROM cat_albums WHERE artist = 'Solar Fields' ORDER BY year, album;
-UPDATE cat_albums SET year = year + 1 WHERE artist = 'Solar Fields' RETURNING album, year;
+-- an UPDATE returns its rows as DynamoDB writes them, in no set order
+WITH u AS (UPDATE cat_albums SET year = year + 1 WHERE artist = 'Solar Fields'
+           RETURNING album, year)
+  SELECT * FROM u ORDER BY album;
 UPDATE cat_albums SET year = 0 WHERE year IS NULL RETURNING album;
 DELETE FROM cat_albums WHERE album = 'Movements' RETURNING album;
 SELECT album, song FROM cat_songs ORDER BY song;

@@ -34,9 +34,46 @@
 #include "commands/explain_state.h"
 #endif
 
+/*
+ * PostgreSQL 15 added shmem_request_hook, where a library loaded by
+ * shared_preload_libraries asks for shared memory and locks; before it,
+ * they were asked for in _PG_init itself.
+ */
+#if PG_VERSION_NUM >= 150000
+#define SHARD_HAVE_SHMEM_REQUEST_HOOK 1
+#endif
+
+/*
+ * The wait event a backend reports while it waits for DynamoDB: PostgreSQL
+ * 17 gives an extension's wait events names of their own (made once per
+ * name in shared memory, on first use; *id caches it), before which they
+ * are all "Extension".  PostgreSQL 14 moved the wait events out of
+ * pgstat.h.
+ */
+#if PG_VERSION_NUM >= 140000
+#include "utils/wait_event.h"
+#else
+#include "pgstat.h"
+#endif
+#if PG_VERSION_NUM >= 170000
+#define shard_wait_event(id, name) \
+	(*(id) != 0 ? *(id) : (*(id) = WaitEventExtensionNew(name)))
+#else
+#define shard_wait_event(id, name) ((void) (id), (void) (name), (uint32) PG_WAIT_EXTENSION)
+#endif
+
 /* PostgreSQL 14 added batch inserts to the FDW API. */
 #if PG_VERSION_NUM >= 140000
 #define SHARD_HAVE_BATCH_INSERT 1
+#endif
+
+/*
+ * PostgreSQL 14 gave a ModifyTable the columns each UPDATE assigns, whose
+ * new values lead its subplan's targetlist, and a direct modify's scan its
+ * ResultRelInfo: an UPDATE can run in its scan.
+ */
+#if PG_VERSION_NUM >= 140000
+#define SHARD_HAVE_DIRECT_UPDATE 1
 #endif
 
 /*

@@ -300,7 +300,8 @@ as_pg_user() {
 
 # write_pg_conf FILE PORT SOCKET-DIR: the test cluster's settings: on
 # 127.0.0.1:PORT, its socket in SOCKET-DIR, durability off, UTC, messages
-# in English.
+# in English, shard_fdw preloaded (its shard_fdw_stat view counts in
+# shared memory; test_stat.py checks a cluster without it).
 write_pg_conf() {
     cat >>"$1" <<EOF
 listen_addresses = '127.0.0.1'
@@ -314,6 +315,7 @@ timezone = 'UTC'
 log_timezone = 'UTC'
 lc_messages = 'C'
 log_line_prefix = '%m [%p] %q%u@%d '
+shared_preload_libraries = 'shard_fdw'
 EOF
 }
 

@@ -95,6 +95,8 @@ static const ShardOption shard_options[] = {
 	OPT_RANGE("max_read_units_per_second", ForeignServerRelationId, 1, INT_MAX, NULL),
 	OPT_RANGE("max_write_units_per_second", ForeignServerRelationId, 1, INT_MAX, NULL),
 	OPT("use_indexes", ForeignServerRelationId, OPT_BOOL, "true"),
+	OPT_RANGE("max_read_units_per_statement", ForeignServerRelationId, 1, INT_MAX, NULL),
+	OPT_RANGE("max_write_units_per_statement", ForeignServerRelationId, 1, INT_MAX, NULL),
 	/* user mapping */
 	OPT("access_key_id", UserMappingRelationId, OPT_STRING, NULL),
 	OPT("secret_access_key", UserMappingRelationId, OPT_STRING, NULL),
@@ -146,6 +148,8 @@ static const ShardOption shard_options[] = {
 	/* learnt from DescribeTimeToLive when not given (sql/ddl.c) */
 	OPT("ttl_attribute", ForeignTableRelationId, OPT_STRING, NULL),
 	OPT("include_expired", ForeignTableRelationId, OPT_BOOL, "false"),
+	OPT_RANGE("max_read_units_per_statement", ForeignTableRelationId, 1, INT_MAX, NULL),
+	OPT_RANGE("max_write_units_per_statement", ForeignTableRelationId, 1, INT_MAX, NULL),
 	/* column */
 	OPT("attribute", AttributeRelationId, OPT_STRING, NULL),
 	OPT("ddb_type", AttributeRelationId, OPT_DDB_TYPE, NULL),
@@ -762,6 +766,8 @@ shard_get_server(Oid serverid)
 	const char *ca_file = setting(o, "ca_file", ForeignServerRelationId);
 	const char *max_read = setting(o, "max_read_units_per_second", ForeignServerRelationId);
 	const char *max_write = setting(o, "max_write_units_per_second", ForeignServerRelationId);
+	const char *read_cap = setting(o, "max_read_units_per_statement", ForeignServerRelationId);
+	const char *write_cap = setting(o, "max_write_units_per_statement", ForeignServerRelationId);
 
 	s->serverid = serverid;
 	s->region = region ? pstrdup(region) : NULL;
@@ -782,6 +788,8 @@ shard_get_server(Oid serverid)
 	s->max_write_units = max_write ? atoi(max_write) : 0;
 	s->use_indexes = parse_bool_option("use_indexes",
 									   setting(o, "use_indexes", ForeignServerRelationId));
+	s->read_units_cap = read_cap ? atoi(read_cap) : 0;
+	s->write_units_cap = write_cap ? atoi(write_cap) : 0;
 	return s;
 }
 
@@ -1235,6 +1243,8 @@ shard_table_from_options(Oid relid, List *o)
 	const char *indexes = shard_option_value(o, "secondary_indexes");
 	const char *use_indexes = shard_option_value(o, "use_indexes");
 	const char *ttl_attribute = shard_option_value(o, "ttl_attribute");
+	const char *read_cap = shard_option_value(o, "max_read_units_per_statement");
+	const char *write_cap = shard_option_value(o, "max_write_units_per_statement");
 	ShardServer *server = shard_get_server(ft->serverid);
 	bool		shards_given = shard_option_value(o, "shards") != NULL;
 	bool		base_given = shard_option_value(o, "shard_base") != NULL;
@@ -1276,6 +1286,8 @@ shard_table_from_options(Oid relid, List *o)
 	t->ttl_attribute = ttl_attribute ? pstrdup(ttl_attribute) : NULL;
 	t->include_expired = parse_bool_option("include_expired",
 										   table_setting(o, "include_expired"));
+	t->read_units_cap = read_cap ? atoi(read_cap) : server->read_units_cap;
+	t->write_units_cap = write_cap ? atoi(write_cap) : server->write_units_cap;
 
 	if (t->strategy == SHARD_DYNAMIC && !base_given)
 		t->shard_base = 1;

@@ -120,6 +120,8 @@ typedef struct ShardServer
 	int			max_read_units;	/* per second; 0: no budget */
 	int			max_write_units;
 	bool		use_indexes;	/* the planner may read secondary indexes */
+	int			read_units_cap; /* per statement; 0: no cap */
+	int			write_units_cap;
 } ShardServer;
 
 /*
@@ -242,6 +244,9 @@ typedef struct ShardTable
 								 * NULL */
 	bool		include_expired;	/* reads keep the items whose TTL has
 									 * passed */
+	int			read_units_cap; /* per statement, the table's or its server's;
+								 * 0: no cap */
+	int			write_units_cap;
 	int			ncolumns;
 	ShardColumn *columns;		/* non-dropped columns, in attnum order */
 	int			nlayouts;		/* 1 + the earlier layouts still read */

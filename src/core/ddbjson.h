@@ -161,6 +161,17 @@ extern DdbNumber ddb_number_check(const char *text, size_t len);
 extern size_t ddb_item_size(const DdbJson *item);
 
 /*
+ * The read units DynamoDB charges for requests reads of items items of
+ * item_bytes each on average: a Query's or Scan's items (by_item false)
+ * are charged by each request's bytes rounded up to 4 KB, one unit at
+ * least; a GetItem's or BatchGetItem's (by_item true) item by item, each
+ * rounded up, a key not found one unit too (items is then the keys asked).
+ * A unit reads 4 KB strongly consistent, 8 KB eventually consistent.
+ */
+extern double ddb_read_units(double requests, double items, double item_bytes,
+							 bool by_item, bool consistent);
+
+/*
  * The index of the first action of a canceled TransactWriteItems whose
  * condition failed, read from DynamoDB's message, which lists a reason per
  * action ("... [None, ConditionalCheckFailed]"); -1 when none did, or the

@@ -222,6 +222,31 @@ ddb_item_size(const DdbJson *item)
 	return size;
 }
 
+/* The 4 KB blocks that bytes take, one at least. */
+static double
+blocks_4k(double bytes)
+{
+	double		n = (double) (long long) (bytes / 4096.0);
+
+	if (n * 4096.0 < bytes)
+		n++;
+	return n < 1 ? 1 : n;
+}
+
+/* See ddbjson.h. */
+double
+ddb_read_units(double requests, double items, double item_bytes, bool by_item,
+			   bool consistent)
+{
+	double		share = consistent ? 1.0 : 0.5;
+
+	if (requests <= 0)
+		return 0;
+	if (by_item)
+		return items * blocks_4k(item_bytes) * share;
+	return requests * blocks_4k(items / requests * item_bytes) * share;
+}
+
 /*
  * The length of the UTF-8 sequence at s (at most len bytes), or 0 when it
  * is not one: no overlong forms, no surrogates, nothing past U+10FFFF.

@@ -13,7 +13,10 @@
  * The table's row count is the items read when every segment was read;
  * otherwise DescribeTable's ItemCount when it agrees with the sample
  * (within a factor of two of the items read scaled by the fraction of
- * segments read), else that scaled figure.
+ * segments read), else that scaled figure.  Its size in pages
+ * (relpages) is TableSizeBytes in blocks of BLCKSZ, so that the planner
+ * knows the size of an item as DynamoDB counts it, and estimates the
+ * read units of a read (plan.c).
  *
  *-------------------------------------------------------------------------
  */
@@ -37,6 +40,17 @@
 
 /* The segments of a table whose size DescribeTable does not give. */
 #define DEFAULT_SEGMENTS 64
+
+/*
+ * What DescribeTable said of the table being analyzed: AnalyzeForeignTable
+ * asks it for the table's pages, before the sample, which then uses it.
+ */
+static struct
+{
+	Oid			relid;
+	double		items;
+	double		bytes;
+}			described;
 
 /* The reservoir of sampled rows. */
 typedef struct Sample
@@ -93,7 +107,14 @@ acquire_sample(Relation rel, int elevel, HeapTuple *rows, int targrows,
 	TupleTableSlot *slot = MakeSingleTupleTableSlot(RelationGetDescr(rel), &TTSOpsVirtual);
 	DdbStats	sum = {0};
 
-	shard_describe_size(t, &items, &bytes);
+	if (described.relid == t->relid)
+	{
+		items = described.items;
+		bytes = described.bytes;
+		described.relid = InvalidOid;
+	}
+	else
+		shard_describe_size(t, &items, &bytes);
 	if (bytes > 0)
 		total = (int) Min(ceil(bytes / SEGMENT_BYTES), MAX_TOTAL_SEGMENTS);
 	else
@@ -144,11 +165,19 @@ acquire_sample(Relation rel, int elevel, HeapTuple *rows, int targrows,
 	return sample.nrows;
 }
 
-/* AnalyzeForeignTable: sample by acquire_sample; the table has no pages. */
+/*
+ * AnalyzeForeignTable: sample by acquire_sample; the table's pages are
+ * its TableSizeBytes in blocks (one at least: DynamoDB may not know it yet).
+ */
 bool
 shard_analyze(Relation relation, AcquireSampleRowsFunc *func, BlockNumber *totalpages)
 {
+	ShardTable *t = shard_get_table(RelationGetRelid(relation));
+
+	shard_describe_size(t, &described.items, &described.bytes);
+	described.relid = t->relid;
 	*func = acquire_sample;
-	*totalpages = 1;
+	*totalpages = (BlockNumber) Max(1.0, Min(ceil(described.bytes / BLCKSZ),
+											 (double) MaxBlockNumber));
 	return true;
 }

@@ -1,18 +1,30 @@
 /*-------------------------------------------------------------------------
  *
  * direct.c
- *		DELETE carried out by the foreign scan itself (PostgreSQL's direct
- *		modify): the scan streams the items whose rows match, and each is
- *		deleted by the key it is stored under with a conditional DeleteItem,
- *		many in flight at once, instead of one round trip per row.
+ *		UPDATE and DELETE carried out by the foreign scan itself
+ *		(PostgreSQL's direct modify): the scan streams the rows that match,
+ *		and each is written by the key its item is stored under, many
+ *		writes in flight at once, instead of one round trip per row.
  *
- * A DeleteItem that finds its item already gone (ConditionalCheckFailed)
- * does not count, so the row count is the number of items this statement
- * deleted, as a row-by-row DELETE would report it.  An item that
- * shard_fdw_reshard moved meanwhile into the newest layout is deleted
- * there.  DELETE with RETURNING,
- * UPDATE, and plans where the scan is not directly under the ModifyTable
- * (joins, partitions) go row by row (modify.c).
+ * A DELETE deletes each item with a conditional DeleteItem.  One that
+ * finds its item already gone (ConditionalCheckFailed) does not count, so
+ * the row count is the number of items this statement deleted, as a
+ * row-by-row DELETE would report it.  An item that shard_fdw_reshard moved
+ * meanwhile into the newest layout is deleted there.  DELETE with
+ * RETURNING goes row by row (update.c).
+ *
+ * An UPDATE computes each row's new values from the plan's targetlist, as
+ * the ModifyTable node would, and writes it with update.c's writes of a
+ * row (UpdateItem, or TransactWriteItems when the key changes), up to
+ * twice max_concurrency rows in flight.  A row counts, and is returned for
+ * RETURNING, only once DynamoDB has said it was written; a row whose item
+ * was gone does not.  When a write fails, no further row is sent, the
+ * rows in flight are judged (so the count of rows written is exact), and
+ * the failure is reported.
+ *
+ * Plans where the scan is not directly under the ModifyTable (joins,
+ * partitions), and those with row triggers or WITH CHECK OPTIONs (which
+ * PostgreSQL keeps from a direct modify), go row by row.
  *
  *-------------------------------------------------------------------------
  */
@@ -22,6 +34,9 @@
 #include "nodes/plannodes.h"
 #include "parser/parsetree.h"
 #include "utils/memutils.h"
+#include "utils/rel.h"
+
+#include "fdw/modifystate.h"
 
 
 /* The state of a direct DELETE. */
@@ -37,10 +52,51 @@ typedef struct DirectDelete
 								 * taken effect */
 } DirectDelete;
 
+/* The state of a direct UPDATE. */
+typedef struct DirectUpdate
+{
+	ShardScanState *scan;		/* the scan that reads the rows */
+	ModifyState *ms;			/* the writes (update.c) */
+	ExprState  *qual;			/* the plan's conditions, checked on each row */
+	ProjectionInfo *project;	/* the plan's targetlist: new values first */
+	List	   *updated;		/* IntList: the attribute numbers they go to */
+	TupleTableSlot *newslot;	/* a row read, as updated */
+	TupleTableSlot *returning;	/* a row written, for RETURNING */
+	MemoryContext rowscxt;		/* the rows in flight, each in its own child */
+	UpdateRow  *returned;		/* the row in returning, until the next call */
+	UpdateRow  *refused;		/* the first row whose write failed */
+	int			in_flight;		/* rows sent whose verdict is not in */
+	bool		read;			/* the scan has no more rows */
+	bool		set_tag;
+	int64		gone;			/* rows whose item was already gone */
+} DirectUpdate;
+
+/* The operation of a direct modify's scan. */
+static CmdType
+direct_operation(ForeignScanState *node)
+{
+	return ((ForeignScan *) node->ss.ps.plan)->operation;
+}
+
 /*
- * PlanDirectModify: a DELETE without RETURNING whose plan is our scan of
- * the target table, right under the ModifyTable, runs in that scan.
- * (PostgreSQL has already ruled out row triggers.)
+ * Whether a direct modify's rows are the statement's row count (not when
+ * it is a data-modifying WITH of another statement).
+ */
+static bool
+direct_sets_tag(ForeignScanState *node)
+{
+	return boolVal(list_nth(((ForeignScan *) node->ss.ps.plan)->fdw_private,
+							DIRECT_PRIVATE_SET_TAG));
+}
+
+/*
+ * PlanDirectModify: an UPDATE, or a DELETE without RETURNING, whose plan
+ * is our scan of the target table, right under the ModifyTable, runs in
+ * that scan.  (PostgreSQL has already ruled out row triggers, WITH CHECK
+ * OPTIONs, stored generated columns, and from 18 on a RETURNING of OLD or
+ * NEW values.)  An UPDATE makes each new row from the row read, so the
+ * scan must read every column, as it does when PostgreSQL asks for the
+ * whole row.
  */
 bool
 shard_plan_direct_modify(PlannerInfo *root, ModifyTable *plan,
@@ -48,22 +104,48 @@ shard_plan_direct_modify(PlannerInfo *root, ModifyTable *plan,
 {
 	Plan	   *subplan = outerPlan(plan);
 	ForeignScan *fs;
+	ShardTable *t;
+	List	   *updated = NIL;
 
-	if (plan->operation != CMD_DELETE || plan->returningLists != NIL ||
-		subplan == NULL || !IsA(subplan, ForeignScan))
+	if (subplan == NULL || !IsA(subplan, ForeignScan))
 		return false;
 	fs = (ForeignScan *) subplan;
-	if (fs->scan.scanrelid != resultRelation ||
-		shard_get_table(planner_rt_fetch(resultRelation, root)->relid)->index)
+	if (fs->scan.scanrelid != resultRelation)
 		return false;
-	fs->operation = CMD_DELETE;
+	t = shard_get_table(planner_rt_fetch(resultRelation, root)->relid);
+	if (t->index)
+		return false;
+	switch (plan->operation)
+	{
+		case CMD_DELETE:
+			if (plan->returningLists != NIL)
+				return false;
+			break;
+#ifdef SHARD_HAVE_DIRECT_UPDATE
+		case CMD_UPDATE:
+			if (list_length(list_nth(fs->fdw_private, SCAN_PRIVATE_COLUMNS)) < t->ncolumns)
+				return false;
+			updated = list_nth(plan->updateColnosLists, subplan_index);
+			break;
+#endif
+		default:
+			return false;
+	}
+	fs->operation = plan->operation;
 	fs->resultRelation = resultRelation;
+	fs->fdw_private = lappend(fs->fdw_private, makeBoolean(plan->canSetTag));
+	fs->fdw_private = lappend(fs->fdw_private, updated);
 	return true;
 }
 
-/* BeginDirectModify */
-void
-shard_begin_direct_modify(ForeignScanState *node, int eflags)
+/* ---------------------------------------------------------------------
+ * DELETE
+ * ---------------------------------------------------------------------
+ */
+
+/* BeginDirectModify of a DELETE */
+static void
+begin_delete(ForeignScanState *node, int eflags)
 {
 	DirectDelete *dd = palloc0(sizeof(DirectDelete));
 
@@ -207,12 +289,12 @@ judge_delete(DirectDelete *dd, DdbRequest *req)
 }
 
 /*
- * IterateDirectModify: delete every matching item, keeping up to twice
- * max_concurrency DeleteItems in flight, then add the count to the
- * statement's and return an empty slot (there is no RETURNING).
+ * IterateDirectModify of a DELETE: delete every matching item, keeping up
+ * to twice max_concurrency DeleteItems in flight, then add the count to
+ * the statement's and return an empty slot (there is no RETURNING).
  */
-TupleTableSlot *
-shard_iterate_direct_modify(ForeignScanState *node)
+static TupleTableSlot *
+iterate_delete(ForeignScanState *node)
 {
 	DirectDelete *dd = node->fdw_state;
 	int			window = 2 * shard_scan_conn(dd->scan)->server->max_concurrency;
@@ -230,18 +312,17 @@ shard_iterate_direct_modify(ForeignScanState *node)
 	while ((req = ddb_wait_any(dd->group)) != NULL)
 		judge_delete(dd, req);
 	pop_error_context(&cb);
-	node->ss.ps.state->es_processed += dd->deleted;
+	if (direct_sets_tag(node))
+		node->ss.ps.state->es_processed += dd->deleted;
 	return ExecClearTuple(node->ss.ss_ScanTupleSlot);
 }
 
-/* EndDirectModify */
-void
-shard_end_direct_modify(ForeignScanState *node)
+/* EndDirectModify of a DELETE */
+static void
+end_delete(ForeignScanState *node)
 {
 	DirectDelete *dd = node->fdw_state;
 
-	if (dd == NULL)
-		return;
 	shard_scan_stop(dd->scan);
 	if (dd->group)
 	{
@@ -250,9 +331,9 @@ shard_end_direct_modify(ForeignScanState *node)
 	}
 }
 
-/* ExplainDirectModify: the scan, then the deletes. */
-void
-shard_explain_direct_modify(ForeignScanState *node, ExplainState *es)
+/* ExplainDirectModify of a DELETE: the scan, then the deletes. */
+static void
+explain_delete(ForeignScanState *node, ExplainState *es)
 {
 	DirectDelete *dd = node->fdw_state;
 
@@ -266,4 +347,222 @@ shard_explain_direct_modify(ForeignScanState *node, ExplainState *es)
 		ExplainPropertyInteger("Items Already Gone", NULL, dd->gone, es);
 		shard_explain_writes(dd->group, es);
 	}
+}
+
+/* ---------------------------------------------------------------------
+ * UPDATE
+ * ---------------------------------------------------------------------
+ */
+
+/* BeginDirectModify of an UPDATE */
+static void
+begin_update(ForeignScanState *node, int eflags)
+{
+	DirectUpdate *du = palloc0(sizeof(DirectUpdate));
+	EState	   *estate = node->ss.ps.state;
+	TupleDesc	desc = RelationGetDescr(node->ss.ss_currentRelation);
+	ShardTable *t;
+
+	node->fdw_state = du;
+	du->scan = shard_scan_create(node, eflags);
+	if (eflags & EXEC_FLAG_EXPLAIN_ONLY)
+		return;
+	t = shard_scan_table(du->scan);
+	du->ms = modify_setup(estate, node->resultRelInfo, false);
+	/* a row's old key values are its columns, in the scan slot */
+	du->ms->old_attnos = palloc(sizeof(AttrNumber) * Max(t->ncolumns, 1));
+	for (int i = 0; i < t->ncolumns; i++)
+		du->ms->old_attnos[i] = t->columns[i].attnum;
+	du->ms->rowslot = ExecInitExtraTupleSlot(estate, desc, &TTSOpsMinimalTuple);
+
+	/*
+	 * The plan's conditions and targetlist are the UPDATE's: each row read
+	 * is checked against the first, and its new values are the leading
+	 * entries of the second (as ModifyTable's subplan makes them).  The
+	 * rows this node returns, for RETURNING, are rows as written, which the
+	 * scan node must neither filter nor project again.
+	 */
+	du->qual = node->ss.ps.qual;
+	du->project = node->ss.ps.ps_ProjInfo;
+	node->ss.ps.qual = NULL;
+	node->ss.ps.ps_ProjInfo = NULL;
+	du->updated = list_nth(((ForeignScan *) node->ss.ps.plan)->fdw_private,
+						   DIRECT_PRIVATE_UPDATED);
+	du->set_tag = direct_sets_tag(node);
+	du->newslot = ExecInitExtraTupleSlot(estate, desc, &TTSOpsVirtual);
+	du->returning = ExecInitExtraTupleSlot(estate, desc, &TTSOpsMinimalTuple);
+	du->rowscxt = AllocSetContextCreate(estate->es_query_cxt, "shard_fdw update rows",
+										ALLOCSET_DEFAULT_SIZES);
+}
+
+/*
+ * Read the next row that matches, make it the row as updated (its
+ * assigned columns from the targetlist's new values, the others as read)
+ * and start its write; false when the scan has no more rows.
+ */
+static bool
+start_next_row(DirectUpdate *du, ForeignScanState *node)
+{
+	TupleTableSlot *old = shard_scan_next_row(du->scan, node, du->qual);
+	TupleTableSlot *slot = du->newslot;
+	TupleTableSlot *values;
+	ListCell   *lc;
+
+	if (TupIsNull(old))
+		return false;
+	values = ExecProject(du->project);
+	slot_getallattrs(old);
+	ExecClearTuple(slot);
+	memcpy(slot->tts_values, old->tts_values, sizeof(Datum) * slot->tts_tupleDescriptor->natts);
+	memcpy(slot->tts_isnull, old->tts_isnull, sizeof(bool) * slot->tts_tupleDescriptor->natts);
+	foreach(lc, du->updated)
+	{
+		int			att = lfirst_int(lc) - 1;
+
+		slot->tts_values[att] = values->tts_values[foreach_current_index(lc)];
+		slot->tts_isnull[att] = values->tts_isnull[foreach_current_index(lc)];
+	}
+	ExecStoreVirtualTuple(slot);
+	update_start(du->ms, old, &old->tts_tid, slot, du->rowscxt);
+	du->in_flight++;
+	return true;
+}
+
+/*
+ * IterateDirectModify of an UPDATE: start the writes of the rows that
+ * match, keeping up to twice max_concurrency rows in flight, and judge
+ * them as their answers come.  Each row written counts; with RETURNING it
+ * is returned at once, as written, and the next call carries on.  Once a
+ * write is refused no further row is sent: the rows in flight are judged,
+ * so that the count of rows written is exact, then the refusal is
+ * reported.  An empty slot when every row is done.
+ */
+static TupleTableSlot *
+iterate_update(ForeignScanState *node)
+{
+	DirectUpdate *du = node->fdw_state;
+	ModifyState *ms = du->ms;
+	ProjectionInfo *returning = node->resultRelInfo->ri_projectReturning;
+	int			window = 2 * ms->conn->server->max_concurrency;
+	TupleTableSlot *result = ExecClearTuple(du->returning);
+	ErrorContextCallback cb;
+	DdbRequest *req;
+
+	if (du->returned)
+	{
+		update_row_free(du->returned);
+		du->returned = NULL;
+	}
+	modify_push_context(ms, &cb);
+	for (;;)
+	{
+		UpdateRow  *row;
+		UpdateVerdict verdict;
+
+		if (!du->read && du->refused == NULL && du->in_flight < window)
+		{
+			du->read = !start_next_row(du, node);
+			continue;
+		}
+		if ((req = ddb_wait_any(ms->group)) == NULL)
+			break;
+		verdict = update_judge(ms, req, &row);
+		if (verdict == UPDATE_PENDING)
+			continue;
+		du->in_flight--;
+		if (verdict == UPDATE_REFUSED && du->refused == NULL)
+		{
+			du->refused = row;
+			continue;
+		}
+		if (verdict == UPDATE_GONE)
+			du->gone++;
+		if (verdict == UPDATE_WRITTEN && du->set_tag)
+			node->ss.ps.state->es_processed++;
+		if (verdict == UPDATE_WRITTEN && returning && du->refused == NULL)
+		{
+			update_row_store(row, result);
+			returning->pi_exprContext->ecxt_scantuple = result;
+			du->returned = row;
+			break;
+		}
+		update_row_free(row);
+	}
+	if (TupIsNull(result) && du->refused)
+		update_refused(ms, du->refused);
+	pop_error_context(&cb);
+	return result;
+}
+
+/* EndDirectModify of an UPDATE */
+static void
+end_update(ForeignScanState *node)
+{
+	DirectUpdate *du = node->fdw_state;
+
+	shard_scan_stop(du->scan);
+	if (du->ms)
+		shard_end_modify(node->ss.ps.state, node->resultRelInfo);
+}
+
+/* ExplainDirectModify of an UPDATE: the scan, then the writes. */
+static void
+explain_update(ForeignScanState *node, ExplainState *es)
+{
+	DirectUpdate *du = node->fdw_state;
+
+	shard_scan_explain(du->scan, es, node->ss.ps.plan);
+	ExplainPropertyText("DynamoDB Write",
+						"UpdateItem, or TransactWriteItems (Delete + Put) when the key changes, per matching row, many in flight",
+						es);
+	if (es->analyze)
+	{
+		ExplainPropertyInteger("Items Written", NULL, du->ms->written, es);
+		ExplainPropertyInteger("Items Already Gone", NULL, du->gone, es);
+		shard_explain_writes(du->ms->group, es);
+	}
+}
+
+/* ---------------------------------------------------------------------
+ * The callbacks
+ * ---------------------------------------------------------------------
+ */
+
+/* BeginDirectModify */
+void
+shard_begin_direct_modify(ForeignScanState *node, int eflags)
+{
+	if (direct_operation(node) == CMD_UPDATE)
+		begin_update(node, eflags);
+	else
+		begin_delete(node, eflags);
+}
+
+/* IterateDirectModify */
+TupleTableSlot *
+shard_iterate_direct_modify(ForeignScanState *node)
+{
+	return direct_operation(node) == CMD_UPDATE ? iterate_update(node) : iterate_delete(node);
+}
+
+/* EndDirectModify */
+void
+shard_end_direct_modify(ForeignScanState *node)
+{
+	if (node->fdw_state == NULL)
+		return;
+	if (direct_operation(node) == CMD_UPDATE)
+		end_update(node);
+	else
+		end_delete(node);
+}
+
+/* ExplainDirectModify */
+void
+shard_explain_direct_modify(ForeignScanState *node, ExplainState *es)
+{
+	if (direct_operation(node) == CMD_UPDATE)
+		explain_update(node, es);
+	else
+		explain_delete(node, es);
 }

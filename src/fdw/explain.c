@@ -320,6 +320,9 @@ shard_scan_explain(ShardScanState *ss, ExplainState *es, Plan *plan)
 			appendStringInfo(&buf, "%s%s", buf.len ? ", " : "", strVal(lfirst(lc)));
 		ExplainPropertyText("Projection", ss->attrs ? buf.data : "(all attributes)", es);
 	}
+	/* an estimate, like the costs */
+	if (es->costs && ss->read_units >= 0)
+		ExplainPropertyFloat("Estimated Read Units", NULL, ss->read_units, 1, es);
 	if (es->analyze)
 	{
 		DdbStats	total = ss->stats;
@@ -340,7 +343,8 @@ shard_scan_explain(ShardScanState *ss, ExplainState *es, Plan *plan)
 		ExplainPropertyInteger("DynamoDB Items Returned", NULL, total.items, es);
 		if (ss->fetch)
 			ExplainPropertyInteger("DynamoDB Items Fetched", NULL, fetched, es);
-		ExplainPropertyFloat("DynamoDB Consumed Capacity", NULL, total.capacity, 1, es);
+		ExplainPropertyFloat("DynamoDB Consumed Capacity", NULL,
+							 total.read_units + total.write_units, 1, es);
 		if (t->max_read_units > 0)
 			ExplainPropertyFloat("DynamoDB Budget Wait", "ms",
 								 (double) total.budget_wait_us / 1000.0, 1, es);

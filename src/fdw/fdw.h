@@ -87,6 +87,10 @@ typedef enum ScanPrivate
 	SCAN_PRIVATE_FETCH,			/* Boolean: the index lacks columns the
 								 * query needs: its items are got from the
 								 * table by key (fetch.c) */
+	SCAN_PRIVATE_READ_UNITS,	/* List of two Floats: the read units the
+								 * scan is estimated to consume, and when
+								 * each stream reads one item (min, max);
+								 * -1: unknown (before ANALYZE) */
 	SCAN_PRIVATE_AGGREGATES,	/* IntList: an aggregate's pairs (AggKind,
 								 * column index), upper.c; absent from a
 								 * plain scan, like the next */
@@ -94,6 +98,20 @@ typedef enum ScanPrivate
 								 * fixed columns): no row when nothing
 								 * matches */
 } ScanPrivate;
+
+/*
+ * The members a scan that runs an UPDATE or DELETE itself (direct.c) has
+ * after a plain scan's, where an aggregate's are.
+ */
+typedef enum DirectPrivate
+{
+	DIRECT_PRIVATE_SET_TAG = SCAN_PRIVATE_AGGREGATES,	/* Boolean: its rows are
+														 * the statement's row
+														 * count */
+	DIRECT_PRIVATE_UPDATED		/* IntList: an UPDATE's assigned columns
+								 * (attribute numbers), in the order of their
+								 * new values in the targetlist */
+} DirectPrivate;
 
 /* The members of a scan's ForeignPath's fdw_private, in order (or NIL). */
 typedef enum PathPrivate
@@ -138,6 +156,8 @@ typedef struct ShardLookup
 	List	   *cols;			/* IntList: the key columns fixed */
 	List	   *outer_exprs;	/* their values, over the outer relation */
 	List	   *collations;		/* OidList: the equalities' collations */
+	List	   *pk_clauses;		/* RestrictInfos: those on partition key
+								 * columns */
 	bool		whole_keys;		/* each outer row fixes a whole item key */
 	int			batch_rows;		/* outer rows per batch */
 } ShardLookup;
@@ -147,7 +167,8 @@ extern bool shard_lookup_keys(PlannerInfo *root, RelOptInfo *inner, RelOptInfo *
 extern Path *shard_lookup_path(PlannerInfo *root, RelOptInfo *inner,
 							   ShardLookup *lookup);
 extern void shard_lookup_cost(PlannerInfo *root, RelOptInfo *inner, ShardLookup *lookup,
-							  double outer_rows, Cost *startup, Cost *total);
+							  SpecialJoinInfo *sjinfo, double outer_rows, Cost *startup,
+							  Cost *total, double *units);
 
 /* in join.c */
 extern void shard_join_init(void);
@@ -179,6 +200,9 @@ extern ForeignScan *upper_get_plan(PlannerInfo *root, RelOptInfo *rel,
 
 /* in scanrequest.c: 1 or -1 for a value infinite one way or the other, else 0 */
 extern int	request_infinite_value(Oid typid, Datum value);
+
+/* in scanrequest.c: each shard's page Limit for a LIMIT of limit rows */
+extern int	request_page_limit(int limit, int nshards);
 
 /* ---------------------------------------------------------------------
  * conditions: conds.c
@@ -292,6 +316,8 @@ extern ShardTable *shard_scan_table(ShardScanState *ss);
 extern DdbConn *shard_scan_conn(ShardScanState *ss);
 extern const DdbJson *shard_scan_next_match(ShardScanState *ss,
 											ForeignScanState *node);
+extern TupleTableSlot *shard_scan_next_row(ShardScanState *ss, ForeignScanState *node,
+										   ExprState *qual);
 extern Datum shard_scan_item_value(ShardScanState *ss, const DdbJson *item,
 								   int col, bool *isnull);
 extern Datum scan_item_column(ShardTable *t, ShardTable *l, const DdbJson *item,

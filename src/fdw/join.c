@@ -52,7 +52,8 @@ typedef enum LookupPathPrivate
 	LOOKUP_PATH_EXPRS,			/* List: ShardLookup.outer_exprs */
 	LOOKUP_PATH_COLLATIONS,		/* OidList: ShardLookup.collations */
 	LOOKUP_PATH_BATCH_ROWS,		/* Integer: ShardLookup.batch_rows */
-	LOOKUP_PATH_CLAUSES			/* the join's RestrictInfos */
+	LOOKUP_PATH_CLAUSES,		/* the join's RestrictInfos */
+	LOOKUP_PATH_READ_UNITS		/* Float: estimated read units, -1 unknown */
 } LookupPathPrivate;
 
 /* The members of the CustomScan's custom_private list, in order. */
@@ -62,7 +63,8 @@ typedef enum LookupPrivate
 	LOOKUP_COLLATIONS,			/* OidList: the equalities' collations */
 	LOOKUP_INNER_ATTS,			/* IntList: those columns in the scan's rows */
 	LOOKUP_NOUTER,				/* Integer: columns of the outer rows */
-	LOOKUP_BATCH_ROWS			/* Integer: outer rows per batch */
+	LOOKUP_BATCH_ROWS,			/* Integer: outer rows per batch */
+	LOOKUP_READ_UNITS			/* Float: estimated read units, -1 unknown */
 } LookupPrivate;
 
 /* Outer rows of one batch with the same hash of their key values. */
@@ -124,6 +126,7 @@ lookup_join_paths(PlannerInfo *root, RelOptInfo *joinrel, RelOptInfo *outerrel,
 	Path	   *outer_path = outerrel->cheapest_total_path;
 	Cost		startup;
 	Cost		total;
+	double		units;
 	QualCost	quals;
 	ListCell   *lc;
 
@@ -144,7 +147,8 @@ lookup_join_paths(PlannerInfo *root, RelOptInfo *joinrel, RelOptInfo *outerrel,
 		return;
 	if (!shard_lookup_keys(root, innerrel, outerrel, extra->restrictlist, &lookup))
 		return;
-	shard_lookup_cost(root, innerrel, &lookup, outer_path->rows, &startup, &total);
+	shard_lookup_cost(root, innerrel, &lookup, extra->sjinfo, outer_path->rows, &startup,
+					  &total, &units);
 	cost_qual_eval(&quals, extra->restrictlist, root);
 
 	cp = makeNode(CustomPath);
@@ -161,6 +165,7 @@ lookup_join_paths(PlannerInfo *root, RelOptInfo *joinrel, RelOptInfo *outerrel,
 	cp->custom_paths = list_make2(outer_path, shard_lookup_path(root, innerrel, &lookup));
 	cp->custom_private = list_make5(lookup.cols, lookup.outer_exprs, lookup.collations,
 									makeInteger(lookup.batch_rows), extra->restrictlist);
+	cp->custom_private = lappend(cp->custom_private, makeFloat(psprintf("%.1f", units)));
 	cp->methods = &lookup_path_methods;
 	add_path(joinrel, (Path *) cp);
 }
@@ -229,6 +234,8 @@ lookup_plan(PlannerInfo *root, RelOptInfo *rel, CustomPath *best_path, List *tli
 									inner_atts,
 									makeInteger(list_length(outer_plan->targetlist)),
 									list_nth(best_path->custom_private, LOOKUP_PATH_BATCH_ROWS));
+	cs->custom_private = lappend(cs->custom_private,
+								 list_nth(best_path->custom_private, LOOKUP_PATH_READ_UNITS));
 	cs->methods = &lookup_scan_methods;
 	return &cs->scan.plan;
 }
@@ -546,6 +553,10 @@ lookup_explain(CustomScanState *node, List *ancestors, ExplainState *es)
 	ExplainPropertyText("Lookup Keys", keys.data, es);
 	ExplainPropertyInteger("Outer Rows per Batch", NULL,
 						   intVal(list_nth(cs->custom_private, LOOKUP_BATCH_ROWS)), es);
+	/* an estimate of every batch's reads, like the costs */
+	if (es->costs && floatVal(list_nth(cs->custom_private, LOOKUP_READ_UNITS)) >= 0)
+		ExplainPropertyFloat("Estimated Read Units", NULL,
+							 floatVal(list_nth(cs->custom_private, LOOKUP_READ_UNITS)), 1, es);
 	if (es->analyze)
 		ExplainPropertyInteger("Batches", NULL, st->batches, es);
 }

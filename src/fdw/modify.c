@@ -81,8 +81,8 @@ shard_add_update_targets(PlannerInfo *root, Index rtindex,
 	}
 }
 
-/* Set up the state of a modify on rinfo's relation. */
-static ModifyState *
+/* See modifystate.h. */
+ModifyState *
 modify_setup(EState *estate, ResultRelInfo *rinfo, bool do_nothing)
 {
 	ModifyState *ms = palloc0(sizeof(ModifyState));
@@ -129,6 +129,10 @@ shard_begin_modify(ModifyTableState *mtstate, ResultRelInfo *rinfo,
 				ExecFindJunkAttributeInTlist(subplan->targetlist,
 											 old_junk_name(ms->t->columns[i].attnum));
 	}
+	if (operation == CMD_UPDATE)
+		ms->rowslot = ExecInitExtraTupleSlot(mtstate->ps.state,
+											 RelationGetDescr(rinfo->ri_RelationDesc),
+											 &TTSOpsMinimalTuple);
 }
 
 /* BeginForeignInsert: COPY, and INSERT routed to a partition. */

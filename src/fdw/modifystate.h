@@ -2,8 +2,8 @@
  *
  * modifystate.h
  *		The state of a write through the ModifyTable node, shared by
- *		modify.c (INSERT, COPY, the callbacks) and update.c (UPDATE and
- *		DELETE).
+ *		modify.c (INSERT, COPY, the callbacks), update.c (UPDATE and
+ *		DELETE) and direct.c (an UPDATE run by its scan).
  *
  *-------------------------------------------------------------------------
  */
@@ -33,7 +33,9 @@ typedef struct ModifyState
 	bool		buffered;		/* COPY, upsert mode: rows gathered in batches */
 	DynamicPlace dyn;			/* dynamic: where the last row was placed */
 	AttrNumber	ctid_attno;		/* UPDATE, DELETE: junk columns */
-	AttrNumber *old_attnos;		/* by column index, 0 when none */
+	AttrNumber *old_attnos;		/* by column index, 0 when none (an UPDATE
+								 * run by its scan: the columns themselves) */
+	TupleTableSlot *rowslot;	/* UPDATE: a row whose write is sent again */
 	int			in_flight;		/* pipelined rows not yet judged */
 	char	  **items;			/* buffered: the items of the batch ... */
 	char	  **identities;		/* ... their keys (item_identity) ... */
@@ -48,6 +50,9 @@ typedef struct ModifyState
 	int64		doubt;			/* rows of failed writes that may have taken
 								 * effect (see modify_report_error) */
 } ModifyState;
+
+/* Set up the state of a modify on rinfo's relation. */
+extern ModifyState *modify_setup(EState *estate, ResultRelInfo *rinfo, bool do_nothing);
 
 /* The JSON text of the row's item, and its keys (see write_item). */
 extern char *modify_item_json(ModifyState *ms, TupleTableSlot *slot, long shard,
@@ -82,5 +87,30 @@ extern void modify_push_context(ModifyState *ms, ErrorContextCallback *cb);
  * what the statement wrote before it.  Returns whether it pushed one.
  */
 extern bool modify_push_context_of(EState *estate, Index rti, ErrorContextCallback *cb);
+
+/*
+ * The write of one row of an UPDATE over its item, in flight (update.c):
+ * an UpdateItem (or several, one after the other, for a wide row) when
+ * the key stays, a TransactWriteItems that moves the item when it
+ * changes, followed to where shard_fdw_reshard moved the item meanwhile.
+ * Its requests are in ms->group, owned by it; update_judge judges each as
+ * it finishes, until the row's verdict is in.
+ */
+typedef struct UpdateRow UpdateRow;
+
+typedef enum UpdateVerdict
+{
+	UPDATE_PENDING,				/* its next request is sent */
+	UPDATE_WRITTEN,				/* counted in ms->written */
+	UPDATE_GONE,				/* its item was gone: the row is not updated */
+	UPDATE_REFUSED				/* failed: update_refused reports why */
+} UpdateVerdict;
+
+extern UpdateRow *update_start(ModifyState *ms, TupleTableSlot *old, ItemPointer tid,
+							   TupleTableSlot *slot, MemoryContext cxt);
+extern UpdateVerdict update_judge(ModifyState *ms, DdbRequest *req, UpdateRow **row);
+pg_noreturn extern void update_refused(ModifyState *ms, UpdateRow *row);
+extern void update_row_store(UpdateRow *row, TupleTableSlot *slot);
+extern void update_row_free(UpdateRow *row);
 
 #endif							/* SHARD_FDW_MODIFYSTATE_H */

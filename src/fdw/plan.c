@@ -88,6 +88,7 @@ typedef struct ReadSize
 	double		rounds;			/* round trips one after another */
 	double		first_rounds;	/* ... of them before the first row */
 	double		items;			/* items read */
+	double		streams;		/* sequences of pages (a Query's shards) */
 } ReadSize;
 
 /* True when ANALYZE has run on the relation. */
@@ -112,23 +113,43 @@ default_table_items(ShardTable *t)
 }
 
 /*
- * The items of one partition key value, over all its shards: the table's
- * items whose partition key columns are not NULL over the distinct values
- * of those columns in the table (the product of each column's, at most
- * the items).  Not those estimate_num_groups gives, which are the values
- * left under the query's conditions: one, when they fix a column of
- * distinct values, which would make its partition the whole table.  Items
- * with a NULL there are in no partition of an index keyed by the column
- * (a sparse index).
+ * The items of one partition key value, over all its shards: those the
+ * equalities of a on the partition key's columns select, when each is an
+ * "=" clause of its own (so that a value ANALYZE found common counts as
+ * common, a rare one as rare).  Else the table's items whose partition
+ * key columns are not NULL over the distinct values of those columns in
+ * the table (the product of each column's, at most the items).  Not those
+ * estimate_num_groups gives, which are the values left under the query's
+ * conditions: one, when they fix a column of distinct values, which would
+ * make its partition the whole table.  Items with a NULL there are in no
+ * partition of an index keyed by the column (a sparse index).
  */
 static double
-partition_items(PlannerInfo *root, RelOptInfo *rel, ShardTable *t)
+partition_items(PlannerInfo *root, RelOptInfo *rel, ShardTable *t, const Analysis *a)
 {
+	List	   *clauses = NIL;
+	bool		all_clauses = true;
 	double		values = 1;
 	double		items = rel->tuples;
+	ListCell   *lc;
 
 	if (!has_stats(rel))
 		return default_partition_items(t);
+	foreach(lc, a->key_conds)
+	{
+		Cond	   *c = lfirst(lc);
+
+		if (!shard_key_has_column(t, &t->pk, c->col))
+			continue;
+		if (c->rinfo == NULL || c->op != COND_EQ)
+			all_clauses = false;
+		else
+			clauses = lappend(clauses, c->rinfo);
+	}
+	if (clauses != NIL && all_clauses)
+		return clamp_row_est(rel->tuples *
+							 clauselist_selectivity(root, clauses, rel->relid, JOIN_INNER,
+													NULL));
 	for (int i = 0; i < t->ncolumns; i++)
 		if (shard_key_has_column(t, &t->pk, i))
 		{
@@ -179,11 +200,12 @@ sort_selectivity(PlannerInfo *root, RelOptInfo *rel, const Analysis *a)
 /*
  * What the read that a sends reads for lookups partition key values (or
  * whole keys, for a GetItem), up to max_concurrency requests in flight.
- * partitions bounds the partition key values among them.
+ * partitions bounds the partition key values among them; each holds
+ * part_items items, or when that is negative partition_items' estimate.
  */
 static ReadSize
 read_size(PlannerInfo *root, RelOptInfo *rel, ShardTable *t, const Analysis *a,
-		  double lookups, double partitions)
+		  double lookups, double partitions, double part_items)
 {
 	ReadSize	r;
 	double		conc = shard_get_server(rel->serverid)->max_concurrency;
@@ -194,12 +216,14 @@ read_size(PlannerInfo *root, RelOptInfo *rel, ShardTable *t, const Analysis *a,
 		r.items = lookups;
 		r.requests = ceil(lookups / BATCH_GET_MAX);
 		r.rounds = ceil(r.requests / conc);
+		r.streams = r.requests;
 	}
 	else if (a->keyed)
 	{
 		int			all;
 		int			shards = shards_read(t, a, &all);
-		double		per_stream = partition_items(root, rel, t) / all *
+		double		per_stream = (part_items >= 0 ? part_items :
+								  partition_items(root, rel, t, a)) / all *
 			sort_selectivity(root, rel, a);
 		double		pages = Max(1.0, ceil(per_stream / PAGE_ITEMS));
 		double		streams = shards == 1 ?
@@ -209,12 +233,14 @@ read_size(PlannerInfo *root, RelOptInfo *rel, ShardTable *t, const Analysis *a,
 		r.items = streams * per_stream;
 		r.requests = streams * pages;
 		r.rounds = ceil(streams / conc) * pages;
+		r.streams = streams;
 	}
 	else
 	{
 		r.items = has_stats(rel) ? rel->tuples : default_table_items(t);
 		r.requests = Max(conc, ceil(r.items / PAGE_ITEMS));
 		r.rounds = ceil(r.requests / conc);
+		r.streams = r.requests;
 	}
 	return r;
 }
@@ -226,6 +252,36 @@ read_cost(const ReadSize *r, double rows, Cost *startup, Cost *total)
 	*startup = r->first_rounds * ROUND_TRIP_COST;
 	*total = r->rounds * ROUND_TRIP_COST + r->requests * REQUEST_COST +
 		r->items * ITEM_COST + rows * cpu_tuple_cost;
+}
+
+/*
+ * The read units a read of size r consumes (ddb_read_units), its items of
+ * the average size ANALYZE recorded: the table's size (relpages, from
+ * DynamoDB's TableSizeBytes) over its rows; each stream reads at most
+ * page_limit items when a Limit is sent (0: none).  Also, in *first, what
+ * it consumes when each stream reads its first item only (min and max,
+ * upper.c).  -1 for both before ANALYZE.
+ */
+static double
+read_units(RelOptInfo *rel, ShardTable *t, const Analysis *a, const ReadSize *r,
+		   int page_limit, double *first)
+{
+	double		item_bytes;
+	double		items = r->items;
+	double		requests = r->requests;
+
+	*first = -1;
+	if (!has_stats(rel))
+		return -1;
+	item_bytes = (double) rel->pages * BLCKSZ / Max(rel->tuples, 1.0);
+	if (page_limit > 0 && !a->full_key)
+	{
+		items = Min(items, r->streams * page_limit);
+		requests = r->streams;
+	}
+	*first = ddb_read_units(r->streams, Min(r->items, r->streams), item_bytes, false,
+							t->consistent_read);
+	return ddb_read_units(requests, items, item_bytes, a->full_key, t->consistent_read);
 }
 
 /*
@@ -415,7 +471,7 @@ reader_size(PlannerInfo *root, RelOptInfo *rel, RelInfo *ri, int index, const An
 			double lookups, double partitions)
 {
 	ShardTable *t = reader(ri, index);
-	ReadSize	r = read_size(root, rel, t, a, lookups, partitions);
+	ReadSize	r = read_size(root, rel, t, a, lookups, partitions, -1);
 	List	   *attrs;
 	List	   *cols = fetched_columns(ri, t, &attrs);
 	bool		lacking = false;
@@ -721,21 +777,26 @@ add_param_path(PlannerInfo *root, RelOptInfo *baserel, RelInfo *ri, int index)
  * workers (parallel.c): a partial path, under a Gather.  Its workers are
  * those PostgreSQL gives a heap table of the same size, the pages the
  * rows ANALYZE counted would fill at the width it measured, so that a
- * foreign table and a local copy of it get as many.
+ * foreign table and a local copy of it get as many.  Not relpages, which
+ * is DynamoDB's TableSizeBytes: DynamoDB updates it some hours late, so
+ * a table just loaded would get none.
  * ---------------------------------------------------------------------
  */
 
 /*
  * IsForeignScanParallelSafe: a read may run in a parallel worker, which
  * opens connections of its own as the same user; but not a read of a
- * table with a capacity budget (max_read_units_per_second), which keeps
- * one statement's requests to a rate in one backend, and in each worker
- * would keep each one's.
+ * table with a capacity budget (max_read_units_per_second or
+ * max_read_units_per_statement), which holds one statement's requests to
+ * a rate or a cap in one backend, and in each worker would hold each
+ * one's.
  */
 bool
 shard_scan_parallel_safe(PlannerInfo *root, RelOptInfo *rel, RangeTblEntry *rte)
 {
-	return shard_get_table(rte->relid)->max_read_units == 0;
+	ShardTable *t = shard_get_table(rte->relid);
+
+	return t->max_read_units == 0 && t->read_units_cap == 0;
 }
 
 /* The pages a heap table of rel's rows would fill. */
@@ -788,7 +849,7 @@ add_partial_scan_path(PlannerInfo *root, RelOptInfo *baserel, RelInfo *ri)
 	if (workers <= 0)
 		return;
 	share = participants(workers);
-	size = read_size(root, baserel, t, &ri->restrict_analysis, 1, 1);
+	size = read_size(root, baserel, t, &ri->restrict_analysis, 1, 1, -1);
 	read_cost(&size, baserel->rows, &startup, &total);
 	path = shard_create_foreignscan_path(root, baserel, NULL,
 										 clamp_row_est(baserel->rows / share),
@@ -911,6 +972,31 @@ must_read_all(PlannerInfo *root, Oid relid, ShardTable *t)
 }
 
 /*
+ * The read units the plan of best_path is estimated to consume, as
+ * SCAN_PRIVATE_READ_UNITS has them: per execution (a nested loop's: per
+ * outer row), none for a batched lookup's scan, whose join node shows
+ * those of every batch (shard_lookup_cost).
+ */
+static List *
+estimated_read_units(PlannerInfo *root, RelOptInfo *baserel, ShardTable *t,
+					 Analysis *a, ForeignPath *best_path)
+{
+	ReadSize	size;
+	int			limit = shard_limit(root, baserel, a, best_path->path.pathkeys);
+	double		units;
+	double		first;
+
+	if (best_path->fdw_private != NIL &&
+		list_nth(best_path->fdw_private, PATH_PRIVATE_BATCH_COLS) != NIL)
+		return list_make2(makeFloat(pstrdup("-1")), makeFloat(pstrdup("-1")));
+	size = read_size(root, baserel, t, a, a->full_key ? best_path->path.rows : 1, 1, -1);
+	units = read_units(baserel, t, a, &size,
+					   limit > 0 ? request_page_limit(limit, (int) Max(size.streams, 1)) : 0,
+					   &first);
+	return list_make2(makeFloat(psprintf("%.1f", units)), makeFloat(psprintf("%.1f", first)));
+}
+
+/*
  * GetForeignPlan: carry the decisions to the executor in fdw_private.  The
  * join clauses of a parameterized path still name the outer relation here;
  * PostgreSQL replaces those Vars in fdw_exprs with parameters afterwards.
@@ -971,6 +1057,7 @@ shard_get_plan(PlannerInfo *root, RelOptInfo *baserel, Oid foreigntableid,
 	fdw_private = lappend(fdw_private, flatten_conds(bucket_conds, &fdw_exprs));
 	fdw_private = lappend(fdw_private, t->base ? makeString(pstrdup(t->index)) : NULL);
 	fdw_private = lappend(fdw_private, makeBoolean(fetches_from_table(t, cols)));
+	fdw_private = lappend(fdw_private, estimated_read_units(root, baserel, t, &a, best_path));
 	return make_foreignscan(tlist, extract_actual_clauses(scan_clauses, false),
 							baserel->relid, fdw_exprs, fdw_private, NIL, NIL,
 							outer_plan);
@@ -1266,6 +1353,8 @@ shard_lookup_keys(PlannerInfo *root, RelOptInfo *inner, RelOptInfo *outer,
 			continue;
 		lookup->cols = lappend_int(lookup->cols, c.col);
 		lookup->outer_exprs = lappend(lookup->outer_exprs, c.value);
+		if (shard_key_has_column(t, &t->pk, c.col))
+			lookup->pk_clauses = lappend(lookup->pk_clauses, rinfo);
 		lookup->collations = lappend_oid(lookup->collations,
 										 exprInputCollation((Node *) rinfo->clause));
 	}
@@ -1294,11 +1383,15 @@ shard_lookup_path(PlannerInfo *root, RelOptInfo *inner, ShardLookup *lookup)
 /*
  * The cost of the reads of a batched lookup join of outer_rows rows: a
  * round of requests per batch, reading the partitions (or whole keys) the
- * batch's rows fix.
+ * batch's rows fix; *units gets the read units they consume (-1 before
+ * ANALYZE).  A partition holds the inner items that the join's
+ * equalities on the partition key keep for an outer row (their join
+ * selectivity under sjinfo, which matches the two sides' common values).
  */
 void
 shard_lookup_cost(PlannerInfo *root, RelOptInfo *inner, ShardLookup *lookup,
-				  double outer_rows, Cost *startup, Cost *total)
+				  SpecialJoinInfo *sjinfo, double outer_rows, Cost *startup,
+				  Cost *total, double *units)
 {
 	RelInfo    *ri = inner->fdw_private;
 	Analysis	a = conds_analyse(ri->table, inner->relid, inner->baserestrictinfo, false, 0,
@@ -1309,14 +1402,23 @@ shard_lookup_cost(PlannerInfo *root, RelOptInfo *inner, ShardLookup *lookup,
 	ListCell   *lc1;
 	ListCell   *lc2;
 	double		partitions;
+	double		part_items = -1;
+	double		first;
 	ReadSize	size;
 
+	if (has_stats(inner) && lookup->pk_clauses != NIL)
+		part_items = clamp_row_est(inner->tuples *
+								   clauselist_selectivity(root, lookup->pk_clauses, 0,
+														  sjinfo->jointype, sjinfo));
 	forboth(lc1, lookup->cols, lc2, lookup->outer_exprs)
 		if (shard_key_has_column(ri->table, &ri->table->pk, lfirst_int(lc1)))
 			pk_exprs = lappend(pk_exprs, lfirst(lc2));
 	partitions = pk_exprs == NIL ? 1.0 :
 		shard_estimate_num_groups(root, pk_exprs, batch);
-	size = read_size(root, inner, ri->table, &a, batch, partitions);
+	size = read_size(root, inner, ri->table, &a, batch, partitions, part_items);
 	read_cost(&size, 0, startup, total);
 	*total *= batches;
+	*units = read_units(inner, ri->table, &a, &size, 0, &first);
+	if (*units > 0)
+		*units *= batches;
 }

@@ -1104,6 +1104,7 @@ shard_scan_create(ForeignScanState *node, int eflags)
 	ss->bucket_conds = unpack_conds(list_nth(fs->fdw_private, SCAN_PRIVATE_BUCKET_CONDS),
 									&ss->nbucket_conds);
 	ss->fetch = boolVal(list_nth(fs->fdw_private, SCAN_PRIVATE_FETCH));
+	ss->read_units = floatVal(linitial(list_nth(fs->fdw_private, SCAN_PRIVATE_READ_UNITS)));
 	ss->exprs = fs->fdw_exprs;
 	ss->values = palloc0(sizeof(Datum) * Max(nexprs, 1));
 	ss->nulls = palloc0(sizeof(bool) * Max(nexprs, 1));
@@ -1364,36 +1365,43 @@ next_stored(ShardScanState *ss, TupleTableSlot *slot)
 	return slot;
 }
 
+/*
+ * The scan's next row, in node's scan slot (empty at the end): from the
+ * tuplestore when the scan reads every item first (read_all).
+ */
+static TupleTableSlot *
+next_row(ShardScanState *ss, ForeignScanState *node)
+{
+	TupleTableSlot *slot = node->ss.ss_ScanTupleSlot;
+	const DdbJson *item;
+	MemoryContext old;
+
+	if (!ss->started)
+		scan_start(ss, node->ss.ps.ps_ExprContext);
+	if (ss->read_all)
+		return next_stored(ss, slot);
+	MemoryContextReset(ss->rowcxt);
+	item = next_item(ss);
+	if (item == NULL)
+		return ExecClearTuple(slot);
+	old = MemoryContextSwitchTo(ss->rowcxt);
+	item_to_slot(ss, item, slot);
+	MemoryContextSwitchTo(old);
+	return slot;
+}
+
 /* IterateForeignScan */
 TupleTableSlot *
 shard_iterate_scan(ForeignScanState *node)
 {
 	ShardScanState *ss = node->fdw_state;
-	TupleTableSlot *slot = node->ss.ss_ScanTupleSlot;
-	const DdbJson *item;
-	MemoryContext old;
+	TupleTableSlot *slot;
 	ErrorContextCallback cb;
 	bool		modifying = ss->need_ctid &&
 		modify_push_context_of(node->ss.ps.state,
 							   ((ForeignScan *) node->ss.ps.plan)->scan.scanrelid, &cb);
 
-	if (!ss->started)
-		scan_start(ss, node->ss.ps.ps_ExprContext);
-	if (ss->read_all)
-		next_stored(ss, slot);
-	else
-	{
-		MemoryContextReset(ss->rowcxt);
-		item = next_item(ss);
-		if (item == NULL)
-			ExecClearTuple(slot);
-		else
-		{
-			old = MemoryContextSwitchTo(ss->rowcxt);
-			item_to_slot(ss, item, slot);
-			MemoryContextSwitchTo(old);
-		}
-	}
+	slot = next_row(ss, node);
 	if (modifying)
 		pop_error_context(&cb);
 	return slot;
@@ -1432,6 +1440,29 @@ shard_scan_next_match(ShardScanState *ss, ForeignScanState *node)
 }
 
 /*
+ * The scan's next row that passes qual (NULL: every row), in node's scan
+ * slot, or an empty slot at the end, for a scan that does more than return
+ * rows and needs them whole (an UPDATE run by its scan).  The node's
+ * per-tuple memory is reset at each row: the row, and what is computed
+ * from it there, is valid until the next call.
+ */
+TupleTableSlot *
+shard_scan_next_row(ShardScanState *ss, ForeignScanState *node, ExprState *qual)
+{
+	ExprContext *econtext = node->ss.ps.ps_ExprContext;
+
+	for (;;)
+	{
+		TupleTableSlot *slot = next_row(ss, node);
+
+		ResetExprContext(econtext);
+		econtext->ecxt_scantuple = slot;
+		if (TupIsNull(slot) || ExecQual(qual, econtext))
+			return slot;
+	}
+}
+
+/*
  * Read segments segs[0..nsegs - 1] of a parallel Scan in total segments of
  * foreign table relid whole, every segment's pages in flight at once (up
  * to max_concurrency), handing each item's row to fn in slot, a slot of
@@ -1460,10 +1491,12 @@ shard_scan_segments(Oid relid, const int *segs, int nsegs, int total,
 	ss->conn = shard_get_connection(GetForeignTable(relid)->serverid, GetUserId());
 	ss->max_inflight = ss->conn->server->max_concurrency;
 	ss->group = ddb_group_create(ss->conn, ss->max_inflight);
+	ddb_group_set_budget(ss->group, budget_for(ss->t, false));
 	ddb_group_hold(&ss->group, GetMemoryChunkContext(ss));
 	ss->total_segments = total;
 	ss->bucket_col = -1;
 	scan_expiry_start(ss);
+	ss->read_units = -1;
 	ss->nstreams = nsegs;
 	ss->nstarted = nsegs;
 	ss->streams = palloc0(sizeof(Stream) * Max(nsegs, 1));
@@ -1501,7 +1534,8 @@ scan_add_stats(DdbStats *into, const DdbStats *from)
 	into->retries += from->retries;
 	into->throttles += from->throttles;
 	into->scanned += from->scanned;
-	into->capacity += from->capacity;
+	into->read_units += from->read_units;
+	into->write_units += from->write_units;
 	into->budget_wait_us += from->budget_wait_us;
 }
 

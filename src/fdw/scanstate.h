@@ -123,6 +123,7 @@ struct ShardScanState
 	int		   *segments_by;	/* the leader: the segments each
 								 * participant read, over every rescan */
 	int			nparticipants;	/* ... the length of segments_by */
+	double		read_units;		/* estimated at plan time, -1: unknown */
 
 	/* per execution */
 	List	   *lookups;		/* batched lookup: per outer row, key texts
@@ -183,7 +184,6 @@ extern char *request_full_sort_key(ShardScanState *ss, const char **texts);
 extern char *request_key_condition(ShardScanState *ss, const char **texts);
 extern char *request_filter_expression(ShardScanState *ss);
 extern char *request_expression_maps(ShardScanState *ss);
-extern int	request_page_limit(int limit, int nshards);
 extern bool request_lsi_reads_table(ShardScanState *ss);
 extern char *request_read_body(ShardScanState *ss, Stream *s,
 							   const DdbJson *start_key, size_t *len);

@@ -28,35 +28,44 @@ typedef struct OldKey
 	bool		earlier;		/* under an earlier layout than the newest */
 } OldKey;
 
-/*
- * The stored key of the row an UPDATE or DELETE is at, into *k: rendered
- * from the old values of the key columns and the shard and layout the
- * scan read it from.
- */
-static void
-old_key(ModifyState *ms, TupleTableSlot *planSlot, OldKey *k)
+/* The ctid junk column of the row an UPDATE or DELETE is at. */
+static ItemPointer
+junk_tid(ModifyState *ms, TupleTableSlot *planSlot)
 {
-	ShardTable *t = ms->t;
-	ShardTable *layout;
 	bool		isnull;
 	Datum		ctid = ExecGetJunkAttribute(planSlot, ms->ctid_attno, &isnull);
-	const char **texts = palloc0(sizeof(char *) * Max(t->ncolumns, 1));
-	BlockNumber block;
-	char		err[SFDW_ERRLEN];
 
 	if (isnull)
 		elog(ERROR, "shard_fdw: ctid is NULL");
-	block = ItemPointerGetBlockNumberNoCheck((ItemPointer) DatumGetPointer(ctid));
+	return (ItemPointer) DatumGetPointer(ctid);
+}
+
+/*
+ * The stored key of the row an UPDATE or DELETE is at, into *k: rendered
+ * from the old values of the key columns, in old at ms->old_attnos, and
+ * the shard and layout the scan read it from, in tid (as the scan's
+ * store_row puts them).
+ */
+static void
+old_key(ModifyState *ms, TupleTableSlot *old, ItemPointer tid, OldKey *k)
+{
+	ShardTable *t = ms->t;
+	ShardTable *layout;
+	const char **texts = palloc0(sizeof(char *) * Max(t->ncolumns, 1));
+	BlockNumber block = ItemPointerGetBlockNumberNoCheck(tid);
+	char		err[SFDW_ERRLEN];
+
 	/* the offset is the item's layout plus one (scan.c's store_row) */
-	layout = t->layouts[ItemPointerGetOffsetNumberNoCheck((ItemPointer) DatumGetPointer(ctid)) - 1];
+	layout = t->layouts[ItemPointerGetOffsetNumberNoCheck(tid) - 1];
 	for (int i = 0; i < t->ncolumns; i++)
 	{
 		Datum		v;
+		bool		isnull;
 
 		if (ms->old_attnos[i] == 0 ||
 			(!shard_key_uses(t, i) && !list_member_int(t->shard_by, i)))
 			continue;
-		v = ExecGetJunkAttribute(planSlot, ms->old_attnos[i], &isnull);
+		v = slot_getattr(old, ms->old_attnos[i], &isnull);
 		if (!isnull)
 			texts[i] = codec_key_text(&t->columns[i], v);
 	}
@@ -88,7 +97,7 @@ moved_to(ModifyState *ms, const char *const *texts, const char *pk, const char *
 	return layout_moved_to(ms->t, texts, pk, sk);
 }
 
-/* An UpdateItem split in several (update_in_place), for its error context. */
+/* An UpdateItem split in several, for its error context. */
 typedef struct SplitUpdate
 {
 	ShardTable *t;
@@ -110,120 +119,237 @@ split_update_context(void *arg)
 				   DDB_MAX_EXPRESSION_BYTES, su->applied, su->applied > 0 ? "partly " : "not ");
 }
 
-/*
- * Write the row in slot over its item under key pk, sk, which keeps it:
- * the UpdateItems of request_update, one after the other, each on
- * condition that the item exists.  False when the item is gone (before
- * the first, or between two when there are several).  When there are
- * several, the row is not updated atomically, and an error between them
- * says how many were applied.
- */
-static bool
-update_in_place(ModifyState *ms, TupleTableSlot *slot, const char *pk, const char *sk)
+/* See modifystate.h.  All of it is in cxt. */
+struct UpdateRow
 {
-	const char **texts = modify_row_key_texts(ms, slot);
-	const char *index_keys[2] = {route_index_key(ms->t, &ms->t->index_pk, texts),
-	route_index_key(ms->t, &ms->t->index_sk, texts)};
-	List	   *bodies = request_update(ms->t, slot, pk, sk, index_keys);
-	SplitUpdate su = {ms->t, pk, sk, list_length(bodies), 0};
-	ErrorContextCallback cb;
-	ListCell   *lc;
+	MemoryContext cxt;
+	MinimalTuple tuple;			/* the row as updated */
+	OldKey		k;				/* where the scan read its item */
+	char	   *pk;				/* where its item is written over: k.pk, or
+								 * where shard_fdw_reshard moved it */
+	bool		followed;		/* pk is where the item was moved */
+	List	   *parts;			/* UpdateItem bodies still to send */
+	SplitUpdate split;			/* its UpdateItems, when they are several */
+	char	   *new_pk;			/* the key of the item written */
+	char	   *new_sk;
+	DdbRequest *refused;		/* the request that failed, when refused */
+};
 
-	push_error_context(&cb, split_update_context, &su);
-	foreach(lc, bodies)
-	{
-		DdbRequest *req = ddb_run(ms->group, "UpdateItem", lfirst(lc), strlen(lfirst(lc)));
+/* Send a request of row's write (its owner). */
+static void
+send_request(ModifyState *ms, UpdateRow *row, const char *action, const char *body,
+			 size_t len)
+{
+	DdbRequest *req = ddb_request_create(ms->group, action, body, len);
 
-		if (req->status != DDB_OK)
-		{
-			if (strcmp(req->error_type, "ConditionalCheckFailedException") != 0)
-				modify_report_error(ms, req, 1);
-			break;
-		}
-		su.applied++;
-	}
-	pop_error_context(&cb);
-	return su.applied == su.parts;
+	req->owner = row;
+	req->rows = 1;
+	ddb_submit(req);
+}
+
+/* Send the next of row's UpdateItems. */
+static void
+send_part(ModifyState *ms, UpdateRow *row)
+{
+	char	   *body = linitial(row->parts);
+
+	row->parts = list_delete_first(row->parts);
+	send_request(ms, row, "UpdateItem", body, strlen(body));
 }
 
 /*
- * Write the row in slot over its item under old_pk, old_sk (shard block,
- * of an earlier layout when earlier): an UpdateItem when the key stays, a
- * TransactWriteItems that moves the item when a key column changes (e.g.
- * a new score in the leaderboard's sort key).  False when the item is
- * gone.
+ * Send the write of the row in slot over its item under row->pk (and the
+ * old sort key), of an earlier layout when earlier: when the key stays,
+ * the UpdateItems of request_update, one after the other, each on
+ * condition that the item exists (more than one only for a row whose
+ * columns one UpdateExpression does not hold, which is then not updated
+ * atomically); else a TransactWriteItems that moves the item (e.g. a new
+ * score in the leaderboard's sort key).  A random or dynamic shard stays;
+ * a legacy item, or one of an earlier layout, moves into the shard the
+ * newest layout gives.  What it allocates is in the current memory
+ * context, row's.
  */
-static bool
-update_item(ModifyState *ms, TupleTableSlot *slot, const char *old_pk, const char *old_sk,
-			BlockNumber block, bool earlier)
+static void
+send_write(ModifyState *ms, UpdateRow *row, TupleTableSlot *slot, bool earlier)
 {
-	long		shard = block;
+	ShardTable *t = ms->t;
+	long		shard = row->k.block;
 	char	   *item;
-	char	   *new_pk;
-	char	   *new_sk;
+	const char **texts;
+	const char *index_keys[2];
 	char	   *body;
 	size_t		len;
-	DdbRequest *req;
 
-	/*
-	 * a random or dynamic shard stays; a legacy item, or one of an earlier
-	 * layout, moves into the shard the newest layout gives
-	 */
-	if ((ms->t->strategy != SHARD_RANDOM && ms->t->strategy != SHARD_DYNAMIC) ||
-		block == LEGACY_SHARD_BLOCK || earlier)
+	if ((t->strategy != SHARD_RANDOM && t->strategy != SHARD_DYNAMIC) ||
+		row->k.block == LEGACY_SHARD_BLOCK || earlier)
 		shard = SHARD_BY_STRATEGY;
-	item = modify_item_json(ms, slot, shard, &new_pk, &new_sk);
-	if (strcmp(new_pk, old_pk) == 0 && (old_sk == NULL || strcmp(new_sk, old_sk) == 0))
-		return update_in_place(ms, slot, old_pk, old_sk);
-	body = request_move(ms->t, old_pk, old_sk, NULL, item, &len);
-	req = ddb_run(ms->group, "TransactWriteItems", body, len);
+	item = modify_item_json(ms, slot, shard, &row->new_pk, &row->new_sk);
+	row->split.parts = 0;
+	if (strcmp(row->new_pk, row->pk) != 0 ||
+		(row->k.sk != NULL && strcmp(row->new_sk, row->k.sk) != 0))
+	{
+		body = request_move(t, row->pk, row->k.sk, NULL, item, &len);
+		send_request(ms, row, "TransactWriteItems", body, len);
+		return;
+	}
+	texts = modify_row_key_texts(ms, slot);
+	index_keys[0] = route_index_key(t, &t->index_pk, texts);
+	index_keys[1] = route_index_key(t, &t->index_sk, texts);
+	row->parts = request_update(t, slot, row->pk, row->k.sk, index_keys);
+	row->split = (SplitUpdate) {t, row->pk, row->k.sk, list_length(row->parts), 0};
+	send_part(ms, row);
+}
+
+/*
+ * Start the write of the row in slot over its item, whose old key column
+ * values are in old (at ms->old_attnos) and its shard and layout in tid.
+ * The UpdateRow lives in a memory context of its own under cxt, with a
+ * copy of the row; update_judge judges its requests.
+ */
+UpdateRow *
+update_start(ModifyState *ms, TupleTableSlot *old, ItemPointer tid, TupleTableSlot *slot,
+			 MemoryContext cxt)
+{
+	MemoryContext rowcxt = AllocSetContextCreate(cxt, "shard_fdw update row",
+												 ALLOCSET_SMALL_SIZES);
+	MemoryContext oldcxt = MemoryContextSwitchTo(rowcxt);
+	UpdateRow  *row = palloc0(sizeof(UpdateRow));
+
+	row->cxt = rowcxt;
+	row->tuple = ExecCopySlotMinimalTuple(slot);
+	old_key(ms, old, tid, &row->k);
+	row->pk = row->k.pk;
+	send_write(ms, row, slot, row->k.earlier);
+	MemoryContextSwitchTo(oldcxt);
+	return row;
+}
+
+/*
+ * True when a write of an UPDATE failed because its item was gone: an
+ * UpdateItem's condition failed, or a move's Delete's (DynamoDB lists a
+ * reason per action: [Delete's, Put's]).
+ */
+static bool
+item_vanished(DdbRequest *req)
+{
+	if (strcmp(req->action, "UpdateItem") == 0)
+		return strcmp(req->error_type, "ConditionalCheckFailedException") == 0;
+	return strcmp(req->error_type, "TransactionCanceledException") == 0 &&
+		strstr(req->error_message, "[ConditionalCheckFailed") != NULL;
+}
+
+/*
+ * Judge a finished request of an UPDATE's write; *row is the row it
+ * writes.  A row's next UpdateItem is sent when one succeeds.  An item
+ * that shard_fdw_reshard moved meanwhile into the newest layout is written
+ * there (moved_to), as an item of an earlier layout; a row whose item
+ * vanished otherwise is not updated.  A refused row keeps its request for
+ * update_refused, and counts among the rows that may have been written
+ * when an attempt of it may have taken effect.
+ */
+UpdateVerdict
+update_judge(ModifyState *ms, DdbRequest *req, UpdateRow **rowp)
+{
+	UpdateRow  *row = req->owner;
+	MemoryContext old;
+	char	   *pk = NULL;
+
+	*rowp = row;
 	if (req->status == DDB_OK)
-		return true;
-	if (strcmp(req->error_type, "TransactionCanceledException") != 0)
-		modify_report_error(ms, req, 1);
-	/* DynamoDB lists a reason per item: [Delete's, Put's] */
-	if (strstr(req->error_message, "[ConditionalCheckFailed"))
-		return false;			/* the old item vanished */
-	if (strstr(req->error_message, "ConditionalCheckFailed]"))
+	{
+		ddb_request_free(req);
+		row->split.applied++;
+		if (row->parts != NIL)
+		{
+			send_part(ms, row);
+			return UPDATE_PENDING;
+		}
+		ms->written++;
+		return UPDATE_WRITTEN;
+	}
+	if (!item_vanished(req))
+	{
+		ms->doubt += req->maybe_applied;
+		row->refused = req;
+		return UPDATE_REFUSED;
+	}
+	ddb_request_free(req);
+	old = MemoryContextSwitchTo(row->cxt);
+	if (!row->followed)
+		pk = moved_to(ms, row->k.texts, row->k.pk, row->k.sk, row->k.block);
+	if (pk != NULL)
+	{
+		row->followed = true;
+		row->pk = pk;
+		ExecStoreMinimalTuple(row->tuple, ms->rowslot, false);
+		send_write(ms, row, ms->rowslot, true);
+	}
+	MemoryContextSwitchTo(old);
+	return pk != NULL ? UPDATE_PENDING : UPDATE_GONE;
+}
+
+/*
+ * Report why row's write was refused: a move onto a key another item has
+ * is a unique violation; a failure between the UpdateItems of a split
+ * row says how many were applied.
+ */
+void
+update_refused(ModifyState *ms, UpdateRow *row)
+{
+	DdbRequest *req = row->refused;
+	ErrorContextCallback cb;
+
+	push_error_context(&cb, split_update_context, &row->split);
+	if (strcmp(req->error_type, "TransactionCanceledException") == 0 &&
+		strstr(req->error_message, "ConditionalCheckFailed]"))
 		ereport(ERROR,
 				(errcode(ERRCODE_UNIQUE_VIOLATION),
 				 errmsg("duplicate key value violates the primary key of DynamoDB table \"%s\"",
 						ms->t->table),
 				 errdetail("Moving the item to key (%s%s%s) would overwrite another item.",
-						   new_pk, new_sk ? ", " : "", new_sk ? new_sk : "")));
-	modify_report_error(ms, req, 1);
-	return false;
+						   row->new_pk, row->new_sk ? ", " : "", row->new_sk ? row->new_sk : "")));
+	ddb_report_error(req);
+}
+
+/* Store row, as written, in slot (of TTSOpsMinimalTuple) while row lives. */
+void
+update_row_store(UpdateRow *row, TupleTableSlot *slot)
+{
+	ExecStoreMinimalTuple(row->tuple, slot, false);
+}
+
+/* Free a row whose verdict is in. */
+void
+update_row_free(UpdateRow *row)
+{
+	if (row->refused)
+		ddb_request_free(row->refused);
+	MemoryContextDelete(row->cxt);
 }
 
 /*
- * ExecForeignUpdate: write the row over its item (update_item).  An item
- * that shard_fdw_reshard moved meanwhile into the newest layout is
- * updated there (moved_to); a row whose item vanished otherwise is not
- * updated.
+ * ExecForeignUpdate: write the row over its item (update_start), and wait
+ * for the verdict: the row is returned when it was written.
  */
 TupleTableSlot *
 shard_exec_update(EState *estate, ResultRelInfo *rinfo, TupleTableSlot *slot,
 				  TupleTableSlot *planSlot)
 {
 	ModifyState *ms = rinfo->ri_FdwState;
-	MemoryContext old = MemoryContextSwitchTo(ms->rowcxt);
 	ErrorContextCallback cb;
-	OldKey		k;
-	char	   *pk;
-	bool		updated;
+	UpdateRow  *row;
+	UpdateVerdict verdict;
 
 	modify_push_context(ms, &cb);
 	MemoryContextReset(ms->rowcxt);
-	old_key(ms, planSlot, &k);
-	updated = update_item(ms, slot, k.pk, k.sk, k.block, k.earlier);
-	/* there the item is where the newest layout puts the row: written as an earlier one */
-	if (!updated && (pk = moved_to(ms, k.texts, k.pk, k.sk, k.block)) != NULL)
-		updated = update_item(ms, slot, pk, k.sk, k.block, true);
-	if (updated)
-		ms->written++;
-	MemoryContextSwitchTo(old);
+	row = update_start(ms, planSlot, junk_tid(ms, planSlot), slot, ms->rowcxt);
+	do
+		verdict = update_judge(ms, ddb_wait_any(ms->group), &row);
+	while (verdict == UPDATE_PENDING);
+	if (verdict == UPDATE_REFUSED)
+		update_refused(ms, row);
 	pop_error_context(&cb);
-	return updated ? slot : NULL;
+	return verdict == UPDATE_WRITTEN ? slot : NULL;
 }
 
 /*
@@ -266,7 +392,7 @@ shard_exec_delete(EState *estate, ResultRelInfo *rinfo, TupleTableSlot *slot,
 
 	modify_push_context(ms, &cb);
 	MemoryContextReset(ms->rowcxt);
-	old_key(ms, planSlot, &k);
+	old_key(ms, planSlot, junk_tid(ms, planSlot), &k);
 	req = delete_item(ms, k.pk, k.sk);
 	item = ddbjson_get(req->response, "Attributes");
 	/* the item moved into the newest layout meanwhile: delete it there */
@@ -371,10 +497,11 @@ shard_explain_writes(DdbGroup *group, ExplainState *es)
 	const DdbStats *stats = ddb_group_stats(group);
 
 	ExplainPropertyInteger("DynamoDB Write Requests", NULL, stats->requests, es);
-	ExplainPropertyFloat("DynamoDB Write Consumed Capacity", NULL, stats->capacity, 1, es);
+	ExplainPropertyFloat("DynamoDB Write Consumed Capacity", NULL,
+						 stats->read_units + stats->write_units, 1, es);
 	ExplainPropertyInteger("DynamoDB Write Retries", NULL, stats->retries, es);
 	ExplainPropertyInteger("DynamoDB Write Throttles", NULL, stats->throttles, es);
-	if (ddb_group_budget(group))
+	if (budget_paces(ddb_group_budget(group)))
 		ExplainPropertyFloat("DynamoDB Write Budget Wait", "ms",
 							 (double) stats->budget_wait_us / 1000.0, 1, es);
 }

@@ -289,6 +289,8 @@ upper_begin_scan(ForeignScanState *node, int eflags)
 			/* the first item in the order asked for holds the value */
 			ss->order = us->kinds[i] == AGG_MIN ? 1 : -1;
 			ss->limit = 1;
+			ss->read_units = floatVal(lsecond(list_nth(fs->fdw_private,
+													   SCAN_PRIVATE_READ_UNITS)));
 		}
 		us->scans[i] = ss;
 	}

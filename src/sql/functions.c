@@ -2,7 +2,8 @@
  *
  * functions.c
  *		SQL functions for the people who run shard_fdw: a raw DynamoDB call
- *		through a server's connection, the backend's request counters,
+ *		through a server's connection, the backend's request counters, the
+ *		cluster's per table and server (shard_fdw_stat), and
  *		sharding tools (where a row goes, per-shard counts, a recommended
  *		shard count, range boundaries from a sample), and a foreign table's
  *		secondary indexes learnt again.
@@ -27,6 +28,8 @@
 
 PG_FUNCTION_INFO_V1(shard_fdw_request);
 PG_FUNCTION_INFO_V1(shard_fdw_stats);
+PG_FUNCTION_INFO_V1(shard_fdw_stat_rows);
+PG_FUNCTION_INFO_V1(shard_fdw_stat_reset);
 PG_FUNCTION_INFO_V1(shard_fdw_key);
 PG_FUNCTION_INFO_V1(shard_fdw_shard_counts);
 PG_FUNCTION_INFO_V1(shard_fdw_recommend_shards);
@@ -117,11 +120,56 @@ shard_fdw_stats(PG_FUNCTION_ARGS)
 	values[1] = Int64GetDatum(s->attempts);
 	values[2] = Int64GetDatum(s->retries);
 	values[3] = Int64GetDatum(s->throttles);
-	values[4] = Float8GetDatum(s->capacity);
+	values[4] = Float8GetDatum(s->read_units + s->write_units);
 	values[5] = Int64GetDatum(d->keys_created);
 	values[6] = Int64GetDatum(d->key_throttles);
 	values[7] = Int64GetDatum(d->growths);
 	PG_RETURN_DATUM(HeapTupleGetDatum(heap_form_tuple(BlessTupleDesc(desc), values, nulls)));
+}
+
+/*
+ * shard_fdw_stat_rows(): the shared counters of every database, foreign
+ * table and server (the view shard_fdw_stat names them), and when they
+ * were last reset.  An error says how to enable them when shard_fdw was
+ * not preloaded.
+ */
+Datum
+shard_fdw_stat_rows(PG_FUNCTION_ARGS)
+{
+	ReturnSetInfo *rsinfo = (ReturnSetInfo *) fcinfo->resultinfo;
+	TimestampTz reset_at;
+	int			n;
+	DdbStatRow *rows = stat_rows(&n, &reset_at);
+
+	InitMaterializedSRF(fcinfo, 0);
+	for (int i = 0; i < n; i++)
+	{
+		const DdbStats *c = &rows[i].counts;
+		Datum		values[12];
+		bool		nulls[12] = {0};
+
+		values[0] = ObjectIdGetDatum(rows[i].dbid);
+		values[1] = ObjectIdGetDatum(rows[i].relid);
+		values[2] = ObjectIdGetDatum(rows[i].serverid);
+		values[3] = Int64GetDatum(c->requests);
+		values[4] = Int64GetDatum(c->read_items);
+		values[5] = Int64GetDatum(c->returned_items);
+		values[6] = Float8GetDatum(c->read_units);
+		values[7] = Float8GetDatum(c->write_units);
+		values[8] = Int64GetDatum(c->throttles);
+		values[9] = Int64GetDatum(c->retries);
+		values[10] = Int64GetDatum(c->errors);
+		values[11] = TimestampTzGetDatum(reset_at);
+		tuplestore_putvalues(rsinfo->setResult, rsinfo->setDesc, values, nulls);
+	}
+	return (Datum) 0;
+}
+
+/* shard_fdw_stat_reset(): empty the shared counters; returns when. */
+Datum
+shard_fdw_stat_reset(PG_FUNCTION_ARGS)
+{
+	PG_RETURN_TIMESTAMPTZ(stat_reset());
 }
 
 /* ---------------------------------------------------------------------
@@ -175,16 +223,19 @@ column_texts(ShardTable *t, Jsonb *values)
 }
 
 /*
- * A group of requests on the connection of foreign table t; the caller
- * frees it before returning, or it would stay until the transaction ends.
+ * A group of requests on the connection of foreign table t, keeping to
+ * its read budget; the caller frees it before returning, or it would stay
+ * until the transaction ends.
  */
 static DdbGroup *
 key_group(ShardTable *t)
 {
 	DdbConn    *conn = shard_get_connection(GetForeignTable(t->relid)->serverid,
 											GetUserId());
+	DdbGroup   *group = ddb_group_create(conn, conn->server->max_concurrency);
 
-	return ddb_group_create(conn, conn->server->max_concurrency);
+	ddb_group_set_budget(group, budget_for(t, false));
+	return group;
 }
 
 /*

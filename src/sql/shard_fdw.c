@@ -97,13 +97,16 @@ shutdown_scan(ForeignScanState *node)
 void		_PG_init(void);
 
 /*
- * Load time: the allocator of the plain-C modules, and the batched lookup
- * join's planner hook and node.
+ * Load time: the allocator of the plain-C modules, shard_fdw_stat's
+ * counters (in shared memory when preloaded), and the batched lookup
+ * join's planner hook and node (which reserves the prefix of the
+ * settings, so it comes last).
  */
 void
 _PG_init(void)
 {
 	shim_install();
+	stat_init();
 	shard_join_init();
 }
 

@@ -1,20 +1,33 @@
 /*-------------------------------------------------------------------------
  *
  * budget.c
- *		Capacity budgets: the max_read_units_per_second and
- *		max_write_units_per_second of a table (or its server) that the
- *		requests of a statement keep to.
+ *		Capacity budgets: what a statement may consume of a table's
+ *		capacity.  A pace, max_read_units_per_second and
+ *		max_write_units_per_second, that its requests keep to, and a cap,
+ *		max_read_units_per_statement and max_write_units_per_statement,
+ *		past which it stops (the table's options, or its server's).
  *
- * A budget is a token bucket, one per table and kind (reads, writes),
- * shared by every request of the statement on that table and begun anew
- * with each statement.  It starts empty and fills at the budget's rate.
- * A request starts only when the bucket is not in debt, and reserves what
- * requests of its kind have cost so far (one unit before any answered);
- * its answer's ConsumedCapacity then replaces the reservation.  An answer
- * is handed to the scan only once the bucket is out of debt again, so
- * that the statement never ends ahead of its budget: a statement that
- * consumed C units takes at least C / rate seconds.  transport.c applies
- * it; the waiting happens there, interruptibly.
+ * A budget is one per table and kind (reads, writes), shared by every
+ * request of the statement on that table and begun anew with each
+ * statement; every table's requests have one, paced or capped or not, and
+ * the shared counters of shard_fdw_stat (stat.c) know the table by it.
+ *
+ * The pace is a token bucket.  It starts empty and fills at the budget's
+ * rate.  A request starts only when the bucket is not in debt, and
+ * reserves what requests of its kind have cost so far (one unit before any
+ * answered); its answer's ConsumedCapacity then replaces the reservation.
+ * An answer is handed to the scan only once the bucket is out of debt
+ * again, so that the statement never ends ahead of its budget: a statement
+ * that consumed C units takes at least C / rate seconds.
+ *
+ * The cap is held against what the answers say was consumed: DynamoDB
+ * charges a request before its answer says how much, so once the answers
+ * have taken the statement past its cap it sends no further request
+ * (budget_past_cap), and it stops with an error the next time it would
+ * wait (budget_check_cap).  The answer that went past is handed out
+ * first, so that a write counts the rows it wrote; requests in flight
+ * then add what they cost.  transport.c applies both; the waiting
+ * happens there, interruptibly.
  *
  *-------------------------------------------------------------------------
  */
@@ -35,7 +48,9 @@ typedef struct BudgetKey
 struct Budget
 {
 	BudgetKey	key;
-	double		rate;			/* units per second */
+	char		relname[NAMEDATALEN];	/* the table's name, for the cap's error */
+	double		rate;			/* units per second; 0: not paced */
+	int			cap;			/* units per statement; 0: no cap */
 	double		tokens;			/* may be negative: debt */
 	TimestampTz filled_at;		/* when tokens were last brought up to date */
 	TimestampTz statement;		/* the statement start it belongs to */
@@ -46,21 +61,20 @@ struct Budget
 static HTAB *budgets = NULL;
 
 /*
- * The budget of table t for reads or writes in the current statement, or
- * NULL when it has none.  Lives for the backend; begun anew (empty) when
- * a new statement first asks for it.
+ * The budget of table t for reads or writes in the current statement.
+ * Lives for the backend; begun anew (empty) when a new statement first
+ * asks for it.
  */
 Budget *
 budget_for(ShardTable *t, bool write)
 {
 	int			rate = write ? t->max_write_units : t->max_read_units;
+	int			cap = write ? t->write_units_cap : t->read_units_cap;
 	BudgetKey	key;
 	Budget	   *b;
 	bool		found;
 	TimestampTz statement = GetCurrentStatementStartTimestamp();
 
-	if (rate <= 0)
-		return NULL;
 	if (budgets == NULL)
 	{
 		HASHCTL		ctl;
@@ -75,9 +89,11 @@ budget_for(ShardTable *t, bool write)
 	key.relid = t->relid;
 	key.write = write;
 	b = hash_search(budgets, &key, HASH_ENTER, &found);
-	if (!found || b->statement != statement || b->rate != rate)
+	if (!found || b->statement != statement || b->rate != rate || b->cap != cap)
 	{
+		strlcpy(b->relname, t->relname, sizeof(b->relname));
 		b->rate = rate;
+		b->cap = cap;
 		b->tokens = 0;
 		b->filled_at = GetCurrentTimestamp();
 		b->statement = statement;
@@ -105,6 +121,8 @@ budget_fill(Budget *b, TimestampTz now)
 long
 budget_delay_us(Budget *b)
 {
+	if (b->rate <= 0)
+		return 0;
 	budget_fill(b, GetCurrentTimestamp());
 	if (b->tokens >= 0)
 		return 0;
@@ -137,4 +155,45 @@ budget_settle(Budget *b, double reserved, double consumed, bool answered)
 		b->spent += consumed;
 		b->answered++;
 	}
+}
+
+/* Whether the budget paces its requests (it has a rate). */
+bool
+budget_paces(Budget *b)
+{
+	return b->rate > 0;
+}
+
+/* The foreign table the budget is of. */
+Oid
+budget_relid(Budget *b)
+{
+	return b->key.relid;
+}
+
+/* Whether the statement's answers consumed more than the budget's cap. */
+bool
+budget_past_cap(Budget *b)
+{
+	return b->cap > 0 && b->spent > b->cap;
+}
+
+/*
+ * Stop the statement when its answers have consumed more than the cap of
+ * the budget: the error names the table, the option and what was consumed.
+ */
+void
+budget_check_cap(Budget *b)
+{
+	const char *kind = b->key.write ? "write" : "read";
+
+	if (!budget_past_cap(b))
+		return;
+	ereport(ERROR,
+			(errcode(ERRCODE_CONFIGURATION_LIMIT_EXCEEDED),
+			 errmsg("foreign table \"%s\" consumed %.1f %s units in this statement, past its max_%s_units_per_statement of %d",
+					b->relname, b->spent, kind, kind, b->cap),
+			 errdetail("No request is sent once a statement's answers have consumed more than its cap; those in flight then may have consumed more."),
+			 errhint("Raise max_%s_units_per_statement on the foreign table or its server, or make the statement %s less.",
+					 kind, kind)));
 }

@@ -138,7 +138,7 @@ bool
 transport_exchange_done(HttpExchange *x)
 {
 	if (!x->done)
-		transport_drive(x->t, 0);
+		transport_drive(x->t, 0, WAIT_CREDENTIALS);
 	return x->done;
 }
 
@@ -177,7 +177,7 @@ transport_exchange_wait(HttpExchange *x)
 	while (!x->done)
 	{
 		CHECK_FOR_INTERRUPTS();
-		transport_drive(x->t, POLL_MS);
+		transport_drive(x->t, POLL_MS, WAIT_CREDENTIALS);
 	}
 }
 
@@ -191,5 +191,5 @@ void
 transport_pause(DdbTransport *t, long ms)
 {
 	CHECK_FOR_INTERRUPTS();
-	transport_drive(t, (int) Max(0, Min(ms, POLL_MS)));
+	transport_drive(t, (int) Max(0, Min(ms, POLL_MS)), WAIT_CREDENTIALS);
 }

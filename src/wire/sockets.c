@@ -252,7 +252,7 @@ sockets_run_timer(SocketSet *set)
 
 /* See sockets.h. */
 int
-sockets_wait(SocketSet *set, int timeout_ms)
+sockets_wait(SocketSet *set, int timeout_ms, uint32 wait_event)
 {
 	struct epoll_event ready[MAX_READY];
 	int			nready;
@@ -261,7 +261,11 @@ sockets_wait(SocketSet *set, int timeout_ms)
 	if (timeout_ms > 0 && set->timer_set)
 		timeout_ms = (int) Min(timeout_ms,
 							   Max(0, (set->timer_at - GetCurrentTimestamp() + 999) / 1000));
+	if (timeout_ms > 0)
+		pgstat_report_wait_start(wait_event);
 	nready = epoll_wait(set->epoll_fd, ready, MAX_READY, timeout_ms);
+	if (timeout_ms > 0)
+		pgstat_report_wait_end();
 	for (int i = 0; i < nready; i++)
 	{
 		curl_socket_t s = ready[i].data.fd;

@@ -50,9 +50,10 @@ extern void sockets_run_timer(SocketSet *set);
 
 /*
  * Wait at most timeout_ms (0: not at all; less when libcurl's timer is
- * due sooner) for sockets to be ready, and let libcurl act on those that
- * are.  Returns how many were.
+ * due sooner) for sockets to be ready, the backend reporting wait_event
+ * while it sleeps, and let libcurl act on those that are.  Returns how
+ * many were.
  */
-extern int	sockets_wait(SocketSet *set, int timeout_ms);
+extern int	sockets_wait(SocketSet *set, int timeout_ms, uint32_t wait_event);
 
 #endif							/* SHARD_FDW_SOCKETS_H */

@@ -49,11 +49,17 @@ struct DdbGroup
 	int			max_inflight;
 	int			running;		/* requests with an attempt in flight */
 	int			unfinished;		/* requests queued or running */
-	Budget	   *budget;			/* the capacity budget it keeps to, or NULL */
+	Budget	   *budget;			/* the capacity budget it keeps to, or NULL
+								 * (the requests of no table) */
 	dlist_head	done;			/* finished, not yet handed out */
 	DdbStats	stats;
+	DdbStats	flushed;		/* stats as last handed to stat.c */
+	TimestampTz flushed_at;		/* ... when */
 	dlist_node	node;
 };
+
+/* A running group hands its counters to stat.c at most this often. */
+#define STAT_FLUSH_US 1000000
 
 /* Cumulative counters of this backend. */
 static DdbStats backend_stats;
@@ -292,6 +298,7 @@ ddb_group_create(DdbConn *conn, int max_inflight)
 	g->cxt = cxt;
 	g->nest_level = GetCurrentTransactionNestLevel();
 	g->max_inflight = Max(1, max_inflight);
+	g->flushed_at = GetCurrentTimestamp();
 	dlist_init(&g->done);
 	dlist_push_tail(&conn->transport->groups, &g->node);
 	return g;
@@ -343,11 +350,27 @@ ddb_group_reset(DdbGroup *g)
 	g->unfinished = 0;
 }
 
-/* Stop every request of the group and free it; its holder forgets it. */
+/*
+ * Hand what the group counted since it last did to the shared counters
+ * of its table (its budget's) and server.
+ */
+static void
+group_flush(DdbGroup *g)
+{
+	stat_flush(g->budget ? budget_relid(g->budget) : InvalidOid, g->conn->serverid,
+			   &g->stats, &g->flushed);
+	g->flushed_at = GetCurrentTimestamp();
+}
+
+/*
+ * Stop every request of the group, hand its counters to the shared ones,
+ * and free it; its holder forgets it.
+ */
 void
 ddb_group_free(DdbGroup *g)
 {
 	ddb_group_reset(g);
+	group_flush(g);
 	if (g->holder)
 		*g->holder = NULL;
 	dlist_delete(&g->node);
@@ -437,9 +460,10 @@ ddb_group_conn(DdbGroup *g)
 }
 
 /*
- * Make the group keep to budget (NULL: none): its requests start only
- * when the budget is not in debt, and their answers are handed out only
- * once it is out of debt again.
+ * Make the group keep to budget, its table's (NULL: none): its requests
+ * start only when the budget is not in debt, their answers are handed out
+ * only once it is out of debt again and while the statement is within its
+ * cap, and they count for the table in shard_fdw_stat.
  */
 void
 ddb_group_set_budget(DdbGroup *g, Budget *budget)
@@ -698,7 +722,10 @@ attempt_start(DdbTransport *t, DdbRequest *req)
 	link_attach(t, a);
 }
 
-/* Start every queued request that is due and whose group has room. */
+/*
+ * Start every queued request that is due and whose group has room and is
+ * within its cap.
+ */
 static void
 start_due(DdbTransport *t)
 {
@@ -711,7 +738,8 @@ start_due(DdbTransport *t)
 
 		Budget	   *budget = req->group->budget;
 
-		if (req->retry_at > now || req->group->running >= req->group->max_inflight)
+		if (req->retry_at > now || req->group->running >= req->group->max_inflight ||
+			(budget && budget_past_cap(budget)))
 			continue;
 		if (budget && req->budget_reserved == 0)
 		{
@@ -726,7 +754,8 @@ start_due(DdbTransport *t)
 
 /*
  * Milliseconds until the next queued retry is due or a group's budget is
- * out of debt, at most POLL_MS.
+ * out of debt, at most POLL_MS; the requests of a group past its cap do
+ * not count.
  */
 static int
 poll_timeout(DdbTransport *t)
@@ -753,6 +782,8 @@ poll_timeout(DdbTransport *t)
 		else if (req->group->budget && req->budget_reserved == 0 &&
 				 budget_delay_us(req->group->budget) > 0)
 			continue;			/* the groups' budgets were counted above */
+		else if (req->group->budget && budget_past_cap(req->group->budget))
+			continue;			/* never sent: its group's wait stops */
 		else if (req->group->running < req->group->max_inflight)
 			ms = 0;
 	}
@@ -869,7 +900,7 @@ transaction_throttled(const DdbJson *body)
 	return throttled;
 }
 
-/* Add a response's ConsumedCapacity (an object or an array) to stats. */
+/* A response's ConsumedCapacity (an object or an array). */
 static double
 consumed_capacity(const DdbJson *body)
 {
@@ -1109,9 +1140,55 @@ endpoint_suspect(DdbRequest *req, DdbAttempt *a, CURLcode code, bool retry)
 	return retry && (status == 500 || status == 502 || status == 503 || status == 504);
 }
 
+/* Whether DynamoDB operation action reads (its capacity is read units). */
+static bool
+action_reads(const char *action)
+{
+	static const char *const reads[] = {
+		"GetItem", "BatchGetItem", "Query", "Scan", "TransactGetItems",
+	};
+
+	for (size_t i = 0; i < lengthof(reads); i++)
+		if (strcmp(action, reads[i]) == 0)
+			return true;
+	return false;
+}
+
+/*
+ * Count in stats the items a read's answer says DynamoDB read and
+ * returned: a Query's or Scan's ScannedCount and Count, the item of a
+ * GetItem, the items of a BatchGetItem (both read and returned).
+ */
+static void
+count_items(DdbStats *stats, const DdbRequest *req)
+{
+	const DdbJson *body = req->response;
+	const DdbJson *responses = ddbjson_get(body, "Responses");
+	const DdbJson *item = ddbjson_get(body, "Item");
+	int64		n = 0;
+
+	if (ddbjson_get(body, "Count") != NULL)
+	{
+		stats->read_items += (int64) ddbjson_get_number(body, "ScannedCount");
+		stats->returned_items += (int64) ddbjson_get_number(body, "Count");
+		return;
+	}
+	if (strcmp(req->action, "GetItem") == 0)
+		n = item != NULL && item->kind == DJ_OBJECT;
+	else if (strcmp(req->action, "BatchGetItem") == 0 && responses != NULL &&
+			 responses->kind == DJ_OBJECT)
+		for (int i = 0; i < responses->n; i++)
+			if (responses->elems[i].kind == DJ_ARRAY)
+				n += responses->elems[i].n;
+	stats->read_items += n;
+	stats->returned_items += n;
+}
+
 /*
  * Hand a finished request to its group, and count it, failed or not (a
- * duplicate key is a request too); capacity comes with successes.
+ * duplicate key is a request too); capacity and items come with
+ * successes.  A running group hands its counters to shard_fdw_stat's at
+ * most once every STAT_FLUSH_US.
  */
 static void
 finish(DdbRequest *req, DdbStatus status)
@@ -1126,15 +1203,23 @@ finish(DdbRequest *req, DdbStatus status)
 	if (status == DDB_OK)
 	{
 		double		cc = consumed_capacity(req->response);
+		bool		reads = action_reads(req->action);
 
-		g->stats.capacity += cc;
-		backend_stats.capacity += cc;
+		*(reads ? &g->stats.read_units : &g->stats.write_units) += cc;
+		*(reads ? &backend_stats.read_units : &backend_stats.write_units) += cc;
+		count_items(&g->stats, req);
 		if (g->budget)
 			budget_settle(g->budget, req->budget_reserved, cc, true);
 	}
-	else if (g->budget)
-		budget_settle(g->budget, req->budget_reserved, 0, false);
+	else
+	{
+		g->stats.errors++;
+		if (g->budget)
+			budget_settle(g->budget, req->budget_reserved, 0, false);
+	}
 	req->budget_reserved = 0;
+	if (GetCurrentTimestamp() - g->flushed_at >= STAT_FLUSH_US)
+		group_flush(g);
 }
 
 /*
@@ -1285,13 +1370,31 @@ collect_finished(DdbTransport *t, bool *exchange_ended)
 	return finished;
 }
 
+/*
+ * The wait event of what: "Extension" before PostgreSQL 17, and from it
+ * one named for what the backend waits for.
+ */
+static uint32
+transport_wait_event(TransportWait what)
+{
+	static uint32 ids[] = {[WAIT_REQUESTS] = 0, [WAIT_BUDGET] = 0, [WAIT_CREDENTIALS] = 0};
+	static const char *const names[] = {
+		[WAIT_REQUESTS] = "ShardFdwRequest",
+		[WAIT_BUDGET] = "ShardFdwBudget",
+		[WAIT_CREDENTIALS] = "ShardFdwCredentials",
+	};
+
+	return shard_wait_event(&ids[what], names[what]);
+}
+
 /* See transportstate.h. */
 bool
-transport_drive(DdbTransport *t, int timeout_ms)
+transport_drive(DdbTransport *t, int timeout_ms, TransportWait what)
 {
 	bool		exchange_ended = false;
 	TimestampTz now = GetCurrentTimestamp();
 	long		gather = 0;
+	uint32		wait_event;
 	dlist_iter	it;
 
 	dlist_foreach(it, &t->exchanges)
@@ -1306,12 +1409,17 @@ transport_drive(DdbTransport *t, int timeout_ms)
 		timeout_ms = 0;
 	else if (timeout_ms > 0)
 		gather = gather_us(t, now);
+	wait_event = timeout_ms > 0 ? transport_wait_event(what) : 0;
 	/* a gathering wait sleeps only when nothing is ready */
-	if (gather == 0 || sockets_wait(t->sockets, 0) <= 0)
+	if (gather == 0 || sockets_wait(t->sockets, 0, 0) <= 0)
 	{
 		if (gather > 0)
+		{
+			pgstat_report_wait_start(wait_event);
 			pg_usleep(gather);
-		sockets_wait(t->sockets, timeout_ms);
+			pgstat_report_wait_end();
+		}
+		sockets_wait(t->sockets, timeout_ms, wait_event);
 	}
 	sockets_run_timer(t->sockets);
 	collect_finished(t, &exchange_ended);
@@ -1322,15 +1430,15 @@ transport_drive(DdbTransport *t, int timeout_ms)
 /*
  * Move the transport forward once: start what is due, let libcurl work,
  * collect finished transfers, and if none finished sleep briefly on the
- * sockets; a credential refresh whose exchange ended moves on.
- * Interrupts are checked on every call.
+ * sockets, waiting for what; a credential refresh whose exchange ended
+ * moves on.  Interrupts are checked on every call.
  */
 static void
-transport_step(DdbTransport *t)
+transport_step(DdbTransport *t, TransportWait what)
 {
 	CHECK_FOR_INTERRUPTS();
 	start_due(t);
-	if (transport_drive(t, poll_timeout(t)))
+	if (transport_drive(t, poll_timeout(t), what))
 		t->prepare(t->prepare_arg, t);
 }
 
@@ -1344,7 +1452,7 @@ group_step(DdbGroup *group)
 	bool		held = group->budget && budget_delay_us(group->budget) > 0;
 	TimestampTz start = held ? GetCurrentTimestamp() : 0;
 
-	transport_step(group->conn->transport);
+	transport_step(group->conn->transport, held ? WAIT_BUDGET : WAIT_REQUESTS);
 	if (held)
 		group->stats.budget_wait_us += GetCurrentTimestamp() - start;
 }
@@ -1359,7 +1467,8 @@ budget_holds(DdbGroup *group)
 /*
  * The next finished request of the group (succeeded or failed for good),
  * waiting for one if need be, and for the group's budget to be out of
- * debt; NULL when the group has nothing left.
+ * debt; NULL when the group has nothing left.  A statement past its
+ * budget's cap stops here, once the answers that came are handed out.
  */
 DdbRequest *
 ddb_wait_any(DdbGroup *group)
@@ -1373,6 +1482,8 @@ ddb_wait_any(DdbGroup *group)
 
 			return req;
 		}
+		if (group->budget)
+			budget_check_cap(group->budget);
 		if (group->unfinished == 0 && dlist_is_empty(&group->done))
 			return NULL;
 		group_step(group);
@@ -1381,14 +1492,19 @@ ddb_wait_any(DdbGroup *group)
 
 /*
  * Wait until req has finished and its group's budget is out of debt, and
- * take it out of its group's done list.
+ * take it out of its group's done list.  A statement past its budget's
+ * cap stops here rather than wait for req (which is then not sent).
  */
 void
 ddb_wait_for(DdbRequest *req)
 {
 	while (req->status == DDB_QUEUED || req->status == DDB_RUNNING ||
 		   budget_holds(req->group))
+	{
+		if (req->group->budget && req->status != DDB_OK && req->status != DDB_FAILED)
+			budget_check_cap(req->group->budget);
 		group_step(req->group);
+	}
 	dlist_delete(&req->node);
 }
 

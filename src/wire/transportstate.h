@@ -171,12 +171,23 @@ struct HttpExchange
 };
 
 /*
+ * What a backend waits for, reported as its wait event (see
+ * transport_wait_event in transport.c).
+ */
+typedef enum TransportWait
+{
+	WAIT_REQUESTS,				/* DynamoDB's answers, or a retry's time */
+	WAIT_BUDGET,				/* a capacity budget to be out of debt */
+	WAIT_CREDENTIALS			/* a credential source */
+} TransportWait;
+
+/*
  * Let libcurl act on its due timeouts and on the sockets that are ready,
  * and collect finished transfers, first waiting at most timeout_ms (0:
- * not at all) when none had finished.  Returns whether a plain exchange
- * ended.
+ * not at all) when none had finished, for what.  Returns whether a plain
+ * exchange ended.
  */
-extern bool transport_drive(DdbTransport *t, int timeout_ms);
+extern bool transport_drive(DdbTransport *t, int timeout_ms, TransportWait what);
 
 /*
  * Append n bytes to buf from inside a libcurl callback, where nothing may

@@ -6,8 +6,10 @@
  *		sockets.c), when to retry them (retry.c), the credentials they are
  *		signed with (credentials.c, the sources' plain exchanges in
  *		exchange.c, a credential_process run by process.c), connections per
- *		server and user (connection.c), and capacity budgets (budget.c).  Knows requests as actions and bodies,
- *		not what they mean: that is the dynamo layer's.
+ *		server and user (connection.c), capacity budgets (budget.c), and
+ *		the counters of every backend's requests in shared memory (stat.c).
+ *		Knows requests as actions and bodies, not what they mean: that is
+ *		the dynamo layer's.
  *
  *-------------------------------------------------------------------------
  */
@@ -80,16 +82,27 @@ extern void shard_connection_init(void);
  * ---------------------------------------------------------------------
  */
 
-/* Counters of requests; kept per scan or modify and per backend. */
+/*
+ * Counters of requests; kept per group (a scan, a modify), per backend,
+ * and per table and server in shared memory (stat.c).
+ */
 typedef struct DdbStats
 {
-	int64		requests;		/* requests that completed successfully */
+	int64		requests;		/* requests that finished, failed or not */
 	int64		attempts;		/* HTTP attempts, retries included */
 	int64		retries;
 	int64		throttles;
-	int64		items;			/* items returned (reads) or written */
-	int64		scanned;		/* ScannedCount */
-	double		capacity;		/* consumed capacity units */
+	int64		errors;			/* requests that failed for good */
+	int64		items;			/* a scan's rows returned, or items written
+								 * (counted by the scan or the writer) */
+	int64		scanned;		/* a scan's ScannedCount of the pages it
+								 * read (counted by the scan) */
+	int64		read_items;		/* what the answers say DynamoDB read:
+								 * ScannedCount, and the items of GetItem
+								 * and BatchGetItem */
+	int64		returned_items; /* ... and returned: Count, and those items */
+	double		read_units;		/* consumed capacity of reads */
+	double		write_units;	/* ... of every other request */
 	int64		budget_wait_us; /* time held back by a capacity budget */
 } DdbStats;
 
@@ -239,6 +252,31 @@ extern Budget *budget_for(ShardTable *t, bool write);
 extern long budget_delay_us(Budget *b);
 extern double budget_reserve(Budget *b);
 extern void budget_settle(Budget *b, double reserved, double consumed, bool answered);
+extern bool budget_paces(Budget *b);
+extern Oid	budget_relid(Budget *b);
+extern bool budget_past_cap(Budget *b);
+extern void budget_check_cap(Budget *b);
+
+/* ---------------------------------------------------------------------
+ * in stat.c
+ * ---------------------------------------------------------------------
+ */
+
+/* The counters of one foreign table (or none) and server of a database. */
+typedef struct DdbStatRow
+{
+	Oid			dbid;
+	Oid			relid;			/* InvalidOid: requests of no foreign table,
+								 * or (with dbid and serverid invalid too)
+								 * those no entry was left for */
+	Oid			serverid;
+	DdbStats	counts;
+} DdbStatRow;
+
+extern void stat_init(void);
+extern void stat_flush(Oid relid, Oid serverid, const DdbStats *total, DdbStats *flushed);
+extern DdbStatRow *stat_rows(int *nrows, TimestampTz *reset_at);
+extern TimestampTz stat_reset(void);
 
 /* ---------------------------------------------------------------------
  * in retry.c

@@ -56,6 +56,14 @@ ORDER BY score alone the same scores in the same places with rows drawn
 from the right ties.  The name column uses an ICU collation, where text
 order is not DynamoDB's byte order.
 
+The rows are then updated too: random UPDATEs (of columns that are no
+key, of the score in the sort key, of the game and the player, so that
+items move between partitions and shards; run inside the scan, with
+RETURNING, inside a WITH, and joined to a local table, row by row) on a
+fresh foreign table of each writable kind and on a copy of the local
+table, each followed by a read of the whole table: row counts, RETURNING
+rows and every read must match, and stray items are left alone.
+
 The random generator's seed is printed first; SHARD_FDW_TEST_SEED sets it.
 Talks to DynamoDB Local directly: the proxy adds nothing to these checks.
 Prints how many statements it compared, and ends with "N passed, N failed".
@@ -162,17 +170,21 @@ class Failed(str):
     """The error a statement raised, in place of its rows."""
 
 
-def run_batch(statements, prologue=""):
+def run_batch(statements, prologue="", counts=False):
     """Run statements in one session, after the prologue; returns each
     statement's rows (tuples of column texts, NULL as '') or, for a
     statement that failed, its error as Failed.  Every statement is one
-    line, so psql's "psql:<stdin>:LINE: ERROR" names the statement."""
+    line, so psql's "psql:<stdin>:LINE: ERROR" names the statement.  With
+    counts, each statement's rows end with its row count, as a row
+    ("@@count N",)."""
     lines = ["\\set ON_ERROR_STOP off"] + prologue.splitlines()
     line_of = {}
     for i, statement in enumerate(statements):
         lines.append(f"\\echo {MARK}{i}")
         lines.append(statement.replace("\n", " ") + ";")
         line_of[len(lines)] = i
+        if counts:
+            lines.append("\\echo @@count :ROW_COUNT")
     result = bed.psql("\n".join(lines) + "\n", check=False, database=DATABASE)
     results = [[] for _ in statements]
     current = None
@@ -347,29 +359,41 @@ def load():
         if kind in SECONDARY_INDEXED:
             load_secondary_indexed(kind)
             continue
-        keys = ("game_id", "player_id") if kind == "unsharded" else ("pk", "sk")
-        table = new_table(*keys)
-        sql(f"CREATE FOREIGN TABLE {kind} ({COLUMNS}) SERVER ddb "
-            f"OPTIONS (table '{table}', {options})")
-        rows = data
-        if kind == "legacy":
-            legacy = set(rng.sample(range(len(data)), len(data) // 5))
-            for i in sorted(legacy):
-                client.put_item(TableName=table, Item=legacy_item(data[i]))
-            rows = [r for i, r in enumerate(data) if i not in legacy]
-        sql(f"INSERT INTO {kind} VALUES {values_list(rows)}")
-        if kind in ("unsharded", "calculated", "random"):
-            if kind != "unsharded":
-                as_others_keep(table)
-            give_ttls(table)
-            for item in expired_items(kind, options):
-                client.put_item(TableName=table, Item=item)
-        if kind in ("calculated", "random"):
-            shards = int(re.search(r"shards '(\d+)'", options)[1])
-            for item in stray_items(shards):
-                client.put_item(TableName=table, Item=item)
+        load_foreign(kind, kind)
         if kind in ANALYZED:
             sql(f"ANALYZE {kind}")
+
+
+def load_foreign(kind, name):
+    """Foreign table name of the given kind over a DynamoDB table of its
+    own, holding the rows (a fifth of them under the bare key for legacy;
+    some as another application keeps them, some with TTLs, and expired
+    players, for the kinds that name a TTL attribute) and, for the
+    calculated and random kinds, stray items; returns the DynamoDB table
+    and the items put that are no rows (the expired and the stray)."""
+    keys = ("game_id", "player_id") if kind == "unsharded" else ("pk", "sk")
+    table = new_table(*keys)
+    options = FOREIGN_TABLES[kind]
+    sql(f"CREATE FOREIGN TABLE {name} ({COLUMNS}) SERVER ddb "
+        f"OPTIONS (table '{table}', {options})")
+    rows = data
+    if kind == "legacy":
+        legacy = set(rng.sample(range(len(data)), len(data) // 5))
+        for i in sorted(legacy):
+            client.put_item(TableName=table, Item=legacy_item(data[i]))
+        rows = [r for i, r in enumerate(data) if i not in legacy]
+    sql(f"INSERT INTO {name} VALUES {values_list(rows)}")
+    strays = []
+    if kind in ("unsharded", "calculated", "random"):
+        if kind != "unsharded":
+            as_others_keep(table)
+        give_ttls(table)
+        strays += expired_items(kind, options)
+    if kind in ("calculated", "random"):
+        strays += stray_items(int(re.search(r"shards '(\d+)'", options)[1]))
+    for item in strays:
+        client.put_item(TableName=table, Item=item)
+    return table, strays
 
 
 def load_indexed(options):
@@ -400,11 +424,13 @@ def index_schema(name, keys, projection):
     return schema
 
 
-def load_secondary_indexed(kind):
+def load_secondary_indexed(kind, name=None):
     """A DynamoDB table with the secondary indexes of SECONDARY_INDEXED[kind],
-    and the foreign table of it, which learns them, loaded with the rows."""
+    and the foreign table of it (name, or kind), which learns them, loaded
+    with the rows; returns the DynamoDB table."""
     keys, gsis, lsis = SECONDARY_INDEXED[kind]
-    name = bed.unique_name("differential")
+    table = bed.unique_name("differential")
+    name = name or kind
     definitions = dict(keys)
     for _, index_keys, _ in gsis + lsis:
         definitions.update(index_keys)
@@ -414,18 +440,19 @@ def load_secondary_indexed(kind):
     if lsis:
         extra["LocalSecondaryIndexes"] = [index_schema(*i) for i in lsis]
     client.create_table(
-        TableName=name, BillingMode="PAY_PER_REQUEST",
+        TableName=table, BillingMode="PAY_PER_REQUEST",
         KeySchema=[{"AttributeName": a, "KeyType": ["HASH", "RANGE"][i]}
                    for i, (a, _) in enumerate(keys)],
         AttributeDefinitions=[{"AttributeName": a, "AttributeType": t}
                               for a, t in definitions.items()], **extra)
-    dynamodb_tables.append(name)
-    sql(f"""CREATE FOREIGN TABLE {kind} ({COLUMNS}) SERVER ddb
-              OPTIONS (table '{name}', insert_mode 'upsert');
-            INSERT INTO {kind} SELECT * FROM {LOCAL};""")
-    unread = sql(f"SELECT index_name, unusable FROM shard_fdw_refresh_indexes('{kind}') "
+    dynamodb_tables.append(table)
+    sql(f"""CREATE FOREIGN TABLE {name} ({COLUMNS}) SERVER ddb
+              OPTIONS (table '{table}', insert_mode 'upsert');
+            INSERT INTO {name} SELECT * FROM {LOCAL};""")
+    unread = sql(f"SELECT index_name, unusable FROM shard_fdw_refresh_indexes('{name}') "
                  "WHERE unusable IS NOT NULL").stdout.strip()
     assert not unread, f"{kind}: indexes queries cannot read: {unread}"
+    return table
 
 
 # ---------------------------------------------------------------- queries
@@ -1009,6 +1036,101 @@ def prepared_generic_plans_match_local():
                                              g, e))
     assert not failures, (f"{len(failures)} executions differ (seed {SEED}):"
                           + "".join(failures[:10]))
+
+
+# ----------------------------------------------------------------- updates
+
+UPDATED_KINDS = ("unsharded", "calculated", "random", "legacy", "gsis")
+UPDATE_COUNT = 30
+
+
+def update_change():
+    """The SET list of a random UPDATE: columns that are no key, the score
+    (the leaderboard's sort key), the game (a partition key) or the player
+    (what a calculated shard is chosen by), alone or together.  player_id
+    stays unique (a suffix no player has), so no two rows meet on a key."""
+    changes = {
+        "score": [lambda: f"score + {rng.randint(1, 30)}"],
+        "level": [lambda: "coalesce(level, 0) + 1",
+                  lambda: sql_literal(maybe(rng.randint(1, 60), 0.3))],
+        "name": [lambda: f"name || {sql_literal(word(NAME_LETTERS, 1, 2))}",
+                 lambda: "NULL"],
+        "flag": [lambda: "NOT flag", lambda: sql_literal(maybe(rng.random() < 0.5, 0.3))],
+        "ratio": [lambda: sql_literal(maybe(rng.choice(RATIOS), 0.3))],
+        "game_id": [lambda: sql_literal(rng.choice(GAMES))],
+        "player_id": [lambda: f"player_id || '_{rng.randint(1, 99)}'"],
+    }
+    columns = rng.sample(sorted(changes), rng.choice([1, 1, 2, 3]))
+    return ", ".join(f"{column} = {rng.choice(changes[column])()}" for column in columns)
+
+
+def update_statement():
+    """A random UPDATE of table {t}: of the rows a WHERE clause picks (run
+    inside the scan), maybe with RETURNING, or inside a WITH whose SELECT
+    sums what it returns, or joined to the local table watched (row by
+    row)."""
+    where = where_clause(key_chance=0.7)
+    change = update_change()
+    form = rng.choice(["plain", "plain", "returning", "returning", "with", "join"])
+    if form == "join" and "level" not in change and rng.random() < 0.5:
+        change = "level = w.wn, " + change
+    text = f"UPDATE {{t}} SET {change}"
+    if form == "join":
+        text += (" FROM (SELECT DISTINCT ON (game_id, player_id) game_id AS wg, "
+                 "player_id AS wp, n AS wn FROM watched ORDER BY game_id, player_id, n) w")
+        where = ["game_id = w.wg", "player_id = w.wp", f"w.wn < {rng.randint(20, 300)}"] + where
+    if where:
+        text += " WHERE " + " AND ".join(where)
+    if form == "returning" or (form == "join" and rng.random() < 0.5):
+        text += " RETURNING " + rng.choice(["*", "player_id, score, level",
+                                            "game_id, player_id, name, ratio"])
+    if form == "with":
+        text = (f"WITH u AS ({text} RETURNING score, level, player_id) "
+                "SELECT count(*), sum(score), max(level), min(player_id) FROM u")
+    return text
+
+
+@runner.test
+def updates_match_local():
+    """UPDATE_COUNT random UPDATEs, each followed by a read of the whole
+    table, on a copy of the local table and on a fresh foreign table of
+    each writable kind (one with secondary indexes among them): every UPDATE's row count, RETURNING rows (in any
+    order) or WITH's sums, and every read must match the local copy's; the
+    stray items are left as they were put.  The statements reach both the
+    UPDATE run inside its scan and the row-by-row one."""
+    statements = [update_statement() for _ in range(UPDATE_COUNT)]
+    batch = [text for statement in statements
+             for text in (statement, "SELECT * FROM {t}")]
+    sql(f"CREATE TABLE local_updated ({COLUMNS}); "
+        f"INSERT INTO local_updated VALUES {values_list(data)}")
+    local = run_batch([text.replace("{t}", "local_updated") for text in batch], counts=True)
+    assert not any(isinstance(r, Failed) for r in local), \
+        [(t, r) for t, r in zip(batch, local) if isinstance(r, Failed)][:3]
+    failures, plans = [], []
+    for kind in UPDATED_KINDS:
+        name = f"{kind}_updated"
+        if kind in SECONDARY_INDEXED:
+            table, strays = load_secondary_indexed(kind, name), []
+        else:
+            table, strays = load_foreign(kind, name)
+        texts = [text.replace("{t}", name) for text in batch]
+        plans += run_batch([f"EXPLAIN (COSTS OFF) {text}" for text in texts[::2]])
+        got = run_batch(texts, counts=True)
+        compared[0] += len(texts)
+        failures += [describe(text, g, e) for text, g, e in zip(texts, got, local)
+                     if g != e and (isinstance(g, Failed) or isinstance(e, Failed) or
+                                    collections.Counter(g) != collections.Counter(e))]
+        schema = client.describe_table(TableName=table)["Table"]["KeySchema"]
+        for item in strays:
+            key = {k["AttributeName"]: item[k["AttributeName"]] for k in schema}
+            kept = client.get_item(TableName=table, Key=key, ConsistentRead=True).get("Item")
+            if kept != item:
+                failures.append(f"\n  {name}: stray item {key} is now {kept}")
+    assert_no_failures(failures, len(batch) * len(UPDATED_KINDS))
+    text = "\n".join(line[0] for plan in plans for line in plan)
+    assert re.search(r"Foreign Update on \w+_updated", text), "no UPDATE ran inside its scan"
+    assert re.search(r"Update on \w+_updated\n(?:.*\n)*?.*Foreign Scan on", text), \
+        "no UPDATE went row by row"
 
 
 if __name__ == "__main__":

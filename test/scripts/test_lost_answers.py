@@ -16,7 +16,10 @@ leaderboard hashed on player_id (10 shards, insert mode):
   unique violation, not taken for the put's own earlier attempt;
 * UPDATE of a column that is not a key on an upsert-mode table, and
   DELETE, under the same faults;
-* a statement that fails partway: what its error says was written, or may
+* UPDATE moving every row of a game to a new sort key, its moves in flight
+  together, with RETURNING, under the same faults;
+* a statement that fails partway (an INSERT meeting a stored key, an
+  UPDATE moving a row onto one): what its error says was written, or may
   have been, is what DynamoDB holds.
 
 Each statement runs in a session kept open (its connections kept alive);
@@ -284,6 +287,74 @@ def failed_statement_says_what_may_be_written():
     assert error and "duplicate key value" in error, error
     wanted = {("g", p): (s, None) for p, s in players}
     check_partial(before, stored(table), wanted, progress, "INSERT")
+
+
+def stored_rows(table):
+    """Every item of a DynamoDB table as (player, score, note)."""
+    return {(item["player_id"]["S"], int(item["score"]["N"]), item.get("note", {}).get("S"))
+            for page in direct.get_paginator("scan").paginate(TableName=table,
+                                                               ConsistentRead=True)
+            for item in page["Items"]}
+
+
+@runner.test
+def bulk_move_with_lost_answers():
+    """UPDATE moving 300 rows to a new sort key, a TransactWriteItems each,
+    their moves in flight together and a third of their answers lost,
+    with RETURNING: the count and the rows returned are the 300 rows as
+    moved, once each, and DynamoDB holds them there."""
+    table = leaderboard("lb_bulk")
+    players = rows(300)
+    sql("INSERT INTO lb_bulk VALUES " + ", ".join(f"('g', '{p}', {s}, NULL)" for p, s in players))
+    session = bed.Session(DATABASE, patience_s=300)
+    try:
+        run(session, "SELECT count(*) FROM lb_bulk")
+        faults("reset", "TransactWriteItems", 0.3)
+        lines = session.run("UPDATE lb_bulk SET score = score + 1 WHERE game_id = 'g' "
+                            "RETURNING player_id, score;\n\\echo @@rows :ROW_COUNT\n")
+        bed.clear_faults()
+    except bed.SessionLost as lost:
+        raise AssertionError(f"the backend died: {lost}") from None
+    finally:
+        session.close()
+    moved = {(p, s + 1, None) for p, s in players}
+    returned = [tuple(line.split("|")) for line in lines if not line.startswith("@@rows")]
+    assert lines[-1] == "@@rows 300", lines[-5:]
+    assert sorted(returned) == sorted((p, str(s)) for p, s, _ in moved), returned[:5]
+    assert stored_rows(table) == moved
+    assert bed.stats()["faults"].get("reset", 0) > 30, bed.stats()["faults"]
+
+
+@runner.test
+def failed_update_says_what_may_be_written():
+    """UPDATE moving 300 rows that fails on one moving onto a stored key
+    while other moves are in flight and a third of their answers lost: the
+    rows moved are at least what the error says were written, at most that
+    plus what it says may have been, and no row is lost."""
+    table = leaderboard("lb_move_fail")
+    players = rows(300)
+    player, score = players[150]
+    sql("INSERT INTO lb_move_fail VALUES " +
+        ", ".join(f"('g', '{p}', {s}, NULL)" for p, s in players) +
+        f", ('g', '{player}', {score + 1}, 'twin')")
+    before = stored_rows(table)
+    session = bed.Session(DATABASE, patience_s=300)
+    try:
+        run(session, "SELECT count(*) FROM lb_move_fail")
+        faults("reset", "TransactWriteItems", 0.3)
+        _, error, progress = run(session, "UPDATE lb_move_fail SET score = score + 1 "
+                                          "WHERE game_id = 'g' AND note IS NULL")
+        bed.clear_faults()
+    finally:
+        session.close()
+    after = stored_rows(table)
+    assert error and "duplicate key value" in error, error
+    assert progress is not None, "the error does not say how far it got"
+    new = after - before
+    assert new == {(p, s + 1, n) for p, s, n in before - after}, "a row was lost or doubled"
+    done, doubt = progress
+    assert done <= len(new) <= done + doubt, (
+        f"{len(new)} rows moved, the error says {done} written and up to {doubt} more")
 
 
 def tear_down():

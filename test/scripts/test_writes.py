@@ -7,9 +7,11 @@ twin.  Random statements run on both, one after the other in one session:
 INSERT of one or several rows (keys repeated inside a statement and across
 statements, ON CONFLICT DO NOTHING, RETURNING), COPY, UPDATE (of other
 columns, to NULL, of several columns, moving an item to a new key,
-RETURNING) and DELETE (inside the scan, and with RETURNING).  After every
-statement the outcome (SQLSTATE, row count, RETURNING rows) and the whole
-contents must match the twin's.  An upsert-mode table's twin writes each
+RETURNING; a bulk UPDATE of a group's rows with RETURNING, their writes
+in flight together, some moving, some meeting a key taken) and DELETE
+(inside the scan, and with RETURNING).  After every statement the outcome
+(SQLSTATE, row count, RETURNING rows) and the whole contents must match
+the twin's.  An upsert-mode table's twin writes each
 row with INSERT ... ON CONFLICT DO UPDATE, one row at a time, since a
 later row of a statement wins.
 
@@ -17,8 +19,10 @@ A random or dynamic shard is chosen per row, so only the shard's key is
 unique there: those tables get fresh keys only.  A statement that fails
 leaves what DynamoDB wrote before the failure (no multi-item atomicity):
 the SQLSTATEs must match, an INSERT's or COPY's extra items must be rows of
-the statement, as many as its error context says were written, and the
-twin then takes the foreign table's contents.
+the statement, as many as its error context says were written, an
+UPDATE that moves rows must have moved at least as many as its error
+context says were written and at most those it says may have been too,
+and the twin then takes the foreign table's contents.
 
 The calculated and random tables' partitions also hold an item of
 another entity each (sort key "META", single-table design): reads take
@@ -82,7 +86,8 @@ FAULTS = [
     {"kind": "throttle"},
     {"kind": "status", "status": 503},
 ]
-WRITTEN = re.compile(r"(\d+) rows? of this statement (?:written|deleted)")
+WRITTEN = re.compile(r"(\d+) rows? of this statement (?:written|deleted)"
+                     r"(?:, and up to (\d+) more may have been)?")
 client = None
 dynamodb_tables = []
 fresh = itertools.count(1)
@@ -174,7 +179,7 @@ class Table:
     def statement(self):
         """A random statement: (kind, foreign text, twin texts, rows written
         by an INSERT or COPY, COPY data lines or None)."""
-        kind = rng.choice(["insert"] * 4 + ["copy", "update", "update", "move",
+        kind = rng.choice(["insert"] * 4 + ["copy", "update", "update", "move", "bulk",
                                             "delete", "delete"])
         returning = " RETURNING *" if rng.random() < 0.3 else ""
         if kind == "insert":
@@ -216,9 +221,30 @@ class Table:
                                      "score = score + 1, n = 7"])
                 where = self.predicate()
             text = f"UPDATE {{t}} SET {change} {where}{returning}"
+        elif kind == "bulk":
+            text = self.bulk_update()
         else:
             text = f"DELETE FROM {{t}} {self.predicate()}{returning}"
         return kind, text.format(t=self.name), [text.format(t=self.twin)], None, None
+
+
+    def bulk_update(self):
+        """An UPDATE of a group's rows at once with RETURNING, their writes
+        in flight together: in place, or moving each row to a new key (a
+        fresh id, which no other row has; where keys are written again, not
+        the score, as two rows of one id could pass each other), or, where
+        the key is the group and the id, moving one row onto the key of a
+        row the statement leaves alone, a unique violation whichever row
+        comes first."""
+        grp = sql_literal(rng.choice(["a", "b"]))
+        suffix = f"id || '_{next(fresh)}'"
+        if self.reusable and "score" not in self.key and rng.random() < 0.3:
+            one, other = (sql_literal(f"k{i}") for i in rng.sample(range(10), 2))
+            return (f"UPDATE {{t}} SET id = CASE id WHEN {one} THEN {other} ELSE {suffix} END, "
+                    f"n = 8 WHERE grp = {grp} AND id <> {other} RETURNING *")
+        change = rng.choice([f"id = {suffix}, n = 6", "n = coalesce(n, 0) + 1, name = 'bulk'"] +
+                            ([] if self.reusable else ["score = score + 1, name = 'moved'"]))
+        return f"UPDATE {{t}} SET {change} WHERE grp = {grp} RETURNING *"
 
 
 def fault_command():
@@ -337,6 +363,13 @@ def check(table, statement, result, before, failures):
                 problems.append(f"{sum(added.values())} rows added, the error says: {error}")
             if added - collections.Counter(row_text(r) for r in rows):
                 problems.append(f"a failed {kind} added rows it did not have: {sorted(added)}")
+        if kind in ("move", "bulk") and "SET id = " in foreign:
+            # each row the UPDATE wrote left its key for a new one
+            written = WRITTEN.search(error or "")
+            moved = sum(added.values())
+            if not written or not (int(written.group(1)) <= moved <=
+                                   int(written.group(1)) + int(written.group(2) or 0)):
+                problems.append(f"{moved} rows moved, the error says: {error}")
     if problems:
         return (f"\n  {foreign}\n    " + "\n    ".join(problems) +
                 f"\n    foreign: {contents}\n    twin:    {result['twin contents']}")

@@ -495,9 +495,27 @@ test_utf8(void)
 	sfdw_free(out.data);
 }
 
+/* Read units as DynamoDB charges them. */
+static void
+test_read_units(void)
+{
+	/* a Query of 20 items of 900 bytes: 18,000 bytes, 5 × 4 KB, halved */
+	CHECK(ddb_read_units(1, 20, 900, false, false) == 2.5);
+	CHECK(ddb_read_units(1, 20, 900, false, true) == 5);
+	/* split over 10 requests: 1,800 bytes each, one unit each */
+	CHECK(ddb_read_units(10, 20, 900, false, true) == 10);
+	/* nothing read still costs a request its unit */
+	CHECK(ddb_read_units(4, 0, 900, false, false) == 2);
+	CHECK(ddb_read_units(0, 0, 900, false, false) == 0);
+	/* by item: each item rounded up on its own (a 4.1 KB item is 2 units) */
+	CHECK(ddb_read_units(1, 3, 4200, true, true) == 6);
+	CHECK(ddb_read_units(1, 3, 100, true, false) == 1.5);
+}
+
 void
 suite_ddbshape(void)
 {
+	test_read_units();
 	test_failed_action();
 	test_ddb_numbers();
 	test_utf8();
