@@ -48,7 +48,9 @@ the row's values); keyed reads ordered by the sort key's fields,
 score and player_id, in one direction or two, the tiebreak under any of the
 collations, with a LIMIT; count(*), min(score) and max(score) with key
 equalities, sort key bounds and filters, grouped by game_id or not) must
-give what the local table gives: the same
+give what the local table gives, and again planned in parallel wherever
+PostgreSQL may (the whole-table Scans shared out among 2 to 4 workers,
+the aggregates and joins over them): the same
 multiset without ORDER BY, the same sequence under a total order, and under
 ORDER BY score alone the same scores in the same places with rows drawn
 from the right ties.  The name column uses an ICU collation, where text
@@ -133,6 +135,16 @@ NESTED_LOOP = ("SET enable_hashjoin = off;\nSET enable_mergejoin = off;\n"
                "SET shard_fdw.enable_lookup_join = off;\n")
 LOOKUP_JOIN = ("SET enable_hashjoin = off;\nSET enable_mergejoin = off;\n"
                "SET enable_nestloop = off;\nSET work_mem = '64kB';\n")
+# plans in parallel wherever PostgreSQL may: a whole-table Scan shared out
+# among the workers (their number set per table), under a Gather
+PARALLEL = ("SET parallel_setup_cost = 0;\nSET parallel_tuple_cost = 0;\n"
+            "SET min_parallel_table_scan_size = 0;\n"
+            "SET max_parallel_workers_per_gather = {workers};\n")
+PARALLEL_SHAPES = {
+    "parallel Scan": r"Parallel Foreign Scan",
+    "partial aggregates": r"Partial (Hash|Group)?Aggregate\n(?:[^\n]*\n){0,2}[^\n]*Parallel Foreign Scan",
+    "join over a parallel Scan": r"Join[^\n]*\n(?:[^\n]*\n){0,6}[^\n]*Parallel Foreign Scan",
+}
 WATCHED_COUNT = 300
 ANALYZED = ("calculated", "legacy", "gsis")
 client = None
@@ -880,6 +892,29 @@ def expired_players_are_never_read():
     found = [(s, r) for s, r in zip(statements, results)
              if r not in ([], [("0",)])]
     assert not found, f"expired players read (seed {SEED}): {found[:5]}"
+
+
+@runner.test
+def parallel_plans_match_local():
+    """The random queries again, planned in parallel wherever PostgreSQL
+    may, with 2 to 4 workers: whole-table Scans shared out among them, the
+    aggregates and joins over those, give what the local table gives.  The
+    plans reach each parallel shape."""
+    failures = []
+    plans = []
+    count = 0
+    for i, kind in enumerate(("unsharded", "calculated", "random", "legacy")):
+        queries = QUERIES[i % 2::2]
+        prologue = PARALLEL.format(workers=rng.randint(2, 4))
+        failures += compare(queries, kind, prologue)
+        count += len(queries)
+        plans += run_batch([f"EXPLAIN (COSTS OFF) {q.render(kind)}" for q in queries],
+                           prologue)
+    assert_no_failures(failures, count)
+    text = "\n".join(line[0] for plan in plans for line in plan)
+    missing = [name for name, pattern in PARALLEL_SHAPES.items()
+               if not re.search(pattern, text)]
+    assert not missing, f"no parallel plan has: {missing} (seed {SEED})"
 
 
 # what EXPLAIN shows when a query reaches each kind of pushdown
