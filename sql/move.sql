@@ -94,4 +94,7 @@ UPDATE lb SET score = 500 WHERE game_id = 'g' AND player_id = 'p1' AND score = 1
 SELECT unmapped('p1', 111) = attrs AS kept FROM extras WHERE player_id = 'p1';
 
 DROP TABLE bonus, extras;
+DROP FUNCTION unmapped, stored, item_key;
+DROP FOREIGN TABLE lb;
 SELECT ddb_delete_table('move_tab') AS status;
+DROP SERVER ddb CASCADE;
