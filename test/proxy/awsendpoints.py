@@ -55,7 +55,8 @@ import urllib.parse
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from ddbproxy import ProxyError, SignatureVerifier  # noqa: E402
+from ddbprotocol import ProxyError  # noqa: E402
+from sigv4check import SignatureVerifier  # noqa: E402
 
 STS_NS = "https://sts.amazonaws.com/doc/2011-06-15/"
 POOL_SIZE = 60

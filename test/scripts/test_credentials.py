@@ -967,8 +967,10 @@ def failed_refresh_beside_a_scan():
         sql("ALTER SERVER ddb OPTIONS (DROP max_concurrency)")
     # tried again a little later while the current credentials serve
     assert set(kinds(log)) == {"container"} and {e["status"] for e in log} == {401}, log
+    # a WARNING for each failure answered while the scan ran: the last
+    # attempt may still be on its way when the scan ends (a loaded machine)
     warnings = [line for line in lines if line.startswith("WARNING:")]
-    assert len(warnings) == len(log), (lines, log)
+    assert len(log) - 1 <= len(warnings) <= len(log) and warnings, (lines, log)
     assert all("could not refresh the AWS credentials" in w for w in warnings), lines
     assert "InvalidToken (HTTP 401)" in "\n".join(lines), lines
     assert lines[-1] == f"{BIG_ROWS}|{BIG_ROWS * PAD}", lines

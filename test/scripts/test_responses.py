@@ -10,7 +10,7 @@ the leaderboard's templates (hashed on player_id).  A pool of queries over
 them (Query, Scan, GetItem, BatchGetItem, COUNT, FilterExpression, merges of
 shards with ORDER BY ... LIMIT) is answered once without faults.  Then each
 statement runs with one to three "mutate" faults queued in the proxy (see
-the docstring of test/proxy/ddbproxy.py for the mutations), and the proxy's
+the docstring of test/proxy/answermutations.py for the mutations), and the proxy's
 log says which mutations were applied and where.  Each statement must end:
 * without a crash (the psql session survives; the server log shows no
   "terminated by signal") and without a hang (statement_timeout, and this
