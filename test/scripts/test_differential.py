@@ -62,7 +62,9 @@ items move between partitions and shards; run inside the scan, with
 RETURNING, inside a WITH, and joined to a local table, row by row) on a
 fresh foreign table of each writable kind and on a copy of the local
 table, each followed by a read of the whole table: row counts, RETURNING
-rows and every read must match, and stray items are left alone.
+rows and every read must match, stray items are left alone, and every
+row item, moved or not, keeps the attributes no column maps (another
+application's, TTLs, put tokens).
 
 The random generator's seed is printed first; SHARD_FDW_TEST_SEED sets it.
 Talks to DynamoDB Local directly: the proxy adds nothing to these checks.
@@ -1090,14 +1092,64 @@ def update_statement():
     return text
 
 
+COLUMN_NAMES = {column.split()[0] for column in COLUMNS.split(",")}
+
+
+def unmapped(item, keys):
+    """What an item holds that no column maps and that is no key."""
+    return {a: v for a, v in item.items() if a not in keys and a not in COLUMN_NAMES}
+
+
+def mark_rows(table, strays):
+    """Give every row item of a DynamoDB table (no stray) an attribute no
+    column maps, origin: a map naming the item's first key, with a list
+    and a number written as another application writes them.  Returns the
+    key attributes, and by origin what each row item then holds that no
+    column maps (the TTLs and put tokens too)."""
+    keys = [k["AttributeName"]
+            for k in client.describe_table(TableName=table)["Table"]["KeySchema"]]
+    kept = {}
+    for item in bed.stored_items(client, table):
+        if item in strays:
+            continue
+        origin = "|".join(next(iter(item[k].values())) for k in keys)
+        item["origin"] = {"M": {"first": {"S": origin},
+                                "more": {"L": [{"N": "1.50"}, {"BOOL": True}, {"NULL": True}]}}}
+        client.put_item(TableName=table, Item=item)
+        kept[origin] = unmapped(item, keys)
+    return keys, kept
+
+
+def unmapped_lost(name, table, strays, keys, kept):
+    """Failures where a row item of a DynamoDB table, moved or updated, no
+    longer holds what mark_rows left it that no column maps, or is gone or
+    doubled."""
+    failures, seen = [], collections.Counter()
+    for item in bed.stored_items(client, table):
+        origin = item.get("origin", {}).get("M", {}).get("first", {}).get("S")
+        if origin is None and item not in strays:
+            failures.append(f"\n  {name}: item {[item[k] for k in keys]} lost what no column maps: {item}")
+        if origin is None:
+            continue
+        seen[origin] += 1
+        if unmapped(item, keys) != kept[origin]:
+            failures.append(f"\n  {name}: item {origin} now keeps {unmapped(item, keys)}, "
+                            f"not {kept[origin]}")
+    failures += [f"\n  {name}: item {origin} is there {seen[origin]} times"
+                 for origin in kept if seen[origin] != 1]
+    return failures
+
+
 @runner.test
 def updates_match_local():
     """UPDATE_COUNT random UPDATEs, each followed by a read of the whole
     table, on a copy of the local table and on a fresh foreign table of
     each writable kind (one with secondary indexes among them): every UPDATE's row count, RETURNING rows (in any
     order) or WITH's sums, and every read must match the local copy's; the
-    stray items are left as they were put.  The statements reach both the
-    UPDATE run inside its scan and the row-by-row one."""
+    stray items are left as they were put, and every row item, moved or
+    not, keeps what it held that no column maps (mark_rows).  The
+    statements reach both the UPDATE run inside its scan and the row-by-row
+    one."""
     statements = [update_statement() for _ in range(UPDATE_COUNT)]
     batch = [text for statement in statements
              for text in (statement, "SELECT * FROM {t}")]
@@ -1113,6 +1165,7 @@ def updates_match_local():
             table, strays = load_secondary_indexed(kind, name), []
         else:
             table, strays = load_foreign(kind, name)
+        keys, kept = mark_rows(table, strays)
         texts = [text.replace("{t}", name) for text in batch]
         plans += run_batch([f"EXPLAIN (COSTS OFF) {text}" for text in texts[::2]])
         got = run_batch(texts, counts=True)
@@ -1123,9 +1176,10 @@ def updates_match_local():
         schema = client.describe_table(TableName=table)["Table"]["KeySchema"]
         for item in strays:
             key = {k["AttributeName"]: item[k["AttributeName"]] for k in schema}
-            kept = client.get_item(TableName=table, Key=key, ConsistentRead=True).get("Item")
-            if kept != item:
-                failures.append(f"\n  {name}: stray item {key} is now {kept}")
+            stored = client.get_item(TableName=table, Key=key, ConsistentRead=True).get("Item")
+            if stored != item:
+                failures.append(f"\n  {name}: stray item {key} is now {stored}")
+        failures += unmapped_lost(name, table, strays, keys, kept)
     assert_no_failures(failures, len(batch) * len(UPDATED_KINDS))
     text = "\n".join(line[0] for plan in plans for line in plan)
     assert re.search(r"Foreign Update on \w+_updated", text), "no UPDATE ran inside its scan"
