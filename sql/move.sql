@@ -93,6 +93,17 @@ UPDATE lb SET score = 500 WHERE game_id = 'g' AND player_id = 'p1' AND score = 1
 \set VERBOSITY default
 SELECT unmapped('p1', 111) = attrs AS kept FROM extras WHERE player_id = 'p1';
 
+-- a kept attribute changed between the GetItem and the move (the Delete's
+-- condition fails): the item is read again and moved; changed at every
+-- try, the row fails as a serialization failure, its item left whole
+\! curl -s -o /dev/null -X POST "$SHARD_FDW_PROXY/faults" -d '{"kind": "status", "status": 400, "error": "TransactionCanceledException", "message": "Transaction cancelled, please refer cancellation reasons for specific reasons [ConditionalCheckFailed, None]", "action": "TransactWriteItems", "count": 3}'
+UPDATE lb SET score = 120 WHERE game_id = 'g' AND player_id = 'p1' AND score = 111
+  RETURNING player_id, score;
+SELECT unmapped('p1', 120) = attrs AS kept FROM extras WHERE player_id = 'p1';
+\! curl -s -o /dev/null -X POST "$SHARD_FDW_PROXY/faults" -d '{"kind": "status", "status": 400, "error": "TransactionCanceledException", "message": "Transaction cancelled, please refer cancellation reasons for specific reasons [ConditionalCheckFailed, None]", "action": "TransactWriteItems", "count": 11}'
+UPDATE lb SET score = 130 WHERE game_id = 'g' AND player_id = 'p1' AND score = 120;
+SELECT unmapped('p1', 120) = attrs AS kept FROM extras WHERE player_id = 'p1';
+
 DROP TABLE bonus, extras;
 DROP FUNCTION unmapped, stored, item_key;
 DROP FOREIGN TABLE lb;

@@ -134,8 +134,17 @@ struct UpdateRow
 	SplitUpdate split;			/* its UpdateItems, when they are several */
 	char	   *new_pk;			/* the key of the item written */
 	char	   *new_sk;
+	int			rereads;		/* a move's GetItems after its condition
+								 * failed */
 	DdbRequest *refused;		/* the request that failed, when refused */
 };
+
+/*
+ * A move whose item other writers change between its GetItem and its
+ * TransactWriteItems this many times running fails as a serialization
+ * failure, for the statement to be run again, rather than read on.
+ */
+#define MAX_MOVE_REREADS 10
 
 /*
  * Send a request of row's write (its owner); rows is 1 for a write, 0 for
@@ -314,7 +323,7 @@ move_read(ModifyState *ms, UpdateRow *row, DdbRequest *req)
  * TransactWriteItems when its GetItem does.  A move whose Delete's
  * condition failed reads the item again and moves what it finds (an
  * attribute the move keeps was written meanwhile), until the item is
- * gone.  A row whose item is gone goes to item_gone.  A refused row keeps
+ * gone, or refuses the row after MAX_MOVE_REREADS such reads.  A row whose item is gone goes to item_gone.  A refused row keeps
  * its request for update_refused, and counts among the rows that may have
  * been written when an attempt of it may have taken effect.
  */
@@ -347,6 +356,11 @@ update_judge(ModifyState *ms, DdbRequest *req, UpdateRow **rowp)
 	}
 	if (strcmp(req->action, "TransactWriteItems") == 0)
 	{
+		if (++row->rereads > MAX_MOVE_REREADS)
+		{
+			row->refused = req;
+			return UPDATE_REFUSED;
+		}
 		ddb_request_free(req);
 		send_get(ms, row);
 		return UPDATE_PENDING;
@@ -367,6 +381,15 @@ update_refused(ModifyState *ms, UpdateRow *row)
 	ErrorContextCallback cb;
 
 	push_error_context(&cb, split_update_context, &row->split);
+	if (row->rereads > MAX_MOVE_REREADS)
+		ereport(ERROR,
+				(errcode(ERRCODE_T_R_SERIALIZATION_FAILURE),
+				 errmsg("could not move an item of DynamoDB table \"%s\": other writers kept changing it",
+						ms->t->table),
+				 errdetail("The item under key (%s%s%s) changed between its read and its move %d times running.",
+						   row->pk, row->k.sk ? ", " : "", row->k.sk ? row->k.sk : "",
+						   MAX_MOVE_REREADS),
+				 errhint("Run the statement again.")));
 	if (strcmp(req->error_type, "TransactionCanceledException") == 0 &&
 		strstr(req->error_message, "ConditionalCheckFailed]"))
 		ereport(ERROR,
