@@ -187,6 +187,11 @@ def main():
         print(f"{workers:>7}{launched:>9}{wall:>9.2f}{ITEMS / wall:>10.0f}{base / wall:>6.2f}x"
               f"{lead:>14.2f}{children:>15.2f}"
               f"{'' if ddb is None else f'{ddb:.2f}':>17}")
+    print()
+    print("summary: " + ", ".join(
+        f"{workers} workers ({launched} launched) {base / wall:.2f}x the rows/s of none, "
+        f"backends' CPU {lead + children:.2f} s"
+        for workers, launched, wall, lead, children, _ in results))
     benchdata.write("parallel",
                     ["workers", "launched", "wall_s", "rows_per_s", "ratio",
                      "leader_cpu_s", "workers_cpu_s", "ddb_cpu_s"],

@@ -443,7 +443,7 @@ def lookup_queries(players):
 
 @section("lookup")
 def own_position(bench):
-    """The player's own position, which seed 002's readers want beside the
+    """The player's own position, which the leaderboard's readers want beside the
     top 100: the median player's score (a lookup of one shard) and rank (a
     count over every shard above that score, the lookup in its InitPlan);
     items and bytes DynamoDB returns, against the shard read whole."""

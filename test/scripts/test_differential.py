@@ -25,7 +25,7 @@ which a Scan must pass over as their Queries do: one under a game's bare
 key, one under a shard past the count, and another application's under a
 key no template writes; and a sixth of their rows are kept as another
 application keeps them, game_id, player_id and score only inside the keys
-(seed 002's writer), or the score as a string, which every filter on those
+(the leaderboard's own writer), or the score as a string, which every filter on those
 columns must let through for PostgreSQL to decode and check.  Those two
 foreign tables and the unsharded one name a TTL attribute: their DynamoDB
 tables also hold players whose time to live has passed (not deleted yet,
