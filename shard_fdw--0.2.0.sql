@@ -120,7 +120,7 @@ RETURNS text[]
 AS 'MODULE_PATHNAME'
 LANGUAGE C STRICT IMMUTABLE;
 
--- The dynamic sharding metadata item of one logical key (seed 000).
+-- The dynamic sharding metadata item of one logical key.
 CREATE FUNCTION shard_fdw_metadata(ftable regclass, column_values jsonb,
   OUT base_key text, OUT number_of_shards int, OUT last_updated bigint,
   OUT shard_history text[])

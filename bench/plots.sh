@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # bench/plots.sh — regenerates every figure of doc/benchmarks.md: runs
-# bench/topn.sh, bench/hotkey.sh and bench/reports.sh (each with its own
+# bench/topn.sh, bench/hotkey.sh, bench/reports.sh and bench/parallel.sh
+# (each with its own
 # DynamoDB Local, proxy and PostgreSQL) with BENCH_DATA_DIR set,
 # so that they write their measurements as TSV files (bench/benchdata.py),
 # then draws them with gnuplot (Debian's gnuplot-nox, installed when
@@ -17,6 +18,9 @@
 #   reports_items.png  items DynamoDB reads and returns per report query
 #   reports_join.png   the join of N watched players against two boto3
 #                      clients
+#   parallel.png       items/s of an aggregate over a whole-table Scan with
+#                      0, 2 and 4 parallel workers, and the CPU of the
+#                      leader, the workers and DynamoDB Local
 #
 # The TSVs, the PNGs and each bench's printed report (NAME.txt) are replaced
 # together once every bench has succeeded; a failing bench leaves the
@@ -27,12 +31,15 @@
 #   PLOTS_DIR          where the TSVs, reports and PNGs go (doc/plots)
 #   PLOTS_FULL=1       the benches' full configurations: topn and reports
 #                      at their own defaults (20 runs, the join of 100,000
-#                      watched players), the hot key for 40 s a variant;
-#                      by default topn makes 10 runs, the hot key 20 s a
-#                      variant, and reports leaves the largest join out
+#                      watched players, the parallel Scan of 1,000,000
+#                      items), the hot key for 40 s a variant; by default
+#                      topn makes 10 runs, the hot key 20 s a variant,
+#                      reports leaves the largest join out, and the
+#                      parallel Scan reads 200,000 items
 #   PLOTS_DRAW_ONLY=1  run no bench: redraw the PNGs from PLOTS_DIR's TSVs
 #   PLOTS_BENCHES      the benches to run, comma-separated
-#                      (topn,hotkey,reports); the others' files are kept
+#                      (topn,hotkey,reports,parallel); the others' files
+#                      are kept
 #   BENCH_*            passed to the benches (see their headers); a value
 #                      set here wins over the defaults this script picks
 #   BENCH_SKIP_BUILD=1 use the extension already installed instead of
@@ -44,7 +51,7 @@ cd "$(dirname "$0")/.."
 
 PLOTS_DIR="${PLOTS_DIR:-doc/plots}"
 FULL="${PLOTS_FULL:-0}"
-BENCHES=",${PLOTS_BENCHES:-topn,hotkey,reports},"
+BENCHES=",${PLOTS_BENCHES:-topn,hotkey,reports,parallel},"
 DEB_PACKAGES+=(gnuplot-nox)
 
 # knobs NAME=DEFAULT...: print NAME=VALUE for env(1), the caller's own
@@ -208,10 +215,33 @@ draw_reports_join() {
              '' using (\$0 + 0.25):'lookups16_ms':(sprintf('%.0f', column('lookups16_ms'))) with labels font ',9' offset 0,0.6 notitle"
 }
 
+# draw_parallel DIR: DIR/parallel.png from DIR/parallel.tsv.
+draw_parallel() {
+    local tsv="$1/parallel.tsv"
+    gnuplot_to "$1/parallel.png" 600 "
+        set multiplot layout 1,2 title \"Aggregate over a Scan of $(note "$tsv" items) items, by max_parallel_workers_per_gather\n$(subtitle "$tsv")\";
+        set bmargin 8;
+        set xrange [-0.5:*];
+        set yrange [0:*];
+        set offsets 0, 0, graph 0.1, 0;
+        set xlabel 'parallel workers';
+        set ylabel 'items per second (median)';
+        set key at graph 0.5, screen 0.01 center bottom horizontal box;
+        plot '$tsv' using 'workers':'rows_per_s' with linespoints lt 1 lw 3 pt 7 title 'shard_fdw Scan',
+             '' using 'workers':'rows_per_s':(sprintf('%.2fx', column('ratio'))) with labels offset 0,1 notitle;
+        $HISTOGRAMS
+        unset xrange;
+        set ylabel 'CPU seconds per statement (median)';
+        plot '$tsv' using 'leader_cpu_s':xtic(1) lt 1 title 'leader backend',
+             '' using 'workers_cpu_s' lt 2 title 'parallel workers',
+             '' using 'ddb_cpu_s' lt 3 title 'DynamoDB Local';
+        unset multiplot"
+}
+
 # draw DIR: every PNG whose TSV is in DIR.
 draw() {
     local name
-    for name in topn hotkey reports_items reports_join; do
+    for name in topn hotkey reports_items reports_join parallel; do
         if [ -f "$1/$name.tsv" ]; then
             "draw_$name" "$1"
         else
@@ -224,7 +254,7 @@ draw() {
 # then replace PLOTS_DIR's files. (A function, so that bash has read all of
 # it before it starts: the script may be edited or pulled while it runs.)
 main() {
-    local stage topn hotkey reports
+    local stage topn hotkey reports parallel
     ensure_deps
     mkdir -p "$PLOTS_DIR"
     if [ "${PLOTS_DRAW_ONLY:-0}" = 1 ]; then
@@ -240,12 +270,13 @@ main() {
     # The benches' settings: the hot key's budget and sessions are those
     # under which a dynamic key grows well within the run on 2 cores.
     if [ "$FULL" = 1 ]; then
-        topn=() reports=()
+        topn=() reports=() parallel=()
         hotkey=(BENCH_BUDGET=10 BENCH_SESSIONS=4 BENCH_SECONDS=40)
     else
         topn=(BENCH_RUNS=10 BENCH_WARMUP=2 BENCH_BED_RUNS=30)
         hotkey=(BENCH_BUDGET=10 BENCH_SESSIONS=4 BENCH_SECONDS=20)
         reports=(BENCH_BIG_WATCHED=0)
+        parallel=(BENCH_ITEMS=200000)
     fi
     if [[ "$BENCHES" == *,topn,* ]]; then
         run_bench topn "$stage" "${topn[@]}"
@@ -255,6 +286,9 @@ main() {
     fi
     if [[ "$BENCHES" == *,reports,* ]]; then
         run_bench reports "$stage" "${reports[@]}"
+    fi
+    if [[ "$BENCHES" == *,parallel,* ]]; then
+        run_bench parallel "$stage" "${parallel[@]}"
     fi
     draw "$stage"
     cp "$stage"/* "$PLOTS_DIR"/

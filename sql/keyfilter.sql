@@ -1,4 +1,4 @@
--- Conditions on the columns that key templates hold: seed 002's leaderboard
+-- Conditions on the columns that key templates hold: the leaderboard hashed on player_id
 -- keeps player_id in its sort key and chooses the shard by it, and a lookup
 -- of one player reads that shard.  DynamoDB filters the shard on the
 -- player_id attribute that every item written here has, keeping the items

@@ -104,8 +104,11 @@ extern char *request_batch_put(ShardTable *t, char **items, int n, size_t *len);
 extern List *request_update(ShardTable *t, TupleTableSlot *slot, const char *pk,
 							const char *sk, const char *const *index_keys);
 extern bool request_is_key_attribute(ShardTable *t, const char *attribute);
-extern char *request_move(ShardTable *t, const char *old_pk, const char *old_sk,
-						  const DdbJson *unchanged, const char *item, size_t *len);
+extern char *request_get_item(ShardTable *t, const char *pk, const char *sk, size_t *len);
+extern char *request_move(ShardTable *t, const DdbJson *unchanged, const char *moved,
+						  size_t *len);
+extern char *request_move_row(ShardTable *t, const DdbJson *stored, const char *row_item,
+							  size_t *len);
 extern char *request_put_checked(ShardTable *t, const char *item, List *others,
 								 const char *sk, size_t *len);
 extern char *request_delete(ShardTable *t, const char *pk, const char *sk, size_t *len);

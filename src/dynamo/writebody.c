@@ -4,7 +4,8 @@
  *		The bodies of the requests that write: PutItem (plain, conditional,
  *		or with the keys earlier layouts give the row checked free),
  *		BatchWriteItem, UpdateItem, DeleteItem, the TransactWriteItems that
- *		move an item to another key, and the shard metadata items of
+ *		move an item to another key (and the GetItem of the item an
+ *		UPDATE moves), and the shard metadata items of
  *		dynamic sharding (the audit-log article's schema).  Like request.c,
  *		every body is written byte for byte by the JSON writer.
  *
@@ -139,6 +140,23 @@ request_get_put_token(ShardTable *t, const DdbJson *item, size_t *len)
 	jw_cstring(&w, PUT_TOKEN_ATTRIBUTE);
 	jw_end_object(&w);
 	return end_consistent_get(&w, len);
+}
+
+/*
+ * The strongly consistent GetItem body of the whole item under the key
+ * pk, sk (texts), which an UPDATE's move reads before it writes.
+ */
+char *
+request_get_item(ShardTable *t, const char *pk, const char *sk, size_t *len)
+{
+	Buf			out;
+	JsonWriter	w;
+
+	begin_keyed(&w, &out, t->table);
+	request_write_key_texts(&w, t, pk, sk);
+	jw_key(&w, "ConsistentRead");
+	jw_bool(&w, true);
+	return jw_end_request(&w, len);
 }
 
 /* The BatchWriteItem body that puts items[0..n-1] (at most 25). */
@@ -337,21 +355,55 @@ write_client_token(JsonWriter *w)
 }
 
 /*
- * Write the condition that item (as read) is stored unchanged: each of its
- * attributes holds the value read, and each column attribute it lacks is
- * still absent.
+ * True when a move of an UPDATE (request_move_row) keeps attribute of the
+ * stored item as it is: no column of the table maps it and the table does
+ * not write it as a key (the item's, or an index's from its template).
+ * That is what an UpdateItem leaves alone.
+ */
+static bool
+move_keeps(ShardTable *t, const char *attribute)
+{
+	if (request_is_key_attribute(t, attribute))
+		return false;
+	for (int c = 0; c < t->ncolumns; c++)
+		if (t->columns[c].ddb_type != DDB_TYPE_ITEM &&
+			strcmp(t->columns[c].attribute, attribute) == 0)
+			return false;
+	return true;
+}
+
+/*
+ * Whether write_unchanged_condition checks item's attribute i: every one
+ * when whole, else the partition key (the item exists) and those a move
+ * keeps.
+ */
+static bool
+checks_attribute(ShardTable *t, const DdbJson *item, int i, bool whole)
+{
+	return whole || strcmp(item->keys[i], t->pk.attribute) == 0 ||
+		move_keeps(t, item->keys[i]);
+}
+
+/*
+ * Write the condition that item (as read) is stored unchanged: when whole,
+ * each of its attributes holds the value read, and each column attribute
+ * it lacks is still absent; else only the attributes a move keeps hold
+ * the values read (and the partition key, so the item exists).
  */
 static void
-write_unchanged_condition(JsonWriter *w, ShardTable *t, const DdbJson *item)
+write_unchanged_condition(JsonWriter *w, ShardTable *t, const DdbJson *item, bool whole)
 {
 	StringInfoData cond;
 	int			n = 0;
 
 	initStringInfo(&cond);
 	for (int i = 0; i < item->n; i++)
-		appendStringInfo(&cond, "%s#u%d = :u%d", i ? " AND " : "", i, i);
-	n = item->n;
-	for (int c = 0; c < t->ncolumns; c++)
+		if (checks_attribute(t, item, i, whole))
+		{
+			appendStringInfo(&cond, "%s#u%d = :u%d", n ? " AND " : "", n, n);
+			n++;
+		}
+	for (int c = 0; whole && c < t->ncolumns; c++)
 		if (t->columns[c].ddb_type != DDB_TYPE_ITEM &&
 			ddbjson_get(item, t->columns[c].attribute) == NULL)
 		{
@@ -364,11 +416,12 @@ write_unchanged_condition(JsonWriter *w, ShardTable *t, const DdbJson *item)
 	jw_begin_object(w);
 	n = 0;
 	for (int i = 0; i < item->n; i++)
-	{
-		jw_key(w, psprintf("#u%d", n++));
-		jw_cstring(w, item->keys[i]);
-	}
-	for (int c = 0; c < t->ncolumns; c++)
+		if (checks_attribute(t, item, i, whole))
+		{
+			jw_key(w, psprintf("#u%d", n++));
+			jw_cstring(w, item->keys[i]);
+		}
+	for (int c = 0; whole && c < t->ncolumns; c++)
 		if (t->columns[c].ddb_type != DDB_TYPE_ITEM &&
 			ddbjson_get(item, t->columns[c].attribute) == NULL)
 		{
@@ -378,11 +431,13 @@ write_unchanged_condition(JsonWriter *w, ShardTable *t, const DdbJson *item)
 	jw_end_object(w);
 	jw_key(w, "ExpressionAttributeValues");
 	jw_begin_object(w);
+	n = 0;
 	for (int i = 0; i < item->n; i++)
-	{
-		jw_key(w, psprintf(":u%d", i));
-		jw_tree(w, &item->elems[i]);
-	}
+		if (checks_attribute(t, item, i, whole))
+		{
+			jw_key(w, psprintf(":u%d", n++));
+			jw_tree(w, &item->elems[i]);
+		}
 	jw_end_object(w);
 }
 
@@ -441,13 +496,12 @@ end_transaction(JsonWriter *w, size_t *len)
 
 /*
  * The TransactWriteItems body that moves an item to a new key: delete the
- * old one (key old_pk, old_sk) if it still exists, or with unchanged (an
- * item as read) that item if it is unchanged; put the new one (item, JSON
- * text) if its key is free.
+ * stored one (as read) on condition that it is unchanged (write_unchanged_
+ * condition, whole or not), and put the new one (item, JSON text) if its
+ * key is free.
  */
-char *
-request_move(ShardTable *t, const char *old_pk, const char *old_sk,
-			 const DdbJson *unchanged, const char *item, size_t *len)
+static char *
+move_body(ShardTable *t, const DdbJson *stored, bool whole, const char *item, size_t *len)
 {
 	Buf			out;
 	JsonWriter	w;
@@ -455,19 +509,55 @@ request_move(ShardTable *t, const char *old_pk, const char *old_sk,
 	begin_transaction(&w, &out);
 	begin_action(&w, t, "Delete");
 	jw_key(&w, "Key");
-	if (unchanged)
-	{
-		write_key_of_item(&w, t, unchanged);
-		write_unchanged_condition(&w, t, unchanged);
-	}
-	else
-	{
-		request_write_key_texts(&w, t, old_pk, old_sk);
-		write_condition(&w, "attribute_exists(#k)", t->pk.attribute, NIL);
-	}
+	write_key_of_item(&w, t, stored);
+	write_unchanged_condition(&w, t, stored, whole);
 	end_action(&w);
 	write_put_if_free(&w, t, item);
 	return end_transaction(&w, len);
+}
+
+/*
+ * The TransactWriteItems body that moves item unchanged (as read) to where
+ * moved (JSON text) is: the old one deleted if it is stored unchanged,
+ * the new one put if its key is free.
+ */
+char *
+request_move(ShardTable *t, const DdbJson *unchanged, const char *moved, size_t *len)
+{
+	return move_body(t, unchanged, true, moved, len);
+}
+
+/*
+ * The TransactWriteItems body that moves the stored item (read by a
+ * consistent GetItem) of an UPDATE's row to the row's new key: row_item
+ * (JSON text, write_item's: the keys and the row's non-NULL columns) and
+ * every attribute of stored that the move keeps (move_keeps: what an
+ * UpdateItem would leave alone), put if its key is free; the stored item
+ * deleted on condition that the attributes kept still hold the values
+ * read, so that a concurrent write of one of them cancels the move
+ * instead of being lost.
+ */
+char *
+request_move_row(ShardTable *t, const DdbJson *stored, const char *row_item, size_t *len)
+{
+	Buf			item;
+	JsonWriter	w;
+	size_t		n = strlen(row_item);
+
+	Assert(n >= 2 && row_item[n - 1] == '}');
+	buf_init(&item);
+	jw_init(&w, &item);
+	jw_begin_object(&w);
+	/* row_item's members, then those kept */
+	jw_raw(&w, psprintf("%.*s", (int) (n - 2), row_item + 1));
+	for (int i = 0; i < stored->n; i++)
+		if (move_keeps(t, stored->keys[i]))
+		{
+			jw_key(&w, stored->keys[i]);
+			jw_tree(&w, &stored->elems[i]);
+		}
+	jw_end_object(&w);
+	return move_body(t, stored, false, item.data, len);
 }
 
 /*
@@ -526,7 +616,7 @@ request_delete_item(ShardTable *t, const DdbJson *item, bool unchanged, size_t *
 	begin_keyed(&w, &out, t->table);
 	write_key_of_item(&w, t, item);
 	if (unchanged)
-		write_unchanged_condition(&w, t, item);
+		write_unchanged_condition(&w, t, item, true);
 	else
 		write_condition(&w, "attribute_exists(#k)", t->pk.attribute, NIL);
 	return jw_end_request(&w, len);

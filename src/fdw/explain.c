@@ -276,6 +276,8 @@ shard_scan_explain(ShardScanState *ss, ExplainState *es, Plan *plan)
 		if (key_conds_text(ss, false))
 			ExplainPropertyText("Shard Chosen By", key_conds_text(ss, false), es);
 	}
+	else if (plan->parallel_aware)
+		parallel_explain(ss, es);
 	else if (t->nlayouts > 1)
 	{
 		/* see in_its_pass (scan.c) */
@@ -332,7 +334,7 @@ shard_scan_explain(ShardScanState *ss, ExplainState *es, Plan *plan)
 			ExplainPropertyInteger("Buckets Read", NULL, ss->buckets_read, es);
 		if (ss->op != SCAN_OP_SCAN)
 			ExplainPropertyInteger("Shards Read", NULL, ss->shards_read, es);
-		else if (ss->total_segments > 0)
+		else if (ss->total_segments > 0 && !plan->parallel_aware)
 			ExplainPropertyInteger("Scan Passes Read", NULL,
 								   (ss->shards_read + ss->total_segments - 1) / ss->total_segments, es);
 		ExplainPropertyInteger("DynamoDB Requests", NULL, total.requests, es);

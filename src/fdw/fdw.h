@@ -4,11 +4,13 @@
  *		The fdw layer: PostgreSQL's planner and executor callbacks.  Which
  *		conditions DynamoDB evaluates (conds.c), the paths, costs and plans
  *		of a scan (plan.c), of aggregates (upper.c) and of lookup joins
- *		(join.c); the scan (scan.c, its shard streams merged by merge.c),
- *		EXPLAIN (explain.c), ANALYZE (analyze.c), and the writes: INSERT and
- *		COPY (modify.c), UPDATE and DELETE (update.c), DELETE pushed into its
- *		scan (direct.c).  Private to groups of these files: scanstate.h (the
- *		scan with its merge and EXPLAIN) and modifystate.h (the writes).
+ *		(join.c); the scan (scan.c, its shard streams merged by merge.c,
+ *		a whole-table Scan shared out among parallel workers by
+ *		parallel.c), EXPLAIN (explain.c), ANALYZE (analyze.c), and the
+ *		writes: INSERT and COPY (modify.c), UPDATE and DELETE (update.c),
+ *		DELETE pushed into its scan (direct.c).  Private to groups of these
+ *		files: scanstate.h (the scan with its merge and EXPLAIN) and
+ *		modifystate.h (the writes).
  *
  *-------------------------------------------------------------------------
  */
@@ -175,6 +177,8 @@ extern void shard_get_rel_size(PlannerInfo *root, RelOptInfo *baserel,
 							   Oid foreigntableid);
 extern void shard_get_paths(PlannerInfo *root, RelOptInfo *baserel,
 							Oid foreigntableid);
+extern bool shard_scan_parallel_safe(PlannerInfo *root, RelOptInfo *rel,
+									 RangeTblEntry *rte);
 extern ForeignScan *shard_get_plan(PlannerInfo *root, RelOptInfo *baserel,
 								   Oid foreigntableid, ForeignPath *best_path,
 								   List *tlist, List *scan_clauses,
@@ -321,6 +325,16 @@ extern Datum scan_item_column(ShardTable *t, ShardTable *l, const DdbJson *item,
 extern void shard_scan_reset(ShardScanState *ss);
 extern void shard_scan_stop(ShardScanState *ss);
 extern void shard_scan_explain(ShardScanState *ss, ExplainState *es, Plan *plan);
+
+/* in parallel.c: a whole-table Scan shared out among parallel workers */
+extern Size shard_scan_estimate_dsm(ForeignScanState *node, ParallelContext *pcxt);
+extern void shard_scan_initialize_dsm(ForeignScanState *node, ParallelContext *pcxt,
+									  void *coordinate);
+extern void shard_scan_reinitialize_dsm(ForeignScanState *node, ParallelContext *pcxt,
+										void *coordinate);
+extern void shard_scan_initialize_worker(ForeignScanState *node, shm_toc *toc,
+										 void *coordinate);
+extern void shard_scan_shutdown(ForeignScanState *node);
 
 /* in upper.c */
 extern void upper_begin_scan(ForeignScanState *node, int eflags);

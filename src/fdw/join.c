@@ -156,6 +156,8 @@ lookup_join_paths(PlannerInfo *root, RelOptInfo *joinrel, RelOptInfo *outerrel,
 	cp->path.parent = joinrel;
 	cp->path.pathtarget = joinrel->reltarget;
 	cp->path.rows = joinrel->rows;
+	/* it may run in a parallel worker, as the nested loop it replaces */
+	cp->path.parallel_safe = joinrel->consider_parallel && outer_path->parallel_safe;
 	cp->path.startup_cost = outer_path->startup_cost + startup;
 	cp->path.total_cost = outer_path->total_cost + total +
 		outer_path->rows * cpu_operator_cost * list_length(lookup.cols) +

@@ -18,8 +18,8 @@
 
 /*
  * The next item in arrival order, or NULL at the end.  Streams not sent
- * yet (a read of many time buckets sends max_concurrency at a time) are
- * sent as others end.
+ * yet (a read of many time buckets sends max_concurrency at a time, a
+ * parallel Scan the segments it claims) are sent as others end.
  */
 const DdbJson *
 merge_next_unordered(ShardScanState *ss)
@@ -42,11 +42,7 @@ merge_next_unordered(ShardScanState *ss)
 			if (!waiting && !s->done)
 			{
 				s->done = true;
-				if (ss->nstarted < ss->held)
-				{
-					scan_stream_start(ss, &ss->streams[ss->nstarted++]);
-					waiting = true;
-				}
+				waiting = scan_start_next(ss);
 			}
 			any_waiting |= waiting;
 		}

@@ -27,12 +27,15 @@
 #include "nodes/makefuncs.h"
 #include "nodes/nodeFuncs.h"
 #include "optimizer/clauses.h"
+#include "optimizer/cost.h"
 #include "optimizer/optimizer.h"
 #include "optimizer/pathnode.h"
 #include "optimizer/paths.h"
+#include "optimizer/plancat.h"
 #include "optimizer/planmain.h"
 #include "optimizer/restrictinfo.h"
 #include "parser/parsetree.h"
+#include "storage/itemid.h"
 #include "utils/array.h"
 #include "utils/builtins.h"
 #include "utils/lsyscache.h"
@@ -767,9 +770,100 @@ add_param_path(PlannerInfo *root, RelOptInfo *baserel, RelInfo *ri, int index)
 										   NULL, path_private(NIL, index)));
 }
 
+/* ---------------------------------------------------------------------
+ * Parallel Scans
+ *
+ * A Scan of the whole table may be shared out among PostgreSQL's parallel
+ * workers (parallel.c): a partial path, under a Gather.  Its workers are
+ * those PostgreSQL gives a heap table of the same size, the pages the
+ * rows ANALYZE counted would fill at the width it measured, so that a
+ * foreign table and a local copy of it get as many.  Not relpages, which
+ * is DynamoDB's TableSizeBytes: DynamoDB updates it some hours late, so
+ * a table just loaded would get none.
+ * ---------------------------------------------------------------------
+ */
+
+/*
+ * IsForeignScanParallelSafe: a read may run in a parallel worker, which
+ * opens connections of its own as the same user; but not a read of a
+ * table with a capacity budget (max_read_units_per_second or
+ * max_read_units_per_statement), which holds one statement's requests to
+ * a rate or a cap in one backend, and in each worker would hold each
+ * one's.
+ */
+bool
+shard_scan_parallel_safe(PlannerInfo *root, RelOptInfo *rel, RangeTblEntry *rte)
+{
+	ShardTable *t = shard_get_table(rte->relid);
+
+	return t->max_read_units == 0 && t->read_units_cap == 0;
+}
+
+/* The pages a heap table of rel's rows would fill. */
+static double
+heap_pages(RelOptInfo *rel, ShardTable *t)
+{
+	double		items = has_stats(rel) ? rel->tuples : default_table_items(t);
+	int32		width = get_relation_data_width(t->relid, NULL);
+
+	return ceil(items * (width + MAXALIGN(SizeofHeapTupleHeader) + sizeof(ItemIdData)) /
+				BLCKSZ);
+}
+
+/*
+ * The participants among which a partial path's rows are shared: the
+ * workers, and the leader for the time gathering theirs leaves it (less
+ * with each worker, as PostgreSQL reckons it).
+ */
+static double
+participants(int workers)
+{
+	double		leader = parallel_leader_participation ? 1.0 - 0.3 * workers : 0.0;
+
+	return workers + Max(leader, 0.0);
+}
+
+/*
+ * The partial path of a plain Scan of the whole table: not a Query, not
+ * through an index, nor of a table whose items move between layouts (its
+ * Scan makes two passes, see scan.c).  A query that writes to the table
+ * it reads (must_read_all) is never planned in parallel.  Each
+ * participant reads its share of the pages and rows, max_concurrency
+ * requests in flight.
+ */
+static void
+add_partial_scan_path(PlannerInfo *root, RelOptInfo *baserel, RelInfo *ri)
+{
+	ShardTable *t = ri->table;
+	int			workers;
+	double		share;
+	ReadSize	size;
+	Cost		startup;
+	Cost		total;
+	ForeignPath *path;
+
+	if (!baserel->consider_parallel || ri->restrict_analysis.keyed || t->nlayouts > 1)
+		return;
+	workers = compute_parallel_worker(baserel, heap_pages(baserel, t), -1,
+									  max_parallel_workers_per_gather);
+	if (workers <= 0)
+		return;
+	share = participants(workers);
+	size = read_size(root, baserel, t, &ri->restrict_analysis, 1, 1, -1);
+	read_cost(&size, baserel->rows, &startup, &total);
+	path = shard_create_foreignscan_path(root, baserel, NULL,
+										 clamp_row_est(baserel->rows / share),
+										 startup, startup + (total - startup) / share,
+										 NIL, NULL, NULL, path_private(NIL, -1));
+	path->path.parallel_aware = true;
+	path->path.parallel_workers = workers;
+	add_partial_path(baserel, (Path *) path);
+}
+
 /*
  * GetForeignPaths: the plain path, an ordered one, and parameterized ones,
- * of reads of the table and through its indexes.
+ * of reads of the table and through its indexes; a partial one of a Scan
+ * shared out among parallel workers.
  */
 void
 shard_get_paths(PlannerInfo *root, RelOptInfo *baserel, Oid foreigntableid)
@@ -782,6 +876,7 @@ shard_get_paths(PlannerInfo *root, RelOptInfo *baserel, Oid foreigntableid)
 			add_read_paths(root, baserel, ri, index);
 			add_param_path(root, baserel, ri, index);
 		}
+	add_partial_scan_path(root, baserel, ri);
 }
 
 /* Flatten conditions into (column, op, fdw_exprs index) triples. */
@@ -937,8 +1032,10 @@ shard_get_plan(PlannerInfo *root, RelOptInfo *baserel, Oid foreigntableid,
 	fdw_private = lappend(fdw_private, flatten_conds(a.sort_conds, &fdw_exprs));
 	fdw_private = lappend(fdw_private, flatten_conds(a.filters, &fdw_exprs));
 	fdw_private = lappend(fdw_private, makeInteger(order));
+	/* the participants of a parallel Scan each read their segments whole */
 	fdw_private = lappend(fdw_private,
-						  makeInteger(shard_limit(root, baserel, &a, best_path->path.pathkeys)));
+						  makeInteger(best_path->path.parallel_aware ? 0 :
+									  shard_limit(root, baserel, &a, best_path->path.pathkeys)));
 	fdw_private = lappend(fdw_private,
 						  makeBoolean(bms_is_member(SelfItemPointerAttributeNumber -
 													FirstLowInvalidHeapAttributeNumber,

@@ -131,6 +131,34 @@ scan_stream_start(ShardScanState *ss, Stream *s)
 }
 
 /*
+ * Send the first page of the next stream waiting to start: the next one
+ * held back, or in a parallel Scan, the stream of the next segment this
+ * participant claims (parallel.c).  False when none is left.
+ */
+bool
+scan_start_next(ShardScanState *ss)
+{
+	Stream	   *s;
+
+	if (ss->shared)
+	{
+		int			segment = parallel_claim_segment(ss);
+
+		if (segment < 0)
+			return false;
+		s = &ss->streams[ss->nstarted++];
+		s->segment = segment;
+		s->bucket = -1;
+	}
+	else if (ss->nstarted < ss->held)
+		s = &ss->streams[ss->nstarted++];
+	else
+		return false;
+	scan_stream_start(ss, s);
+	return true;
+}
+
+/*
  * The keys of a BatchGetItem page that DynamoDB left unprocessed, as JSON
  * texts, or NIL.
  */
@@ -814,7 +842,17 @@ scan_start(ShardScanState *ss, ExprContext *econtext)
 	}
 	combos = request_key_combinations(ss);
 	scan_expiry_start(ss);
-	if (ss->op == SCAN_OP_SCAN)
+	if (ss->op == SCAN_OP_SCAN && ss->shared)
+	{
+		/*
+		 * A parallel Scan: every segment a stream, started as this
+		 * participant claims it (scan_start_next)
+		 */
+		ss->total_segments = parallel_total_segments(ss);
+		for (int seg = 0; seg < ss->total_segments; seg++)
+			streams = lappend(streams, palloc0(sizeof(Stream)));
+	}
+	else if (ss->op == SCAN_OP_SCAN)
 	{
 		/* two passes while the table has earlier layouts: see in_its_pass */
 		int			passes = ss->t->nlayouts > 1 ? 2 : 1;
@@ -955,13 +993,22 @@ scan_start(ShardScanState *ss, ExprContext *econtext)
 
 	/*
 	 * Ordered, the merge sends run after run.  Unordered, time buckets send
-	 * a window of max_concurrency streams at a time, other reads all.
+	 * a window of max_concurrency streams at a time, a parallel Scan as
+	 * many segments as it claims, other reads all.
 	 */
 	ss->nstarted = 0;
-	if (ss->order == 0)
-		ss->nstarted = Min(ss->held, ss->bucket_col >= 0 ? ss->max_inflight : ss->nstreams);
-	for (i = 0; i < ss->nstarted; i++)
-		scan_stream_start(ss, &ss->streams[i]);
+	if (ss->shared)
+	{
+		for (i = 0; i < ss->max_inflight && scan_start_next(ss); i++)
+			;
+	}
+	else
+	{
+		if (ss->order == 0)
+			ss->nstarted = Min(ss->held, ss->bucket_col >= 0 ? ss->max_inflight : ss->nstreams);
+		for (i = 0; i < ss->nstarted; i++)
+			scan_stream_start(ss, &ss->streams[i]);
+	}
 	ss->cur = 0;
 	ss->started = true;
 	MemoryContextSwitchTo(old);

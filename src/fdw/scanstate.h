@@ -4,8 +4,9 @@
  *		The state of a foreign scan, shared by the files that run one:
  *		scan.c (streams of pages, items to tuples, the callbacks, EXPLAIN),
  *		scanrequest.c (the reads' expressions and request bodies), merge.c
- *		(the order in which the streams' items are returned) and fetch.c
- *		(the table's items of an index's, got by key).
+ *		(the order in which the streams' items are returned), fetch.c
+ *		(the table's items of an index's, got by key) and parallel.c (a
+ *		Scan's segments shared out among parallel workers).
  *
  *-------------------------------------------------------------------------
  */
@@ -115,6 +116,13 @@ struct ShardScanState
 	int			max_inflight;
 	int			total_segments; /* Scan: TotalSegments, 0 for one per
 								 * stream */
+	struct ScanShared *shared;	/* a parallel Scan: the segments its
+								 * participants share (parallel.c), in
+								 * dynamic shared memory; NULL otherwise */
+	int			participant;	/* ... 0 the leader, 1 + a worker's number */
+	int		   *segments_by;	/* the leader: the segments each
+								 * participant read, over every rescan */
+	int			nparticipants;	/* ... the length of segments_by */
 	double		read_units;		/* estimated at plan time, -1: unknown */
 
 	/* per execution */
@@ -190,6 +198,7 @@ extern const DdbJson *scan_stream_next_item(ShardScanState *ss, Stream *s,
 											bool *waiting);
 extern const DdbJson *scan_stream_next_item_wait(ShardScanState *ss, Stream *s);
 extern void scan_stream_start(ShardScanState *ss, Stream *s);
+extern bool scan_start_next(ShardScanState *ss);
 pg_noreturn extern void scan_too_many_partitions(ShardScanState *ss);
 
 /* in merge.c: the streams' items, in arrival order or merged */
@@ -200,6 +209,11 @@ extern void merge_bound_streams(ShardScanState *ss);
 extern void merge_note_page(ShardScanState *ss, Stream *s, DdbRequest *page);
 extern const DdbJson *merge_frontier(ShardScanState *ss, Stream *s);
 extern bool merge_beyond(ShardScanState *ss, const DdbJson *a, const DdbJson *b);
+
+/* in parallel.c: a Scan's segments shared out among the participants */
+extern int	parallel_claim_segment(ShardScanState *ss);
+extern int	parallel_total_segments(ShardScanState *ss);
+extern void parallel_explain(ShardScanState *ss, ExplainState *es);
 
 /* in fetch.c: the table's items of an index's */
 extern void fetch_begin(ShardScanState *ss);

@@ -3,7 +3,8 @@
  * update.c
  *		UPDATE and DELETE through the ModifyTable node: an UpdateItem when
  *		the key stays, a TransactWriteItems that moves the item when a key
- *		column changes, a DeleteItem of the stored key; the end of a
+ *		column changes (after a GetItem of the item, whose attributes no
+ *		column maps the move keeps), a DeleteItem of the stored key; the end of a
  *		modify, and what EXPLAIN shows of one.  The rows come from the
  *		scan with their stored key (see shard_add_update_targets).
  *
@@ -129,22 +130,49 @@ struct UpdateRow
 								 * where shard_fdw_reshard moved it */
 	bool		followed;		/* pk is where the item was moved */
 	List	   *parts;			/* UpdateItem bodies still to send */
+	char	   *item;			/* a move: the row's item (write_item's) */
 	SplitUpdate split;			/* its UpdateItems, when they are several */
 	char	   *new_pk;			/* the key of the item written */
 	char	   *new_sk;
+	int			rereads;		/* a move's GetItems after its condition
+								 * failed */
 	DdbRequest *refused;		/* the request that failed, when refused */
 };
 
-/* Send a request of row's write (its owner). */
+/*
+ * A move whose item other writers change between its GetItem and its
+ * TransactWriteItems this many times running fails as a serialization
+ * failure, for the statement to be run again, rather than read on.
+ */
+#define MAX_MOVE_REREADS 10
+
+/*
+ * Send a request of row's write (its owner); rows is 1 for a write, 0 for
+ * the GetItem before a move.
+ */
 static void
 send_request(ModifyState *ms, UpdateRow *row, const char *action, const char *body,
-			 size_t len)
+			 size_t len, int rows)
 {
 	DdbRequest *req = ddb_request_create(ms->group, action, body, len);
 
 	req->owner = row;
-	req->rows = 1;
+	req->rows = rows;
 	ddb_submit(req);
+}
+
+/*
+ * Send the strongly consistent GetItem of the whole item row's move
+ * moves, under row->pk and the old sort key.
+ */
+static void
+send_get(ModifyState *ms, UpdateRow *row)
+{
+	size_t		len;
+	char	   *body = request_get_item(ms->t, row->pk, row->k.sk, &len);
+
+	send_request(ms, row, "GetItem", body, len, 0);
+	pfree(body);
 }
 
 /* Send the next of row's UpdateItems. */
@@ -154,7 +182,7 @@ send_part(ModifyState *ms, UpdateRow *row)
 	char	   *body = linitial(row->parts);
 
 	row->parts = list_delete_first(row->parts);
-	send_request(ms, row, "UpdateItem", body, strlen(body));
+	send_request(ms, row, "UpdateItem", body, strlen(body), 1);
 }
 
 /*
@@ -163,8 +191,9 @@ send_part(ModifyState *ms, UpdateRow *row)
  * the UpdateItems of request_update, one after the other, each on
  * condition that the item exists (more than one only for a row whose
  * columns one UpdateExpression does not hold, which is then not updated
- * atomically); else a TransactWriteItems that moves the item (e.g. a new
- * score in the leaderboard's sort key).  A random or dynamic shard stays;
+ * atomically); else a move (e.g. a new score in the leaderboard's sort
+ * key): a consistent GetItem of the item, then a TransactWriteItems that
+ * moves it (request_move_row, sent by update_judge).  A random or dynamic shard stays;
  * a legacy item, or one of an earlier layout, moves into the shard the
  * newest layout gives.  What it allocates is in the current memory
  * context, row's.
@@ -177,8 +206,6 @@ send_write(ModifyState *ms, UpdateRow *row, TupleTableSlot *slot, bool earlier)
 	char	   *item;
 	const char **texts;
 	const char *index_keys[2];
-	char	   *body;
-	size_t		len;
 
 	if ((t->strategy != SHARD_RANDOM && t->strategy != SHARD_DYNAMIC) ||
 		row->k.block == LEGACY_SHARD_BLOCK || earlier)
@@ -188,8 +215,8 @@ send_write(ModifyState *ms, UpdateRow *row, TupleTableSlot *slot, bool earlier)
 	if (strcmp(row->new_pk, row->pk) != 0 ||
 		(row->k.sk != NULL && strcmp(row->new_sk, row->k.sk) != 0))
 	{
-		body = request_move(t, row->pk, row->k.sk, NULL, item, &len);
-		send_request(ms, row, "TransactWriteItems", body, len);
+		row->item = item;
+		send_get(ms, row);
 		return;
 	}
 	texts = modify_row_key_texts(ms, slot);
@@ -225,12 +252,13 @@ update_start(ModifyState *ms, TupleTableSlot *old, ItemPointer tid, TupleTableSl
 }
 
 /*
- * True when a write of an UPDATE failed because its item was gone: an
- * UpdateItem's condition failed, or a move's Delete's (DynamoDB lists a
+ * True when a write of an UPDATE failed on its condition: an UpdateItem's
+ * (the item is gone), or a move's Delete's (the item is gone, or an
+ * attribute the move keeps changed since its GetItem; DynamoDB lists a
  * reason per action: [Delete's, Put's]).
  */
 static bool
-item_vanished(DdbRequest *req)
+write_conditioned_out(DdbRequest *req)
 {
 	if (strcmp(req->action, "UpdateItem") == 0)
 		return strcmp(req->error_type, "ConditionalCheckFailedException") == 0;
@@ -239,42 +267,16 @@ item_vanished(DdbRequest *req)
 }
 
 /*
- * Judge a finished request of an UPDATE's write; *row is the row it
- * writes.  A row's next UpdateItem is sent when one succeeds.  An item
- * that shard_fdw_reshard moved meanwhile into the newest layout is written
- * there (moved_to), as an item of an earlier layout; a row whose item
- * vanished otherwise is not updated.  A refused row keeps its request for
- * update_refused, and counts among the rows that may have been written
- * when an attempt of it may have taken effect.
+ * Row's item is gone from row->pk: an item that shard_fdw_reshard moved
+ * meanwhile into the newest layout is written there (moved_to), as an
+ * item of an earlier layout; otherwise the row is not updated.
  */
-UpdateVerdict
-update_judge(ModifyState *ms, DdbRequest *req, UpdateRow **rowp)
+static UpdateVerdict
+item_gone(ModifyState *ms, UpdateRow *row)
 {
-	UpdateRow  *row = req->owner;
-	MemoryContext old;
+	MemoryContext old = MemoryContextSwitchTo(row->cxt);
 	char	   *pk = NULL;
 
-	*rowp = row;
-	if (req->status == DDB_OK)
-	{
-		ddb_request_free(req);
-		row->split.applied++;
-		if (row->parts != NIL)
-		{
-			send_part(ms, row);
-			return UPDATE_PENDING;
-		}
-		ms->written++;
-		return UPDATE_WRITTEN;
-	}
-	if (!item_vanished(req))
-	{
-		ms->doubt += req->maybe_applied;
-		row->refused = req;
-		return UPDATE_REFUSED;
-	}
-	ddb_request_free(req);
-	old = MemoryContextSwitchTo(row->cxt);
 	if (!row->followed)
 		pk = moved_to(ms, row->k.texts, row->k.pk, row->k.sk, row->k.block);
 	if (pk != NULL)
@@ -289,6 +291,85 @@ update_judge(ModifyState *ms, DdbRequest *req, UpdateRow **rowp)
 }
 
 /*
+ * The GetItem of row's move (req) succeeded: send the TransactWriteItems
+ * that moves the item read, keeping its attributes no column maps
+ * (request_move_row), or, when there is no item, see item_gone.
+ */
+static UpdateVerdict
+move_read(ModifyState *ms, UpdateRow *row, DdbRequest *req)
+{
+	const DdbJson *stored = ddbjson_get(req->response, "Item");
+	MemoryContext old;
+	char	   *body;
+	size_t		len;
+
+	if (stored == NULL)
+	{
+		ddb_request_free(req);
+		return item_gone(ms, row);
+	}
+	old = MemoryContextSwitchTo(row->cxt);
+	body = request_move_row(ms->t, stored, row->item, &len);
+	ddb_request_free(req);
+	send_request(ms, row, "TransactWriteItems", body, len, 1);
+	pfree(body);
+	MemoryContextSwitchTo(old);
+	return UPDATE_PENDING;
+}
+
+/*
+ * Judge a finished request of an UPDATE's write; *row is the row it
+ * writes.  A row's next UpdateItem is sent when one succeeds, a move's
+ * TransactWriteItems when its GetItem does.  A move whose Delete's
+ * condition failed reads the item again and moves what it finds (an
+ * attribute the move keeps was written meanwhile), until the item is
+ * gone, or refuses the row after MAX_MOVE_REREADS such reads.  A row whose item is gone goes to item_gone.  A refused row keeps
+ * its request for update_refused, and counts among the rows that may have
+ * been written when an attempt of it may have taken effect.
+ */
+UpdateVerdict
+update_judge(ModifyState *ms, DdbRequest *req, UpdateRow **rowp)
+{
+	UpdateRow  *row = req->owner;
+
+	*rowp = row;
+	if (req->status == DDB_OK && strcmp(req->action, "GetItem") == 0)
+		return move_read(ms, row, req);
+	if (req->status == DDB_OK)
+	{
+		ddb_request_free(req);
+		row->split.applied++;
+		if (row->parts != NIL)
+		{
+			send_part(ms, row);
+			return UPDATE_PENDING;
+		}
+		ms->written++;
+		return UPDATE_WRITTEN;
+	}
+	if (strcmp(req->action, "GetItem") == 0 || !write_conditioned_out(req))
+	{
+		/* a GetItem writes nothing */
+		ms->doubt += req->rows * req->maybe_applied;
+		row->refused = req;
+		return UPDATE_REFUSED;
+	}
+	if (strcmp(req->action, "TransactWriteItems") == 0)
+	{
+		if (++row->rereads > MAX_MOVE_REREADS)
+		{
+			row->refused = req;
+			return UPDATE_REFUSED;
+		}
+		ddb_request_free(req);
+		send_get(ms, row);
+		return UPDATE_PENDING;
+	}
+	ddb_request_free(req);
+	return item_gone(ms, row);
+}
+
+/*
  * Report why row's write was refused: a move onto a key another item has
  * is a unique violation; a failure between the UpdateItems of a split
  * row says how many were applied.
@@ -300,6 +381,15 @@ update_refused(ModifyState *ms, UpdateRow *row)
 	ErrorContextCallback cb;
 
 	push_error_context(&cb, split_update_context, &row->split);
+	if (row->rereads > MAX_MOVE_REREADS)
+		ereport(ERROR,
+				(errcode(ERRCODE_T_R_SERIALIZATION_FAILURE),
+				 errmsg("could not move an item of DynamoDB table \"%s\": other writers kept changing it",
+						ms->t->table),
+				 errdetail("The item under key (%s%s%s) changed between its read and its move %d times running.",
+						   row->pk, row->k.sk ? ", " : "", row->k.sk ? row->k.sk : "",
+						   MAX_MOVE_REREADS),
+				 errhint("Run the statement again.")));
 	if (strcmp(req->error_type, "TransactionCanceledException") == 0 &&
 		strstr(req->error_message, "ConditionalCheckFailed]"))
 		ereport(ERROR,

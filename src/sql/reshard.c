@@ -120,7 +120,7 @@ send_move(Reshard *r, const DdbJson *item)
 				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
 				 errmsg("cannot build the new key of item (%s) of foreign table \"%s\": %s",
 						codec_item_key_text(item, t), t->relname, err)));
-	body = request_move(t, NULL, NULL, item, item_at(t, item, m->texts, target), &len);
+	body = request_move(t, item, item_at(t, item, m->texts, target), &len);
 	req = ddb_request_create(r->writes, "TransactWriteItems", body, len);
 	req->owner = m;
 	ddb_submit(req);

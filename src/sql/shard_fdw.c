@@ -2,8 +2,9 @@
  *
  * shard_fdw.c
  *		The foreign data wrapper handler: wires PostgreSQL's FDW callbacks
- *		to the planner (plan.c), the scan executor (scan.c), the aggregates
- *		DynamoDB computes (upper.c) and the writer (modify.c).
+ *		to the planner (plan.c), the scan executor (scan.c, its parallel
+ *		workers in parallel.c), the aggregates DynamoDB computes (upper.c)
+ *		and the writer (modify.c).
  *
  *-------------------------------------------------------------------------
  */
@@ -82,6 +83,17 @@ explain_scan(ForeignScanState *node, ExplainState *es)
 		shard_explain_scan(node, es);
 }
 
+/*
+ * ShutdownForeignScan: only a parallel-aware scan (a whole-table Scan,
+ * parallel.c) has something to do before the shared memory goes.
+ */
+static void
+shutdown_scan(ForeignScanState *node)
+{
+	if (node->ss.ps.plan->parallel_aware)
+		shard_scan_shutdown(node);
+}
+
 void		_PG_init(void);
 
 /*
@@ -114,6 +126,13 @@ shard_fdw_handler(PG_FUNCTION_ARGS)
 	routine->ExplainForeignScan = explain_scan;
 	routine->GetForeignUpperPaths = shard_get_upper_paths;
 	routine->AnalyzeForeignTable = shard_analyze;
+
+	routine->IsForeignScanParallelSafe = shard_scan_parallel_safe;
+	routine->EstimateDSMForeignScan = shard_scan_estimate_dsm;
+	routine->InitializeDSMForeignScan = shard_scan_initialize_dsm;
+	routine->ReInitializeDSMForeignScan = shard_scan_reinitialize_dsm;
+	routine->InitializeWorkerForeignScan = shard_scan_initialize_worker;
+	routine->ShutdownForeignScan = shutdown_scan;
 
 	routine->AddForeignUpdateTargets = shard_add_update_targets;
 	routine->PlanForeignModify = shard_plan_modify;

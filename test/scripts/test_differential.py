@@ -25,7 +25,7 @@ which a Scan must pass over as their Queries do: one under a game's bare
 key, one under a shard past the count, and another application's under a
 key no template writes; and a sixth of their rows are kept as another
 application keeps them, game_id, player_id and score only inside the keys
-(seed 002's writer), or the score as a string, which every filter on those
+(the leaderboard's own writer), or the score as a string, which every filter on those
 columns must let through for PostgreSQL to decode and check.  Those two
 foreign tables and the unsharded one name a TTL attribute: their DynamoDB
 tables also hold players whose time to live has passed (not deleted yet,
@@ -48,7 +48,9 @@ the row's values); keyed reads ordered by the sort key's fields,
 score and player_id, in one direction or two, the tiebreak under any of the
 collations, with a LIMIT; count(*), min(score) and max(score) with key
 equalities, sort key bounds and filters, grouped by game_id or not) must
-give what the local table gives: the same
+give what the local table gives, and again planned in parallel wherever
+PostgreSQL may (the whole-table Scans shared out among 2 to 4 workers,
+the aggregates and joins over them): the same
 multiset without ORDER BY, the same sequence under a total order, and under
 ORDER BY score alone the same scores in the same places with rows drawn
 from the right ties.  The name column uses an ICU collation, where text
@@ -60,7 +62,9 @@ items move between partitions and shards; run inside the scan, with
 RETURNING, inside a WITH, and joined to a local table, row by row) on a
 fresh foreign table of each writable kind and on a copy of the local
 table, each followed by a read of the whole table: row counts, RETURNING
-rows and every read must match, and stray items are left alone.
+rows and every read must match, stray items are left alone, and every
+row item, moved or not, keeps the attributes no column maps (another
+application's, TTLs, put tokens).
 
 The random generator's seed is printed first; SHARD_FDW_TEST_SEED sets it.
 Talks to DynamoDB Local directly: the proxy adds nothing to these checks.
@@ -133,6 +137,16 @@ NESTED_LOOP = ("SET enable_hashjoin = off;\nSET enable_mergejoin = off;\n"
                "SET shard_fdw.enable_lookup_join = off;\n")
 LOOKUP_JOIN = ("SET enable_hashjoin = off;\nSET enable_mergejoin = off;\n"
                "SET enable_nestloop = off;\nSET work_mem = '64kB';\n")
+# plans in parallel wherever PostgreSQL may: a whole-table Scan shared out
+# among the workers (their number set per table), under a Gather
+PARALLEL = ("SET parallel_setup_cost = 0;\nSET parallel_tuple_cost = 0;\n"
+            "SET min_parallel_table_scan_size = 0;\n"
+            "SET max_parallel_workers_per_gather = {workers};\n")
+PARALLEL_SHAPES = {
+    "parallel Scan": r"Parallel Foreign Scan",
+    "partial aggregates": r"Partial (Hash|Group)?Aggregate\n(?:[^\n]*\n){0,2}[^\n]*Parallel Foreign Scan",
+    "join over a parallel Scan": r"Join[^\n]*\n(?:[^\n]*\n){0,6}[^\n]*Parallel Foreign Scan",
+}
 WATCHED_COUNT = 300
 ANALYZED = ("calculated", "legacy", "gsis")
 client = None
@@ -882,6 +896,29 @@ def expired_players_are_never_read():
     assert not found, f"expired players read (seed {SEED}): {found[:5]}"
 
 
+@runner.test
+def parallel_plans_match_local():
+    """The random queries again, planned in parallel wherever PostgreSQL
+    may, with 2 to 4 workers: whole-table Scans shared out among them, the
+    aggregates and joins over those, give what the local table gives.  The
+    plans reach each parallel shape."""
+    failures = []
+    plans = []
+    count = 0
+    for i, kind in enumerate(("unsharded", "calculated", "random", "legacy")):
+        queries = QUERIES[i % 2::2]
+        prologue = PARALLEL.format(workers=rng.randint(2, 4))
+        failures += compare(queries, kind, prologue)
+        count += len(queries)
+        plans += run_batch([f"EXPLAIN (COSTS OFF) {q.render(kind)}" for q in queries],
+                           prologue)
+    assert_no_failures(failures, count)
+    text = "\n".join(line[0] for plan in plans for line in plan)
+    missing = [name for name, pattern in PARALLEL_SHAPES.items()
+               if not re.search(pattern, text)]
+    assert not missing, f"no parallel plan has: {missing} (seed {SEED})"
+
+
 # what EXPLAIN shows when a query reaches each kind of pushdown
 PUSHDOWNS = {
     "Scan": r"DynamoDB Operation: Scan",
@@ -1055,14 +1092,64 @@ def update_statement():
     return text
 
 
+COLUMN_NAMES = {column.split()[0] for column in COLUMNS.split(",")}
+
+
+def unmapped(item, keys):
+    """What an item holds that no column maps and that is no key."""
+    return {a: v for a, v in item.items() if a not in keys and a not in COLUMN_NAMES}
+
+
+def mark_rows(table, strays):
+    """Give every row item of a DynamoDB table (no stray) an attribute no
+    column maps, origin: a map naming the item's first key, with a list
+    and a number written as another application writes them.  Returns the
+    key attributes, and by origin what each row item then holds that no
+    column maps (the TTLs and put tokens too)."""
+    keys = [k["AttributeName"]
+            for k in client.describe_table(TableName=table)["Table"]["KeySchema"]]
+    kept = {}
+    for item in bed.stored_items(client, table):
+        if item in strays:
+            continue
+        origin = "|".join(next(iter(item[k].values())) for k in keys)
+        item["origin"] = {"M": {"first": {"S": origin},
+                                "more": {"L": [{"N": "1.50"}, {"BOOL": True}, {"NULL": True}]}}}
+        client.put_item(TableName=table, Item=item)
+        kept[origin] = unmapped(item, keys)
+    return keys, kept
+
+
+def unmapped_lost(name, table, strays, keys, kept):
+    """Failures where a row item of a DynamoDB table, moved or updated, no
+    longer holds what mark_rows left it that no column maps, or is gone or
+    doubled."""
+    failures, seen = [], collections.Counter()
+    for item in bed.stored_items(client, table):
+        origin = item.get("origin", {}).get("M", {}).get("first", {}).get("S")
+        if origin is None and item not in strays:
+            failures.append(f"\n  {name}: item {[item[k] for k in keys]} lost what no column maps: {item}")
+        if origin is None:
+            continue
+        seen[origin] += 1
+        if unmapped(item, keys) != kept[origin]:
+            failures.append(f"\n  {name}: item {origin} now keeps {unmapped(item, keys)}, "
+                            f"not {kept[origin]}")
+    failures += [f"\n  {name}: item {origin} is there {seen[origin]} times"
+                 for origin in kept if seen[origin] != 1]
+    return failures
+
+
 @runner.test
 def updates_match_local():
     """UPDATE_COUNT random UPDATEs, each followed by a read of the whole
     table, on a copy of the local table and on a fresh foreign table of
     each writable kind (one with secondary indexes among them): every UPDATE's row count, RETURNING rows (in any
     order) or WITH's sums, and every read must match the local copy's; the
-    stray items are left as they were put.  The statements reach both the
-    UPDATE run inside its scan and the row-by-row one."""
+    stray items are left as they were put, and every row item, moved or
+    not, keeps what it held that no column maps (mark_rows).  The
+    statements reach both the UPDATE run inside its scan and the row-by-row
+    one."""
     statements = [update_statement() for _ in range(UPDATE_COUNT)]
     batch = [text for statement in statements
              for text in (statement, "SELECT * FROM {t}")]
@@ -1078,6 +1165,7 @@ def updates_match_local():
             table, strays = load_secondary_indexed(kind, name), []
         else:
             table, strays = load_foreign(kind, name)
+        keys, kept = mark_rows(table, strays)
         texts = [text.replace("{t}", name) for text in batch]
         plans += run_batch([f"EXPLAIN (COSTS OFF) {text}" for text in texts[::2]])
         got = run_batch(texts, counts=True)
@@ -1088,9 +1176,10 @@ def updates_match_local():
         schema = client.describe_table(TableName=table)["Table"]["KeySchema"]
         for item in strays:
             key = {k["AttributeName"]: item[k["AttributeName"]] for k in schema}
-            kept = client.get_item(TableName=table, Key=key, ConsistentRead=True).get("Item")
-            if kept != item:
-                failures.append(f"\n  {name}: stray item {key} is now {kept}")
+            stored = client.get_item(TableName=table, Key=key, ConsistentRead=True).get("Item")
+            if stored != item:
+                failures.append(f"\n  {name}: stray item {key} is now {stored}")
+        failures += unmapped_lost(name, table, strays, keys, kept)
     assert_no_failures(failures, len(batch) * len(UPDATED_KINDS))
     text = "\n".join(line[0] for plan in plans for line in plan)
     assert re.search(r"Foreign Update on \w+_updated", text), "no UPDATE ran inside its scan"

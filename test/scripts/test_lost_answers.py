@@ -17,7 +17,8 @@ leaderboard hashed on player_id (10 shards, insert mode):
 * UPDATE of a column that is not a key on an upsert-mode table, and
   DELETE, under the same faults;
 * UPDATE moving every row of a game to a new sort key, its moves in flight
-  together, with RETURNING, under the same faults;
+  together, with RETURNING, under the same faults, every item keeping
+  the attributes no column maps;
 * a statement that fails partway (an INSERT meeting a stored key, an
   UPDATE moving a row onto one): what its error says was written, or may
   have been, is what DynamoDB holds.
@@ -293,15 +294,42 @@ def stored_rows(table):
             for item in page["Items"]}
 
 
+LEADERBOARD_ATTRIBUTES = {"pk", "sk", "game_id", "player_id", "score", "note"}
+
+
+def unmapped(table):
+    """By player, what each item of a DynamoDB table holds that no column of
+    the leaderboard maps, and no key."""
+    return {item["player_id"]["S"]: {a: v for a, v in item.items()
+                                     if a not in LEADERBOARD_ATTRIBUTES}
+            for page in direct.get_paginator("scan").paginate(TableName=table,
+                                                               ConsistentRead=True)
+            for item in page["Items"]}
+
+
+def give_unmapped(table):
+    """Give every item of a DynamoDB table attributes another application
+    keeps beside the leaderboard's columns: a TTL, a string, a map."""
+    for page in direct.get_paginator("scan").paginate(TableName=table, ConsistentRead=True):
+        for item in page["Items"]:
+            player = item["player_id"]["S"]
+            item.update(expires={"N": "4102444800"}, app={"S": f"kept by {player}"},
+                        doc={"M": {"n": {"N": "1.50"}, "l": {"L": [{"S": player}]}}})
+            direct.put_item(TableName=table, Item=item)
+
+
 @runner.test
 def bulk_move_with_lost_answers():
     """UPDATE moving 300 rows to a new sort key, a TransactWriteItems each,
     their moves in flight together and a third of their answers lost,
     with RETURNING: the count and the rows returned are the 300 rows as
-    moved, once each, and DynamoDB holds them there."""
+    moved, once each, and DynamoDB holds them there, each keeping the
+    attributes no column maps."""
     table = leaderboard("lb_bulk")
     players = rows(300)
     sql("INSERT INTO lb_bulk VALUES " + ", ".join(f"('g', '{p}', {s}, NULL)" for p, s in players))
+    give_unmapped(table)
+    kept = unmapped(table)
     session = bed.Session(DATABASE, patience_s=300)
     try:
         run(session, "SELECT count(*) FROM lb_bulk")
@@ -318,6 +346,7 @@ def bulk_move_with_lost_answers():
     assert lines[-1] == "@@rows 300", lines[-5:]
     assert sorted(returned) == sorted((p, str(s)) for p, s, _ in moved), returned[:5]
     assert stored_rows(table) == moved
+    assert unmapped(table) == kept, "an item lost attributes no column maps"
     assert bed.stats()["faults"].get("reset", 0) > 30, bed.stats()["faults"]
 
 

@@ -1,14 +1,15 @@
 #!/usr/bin/python3
 """bench/plots.sh end to end, in a tiny configuration.
 
-The script runs bench/topn.sh, bench/hotkey.sh and bench/reports.sh (each
-starting its own DynamoDB Local, proxy and PostgreSQL, with the extension
-already installed) on a few hundred items and a few seconds of writes,
+The script runs bench/topn.sh, bench/hotkey.sh, bench/reports.sh and
+bench/parallel.sh (each starting its own DynamoDB Local, proxy and
+PostgreSQL, with the extension already installed) on a few hundred or
+thousand items and a few seconds of writes,
 then draws their TSV files with gnuplot into a scratch directory.  The
 test checks that every PNG is drawn, that the TSVs hold what the benches
 measured (one request per shard, the loaded item counts, a hot-key time
 series whose rows add up to the rows the bench reports, the dynamic key's
-shard count), that PLOTS_DRAW_ONLY=1 redraws from them, and that a TSV
+shard count, the parallel workers launched), that PLOTS_DRAW_ONLY=1 redraws from them, and that a TSV
 missing a column makes the script fail.  gnuplot-nox is installed by the
 script when missing; when it is missing and this is not root, the test is
 skipped with a line saying so.  Ends with "N passed, N failed".
@@ -29,7 +30,8 @@ ROOT = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..")
 OUT = tempfile.mkdtemp(prefix="shard_fdw-test-plots.")
 SHARDS = (1, 2)
 PLAYERS = 1000
-PNGS = ("topn", "hotkey", "reports_items", "reports_join")
+SCAN_ITEMS = 3000
+PNGS = ("topn", "hotkey", "reports_items", "reports_join", "parallel")
 TINY = {
     "BENCH_SKIP_BUILD": "1", "BENCH_LATENCY_MS": "1", "BENCH_RUNS": "1",
     "BENCH_WARMUP": "0",
@@ -40,6 +42,8 @@ TINY = {
     "BENCH_SECONDS": "2", "BENCH_BUDGET": "50", "BENCH_CHUNK": "20",
     # reports: the 1,000-player join needs 1,000 players
     "BENCH_PLAYERS": str(PLAYERS), "BENCH_BIG_WATCHED": "0",
+    # parallel: a few thousand items, parallel plans however small
+    "BENCH_ITEMS": str(SCAN_ITEMS), "BENCH_MIN_SCAN_SIZE": "8kB", "BENCH_SETUP_COST": "0",
 }
 state = {}
 
@@ -85,7 +89,7 @@ def every_plot_is_drawn():
         assert os.path.getsize(os.path.join(OUT, f"{name}.png")) > 10000, name
         assert re.search(rf"^==> drew \S+/{name}\.png$", result.stdout, re.M), \
             result.stdout[-2000:]
-    for bench in ("topn", "hotkey", "reports"):
+    for bench in ("topn", "hotkey", "reports", "parallel"):
         with open(os.path.join(OUT, f"{bench}.txt"), encoding="utf-8") as report:
             assert re.search(r"^(summary|hotkey): ", report.read(), re.M), bench
 
@@ -162,6 +166,19 @@ def reports_data_counts_the_items_read():
         assert int(row["shards_join_requests"]) == 10, row
         assert all(float(row[f"{m}_ms"]) > 0
                    for m in ("shard_fdw", "lookups16", "shards_join")), row
+
+
+@runner.test
+def parallel_data_counts_the_workers():
+    notes, rows = table("parallel")
+    assert notes["items"] == str(SCAN_ITEMS), notes
+    assert [(r["workers"], r["launched"]) for r in rows] == \
+        [("0", "0"), ("2", "2"), ("4", "4")], rows
+    assert rows[0]["ratio"] == "1.000", rows
+    for row in rows:
+        assert float(row["rows_per_s"]) > 0 and float(row["wall_s"]) > 0, row
+        for column in ("leader_cpu_s", "workers_cpu_s", "ddb_cpu_s"):
+            assert float(row[column]) >= 0, row
 
 
 @runner.test
