@@ -48,6 +48,24 @@ begin_keyed(JsonWriter *w, Buf *out, const char *table)
 }
 
 /*
+ * The body of a request on the item with the key pk, sk (texts) and one
+ * member more, member, whose value is the JSON text value.
+ */
+static char *
+key_texts_body(ShardTable *t, const char *pk, const char *sk, const char *member,
+			   const char *value, size_t *len)
+{
+	Buf			out;
+	JsonWriter	w;
+
+	begin_keyed(&w, &out, t->table);
+	request_write_key_texts(&w, t, pk, sk);
+	jw_key(&w, member);
+	jw_raw(&w, value);
+	return jw_end_request(&w, len);
+}
+
+/*
  * Write a ConditionExpression, condition, on attribute as #k (such as
  * "attribute_exists(#k)"), and the ExpressionAttributeNames: #k, then
  * #a0, #a1, ... for the names in "names" (a List of C strings).
@@ -149,14 +167,7 @@ request_get_put_token(ShardTable *t, const DdbJson *item, size_t *len)
 char *
 request_get_item(ShardTable *t, const char *pk, const char *sk, size_t *len)
 {
-	Buf			out;
-	JsonWriter	w;
-
-	begin_keyed(&w, &out, t->table);
-	request_write_key_texts(&w, t, pk, sk);
-	jw_key(&w, "ConsistentRead");
-	jw_bool(&w, true);
-	return jw_end_request(&w, len);
+	return key_texts_body(t, pk, sk, "ConsistentRead", "true", len);
 }
 
 /* The BatchWriteItem body that puts items[0..n-1] (at most 25). */
@@ -592,14 +603,7 @@ request_put_checked(ShardTable *t, const char *item, List *others, const char *s
 char *
 request_delete(ShardTable *t, const char *pk, const char *sk, size_t *len)
 {
-	Buf			out;
-	JsonWriter	w;
-
-	begin_keyed(&w, &out, t->table);
-	request_write_key_texts(&w, t, pk, sk);
-	jw_key(&w, "ReturnValues");
-	jw_cstring(&w, "ALL_OLD");
-	return jw_end_request(&w, len);
+	return key_texts_body(t, pk, sk, "ReturnValues", "\"ALL_OLD\"", len);
 }
 
 /*
