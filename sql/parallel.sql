@@ -6,7 +6,6 @@
 -- budget and tables whose items move between layouts stay in one backend.
 -- Results are checked against a local copy.
 \ir sql/include/server.sql
-\ir sql/include/explain_analyze.sql
 \ir sql/include/same_rows.sql
 \set lb_table ParallelBoards
 \ir sql/include/leaderboard.sql
@@ -19,6 +18,7 @@ CREATE TABLE games AS
   SELECT 'g' || i AS game_id, 'Game ' || i AS title FROM generate_series(0, 3) i;
 ANALYZE local_lb, games;
 
+\ir sql/include/explain_analyze.sql
 -- explain_parallel(query): explain_analyze(query) without the rows and
 -- loops of each node, which depend on how the participants shared the
 -- segments
