@@ -188,10 +188,13 @@ extern bool request_lsi_reads_table(ShardScanState *ss);
 extern char *request_read_body(ShardScanState *ss, Stream *s,
 							   const DdbJson *start_key, size_t *len);
 
-/* in scan.c: a stream's pages; the error of too many partitions */
+/* in scan.c: the next item read; the error of too many partitions */
 extern const DdbJson *scan_next_read(ShardScanState *ss);
 extern void scan_check_item_key(ShardTable *t, const DdbJson *item, const ShardKey *k);
 extern List *scan_get_streams(List *keys, bool earlier, List *streams);
+pg_noreturn extern void scan_too_many_partitions(ShardScanState *ss);
+
+/* in stream.c: a stream's pages and items */
 extern void scan_stream_fetch(ShardScanState *ss, Stream *s, const DdbJson *start_key);
 extern void scan_receive_page(ShardScanState *ss);
 extern const DdbJson *scan_stream_next_item(ShardScanState *ss, Stream *s,
@@ -199,7 +202,6 @@ extern const DdbJson *scan_stream_next_item(ShardScanState *ss, Stream *s,
 extern const DdbJson *scan_stream_next_item_wait(ShardScanState *ss, Stream *s);
 extern void scan_stream_start(ShardScanState *ss, Stream *s);
 extern bool scan_start_next(ShardScanState *ss);
-pg_noreturn extern void scan_too_many_partitions(ShardScanState *ss);
 
 /* in merge.c: the streams' items, in arrival order or merged */
 extern const DdbJson *merge_next_unordered(ShardScanState *ss);
