@@ -59,7 +59,7 @@ UNIT_CFLAGS = -std=gnu11 -g -O1 $(WARNINGS) -fsanitize=address,undefined \
 test/unit/suites.h: $(wildcard test/unit/test_*.c)
 	@for s in $(UNIT_SUITES); do echo "UNIT_SUITE($$s)"; done > $@
 
-test/unit/unit_tests: $(PURE_SRCS) $(UNIT_SRCS) $(wildcard src/core/*.h) test/unit/unit.h test/unit/suites.h test/alloc/arena.h
+test/unit/unit_tests: $(PURE_SRCS) $(UNIT_SRCS) $(wildcard src/core/*.h) test/unit/unit.h test/unit/ddbsamples.h test/unit/suites.h test/alloc/arena.h
 	$(CC) $(UNIT_CFLAGS) -o $@ $(PURE_SRCS) $(UNIT_SRCS) -lssl -lcrypto
 
 .PHONY: unit

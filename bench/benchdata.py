@@ -8,10 +8,19 @@ tabs (no field holds a double quote: gnuplot would read it as one).
 gnuplot skips the comments and takes the header for column names.
 Without BENCH_DATA_DIR nothing is written: the benches print their reports
 as always.
+
+settings() reads a bench's settings from its BENCH_* variables.
 """
 
 import datetime
 import os
+
+
+def settings(**defaults):
+    """The bench's settings, in the order named: each from the environment's
+    BENCH_<NAME>, read as its default's type, or the default."""
+    return tuple(type(default)(os.environ.get(f"BENCH_{name}", default))
+                 for name, default in defaults.items())
 
 
 def enabled():

@@ -27,10 +27,9 @@ import time
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)),
                                 "..", "test", "scripts"))
 import bed  # noqa: E402  (the test bed's psql, proxy and boto3 helpers)
+import benchdata  # noqa: E402  (bench/benchdata.py: the settings, the TSV for bench/plots.sh)
 
-LATENCY_MS = int(os.environ.get("BENCH_LATENCY_MS", "5"))
-ROWS = int(os.environ.get("BENCH_ROWS", "2000"))
-RUNS = int(os.environ.get("BENCH_RUNS", "3"))
+LATENCY_MS, ROWS, RUNS = benchdata.settings(LATENCY_MS=5, ROWS=2000, RUNS=3)
 SHARDS = 10
 TABLE = "delete_bench"
 STATEMENTS = {

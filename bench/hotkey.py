@@ -42,13 +42,10 @@ from dataclasses import dataclass
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)),
                                 "..", "test", "scripts"))
 import bed  # noqa: E402  (the test bed's psql, proxy and boto3 helpers)
-import benchdata  # noqa: E402  (bench/benchdata.py: the TSV for bench/plots.sh)
+import benchdata  # noqa: E402  (bench/benchdata.py: the settings, the TSV for bench/plots.sh)
 
-BUDGET = int(os.environ.get("BENCH_BUDGET", "100"))
-SECONDS = float(os.environ.get("BENCH_SECONDS", "20"))
-SESSIONS = int(os.environ.get("BENCH_SESSIONS", "8"))
-CHUNK = int(os.environ.get("BENCH_CHUNK", "100"))
-COOLDOWN_S = int(os.environ.get("BENCH_COOLDOWN_S", "1"))
+BUDGET, SECONDS, SESSIONS, CHUNK, COOLDOWN_S = benchdata.settings(
+    BUDGET=100, SECONDS=20.0, SESSIONS=8, CHUNK=100, COOLDOWN_S=1)
 HOT_KEY = "/shared/firetvGen2.txt"
 KEY_FILTER = f"""'{{"file_path": "{HOT_KEY}"}}'"""   # shard_fdw_metadata's argument
 SESSION_STRIDE = 10 ** 9    # session s writes seq s * SESSION_STRIDE + i

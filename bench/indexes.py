@@ -36,12 +36,11 @@ import sys
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)),
                                 "..", "test", "scripts"))
 import bed  # noqa: E402  (the test bed's psql, proxy and boto3 helpers)
+import benchdata  # noqa: E402  (bench/benchdata.py: the settings, the TSV for bench/plots.sh)
 import topn  # noqa: E402  (boto3 resources, the psql session, bench_ms)
 
-LATENCY_MS = int(os.environ.get("BENCH_LATENCY_MS", "10"))
-RUNS = int(os.environ.get("BENCH_RUNS", "20"))
-WARMUP = int(os.environ.get("BENCH_WARMUP", "3"))
-USERS = int(os.environ.get("BENCH_USERS", "3000"))
+LATENCY_MS, RUNS, WARMUP, USERS = benchdata.settings(
+    LATENCY_MS=10, RUNS=20, WARMUP=3, USERS=3000)
 ORGS = 20
 COUNTRIES = ["FR", "DE", "US", "JP", "BR"]
 TABLE = "idx_bench_users"

@@ -52,13 +52,11 @@ from botocore.config import Config
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)),
                                 "..", "test", "scripts"))
 import bed  # noqa: E402  (the test bed's psql, proxy and boto3 helpers)
+import benchdata  # noqa: E402  (bench/benchdata.py: the settings, the TSV for bench/plots.sh)
 
-ROWS = int(os.environ.get("BENCH_ROWS", "100000"))
-RUNS = int(os.environ.get("BENCH_RUNS", "2"))
-WARMUP_ROWS = int(os.environ.get("BENCH_WARMUP_ROWS", "5000"))
-BATCH = int(os.environ.get("BENCH_BATCH_SIZE", "400"))
-LARGE_BATCH = int(os.environ.get("BENCH_LARGE_BATCH", "1000"))
-PROFILE_ROWS = int(os.environ.get("BENCH_PROFILE_ROWS", "5000"))
+ROWS, RUNS, WARMUP_ROWS, BATCH, LARGE_BATCH, PROFILE_ROWS = benchdata.settings(
+    ROWS=100000, RUNS=2, WARMUP_ROWS=5000, BATCH_SIZE=400, LARGE_BATCH=1000,
+    PROFILE_ROWS=5000)
 SHARDS = 10
 SAMPLE = 100            # items of each load compared with Python's
 EPOCH = datetime.datetime(2026, 1, 1, tzinfo=datetime.timezone.utc)

@@ -36,13 +36,11 @@ from botocore.config import Config
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)),
                                 "..", "test", "scripts"))
 import bed  # noqa: E402  (the test bed's psql, proxy and boto3 helpers)
-import benchdata  # noqa: E402  (bench/benchdata.py: the TSV for bench/plots.sh)
+import benchdata  # noqa: E402  (bench/benchdata.py: the settings, the TSV for bench/plots.sh)
 import topn  # noqa: E402  (the leaderboard's items and foreign table)
 
-LATENCY_MS = int(os.environ.get("BENCH_LATENCY_MS", "5"))
-PLAYERS = int(os.environ.get("BENCH_PLAYERS", "3000"))
-RUNS = int(os.environ.get("BENCH_RUNS", "15"))
-WARMUP = int(os.environ.get("BENCH_WARMUP", "3"))
+LATENCY_MS, PLAYERS, RUNS, WARMUP = benchdata.settings(
+    LATENCY_MS=5, PLAYERS=3000, RUNS=15, WARMUP=3)
 SHARDS = 10
 TABLE = "reports_lb"
 GAME = "g"

@@ -40,18 +40,14 @@ from botocore.config import Config
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)),
                                 "..", "test", "scripts"))
 import bed  # noqa: E402  (the test bed's psql, proxy and boto3 helpers)
-import benchdata  # noqa: E402  (bench/benchdata.py: the TSV for bench/plots.sh)
+import benchdata  # noqa: E402  (bench/benchdata.py: the settings, the TSV for bench/plots.sh)
 import reports_count  # noqa: E402  (its psql session and the units' table)
 import topn  # noqa: E402  (the leaderboard's items and foreign table, boto3, psql)
 
 SHARDS = 10
 TABLE = topn.table_name(SHARDS)
-LATENCY_MS = int(os.environ.get("BENCH_LATENCY_MS", "5"))
-RUNS = int(os.environ.get("BENCH_RUNS", "5"))
-WARMUP = int(os.environ.get("BENCH_WARMUP", "1"))
-PLAYERS = int(os.environ.get("BENCH_PLAYERS", "3000"))
-BIG_WATCHED = int(os.environ.get("BENCH_BIG_WATCHED", "100000"))
-LOOKUP_CAP = int(os.environ.get("BENCH_LOOKUP_CAP", "100"))
+LATENCY_MS, RUNS, WARMUP, PLAYERS, BIG_WATCHED, LOOKUP_CAP = benchdata.settings(
+    LATENCY_MS=5, RUNS=5, WARMUP=1, PLAYERS=3000, BIG_WATCHED=100000, LOOKUP_CAP=100)
 LOOKUP_THREADS = 16
 TARGET = 3.0     # the 1,000-player join / shards_join should stay within this
 LOAD_BEFORE = os.getloadavg()[0]    # what else runs here weighs on every number

@@ -41,13 +41,11 @@ from botocore.config import Config
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)),
                                 "..", "test", "scripts"))
 import bed  # noqa: E402  (the test bed's psql, proxy and boto3 helpers)
+import benchdata  # noqa: E402  (bench/benchdata.py: the settings, the TSV for bench/plots.sh)
 import topn  # noqa: E402  (boto3 resources, the psql session, bench_ms)
 
-LATENCY_MS = int(os.environ.get("BENCH_LATENCY_MS", "10"))
-RUNS = int(os.environ.get("BENCH_RUNS", "10"))
-WARMUP = int(os.environ.get("BENCH_WARMUP", "2"))
-PER_HOUR = int(os.environ.get("BENCH_EVENTS_PER_HOUR", "100"))
-SHARDS = int(os.environ.get("BENCH_SHARDS", "4"))
+LATENCY_MS, RUNS, WARMUP, PER_HOUR, SHARDS = benchdata.settings(
+    LATENCY_MS=10, RUNS=10, WARMUP=2, EVENTS_PER_HOUR=100, SHARDS=4)
 UTC = datetime.timezone.utc
 START = datetime.datetime(2023, 10, 27, 0, 0, tzinfo=UTC)
 HOURS = 24
@@ -112,15 +110,15 @@ def setup_sql():
     return f"""
 CREATE EXTENSION IF NOT EXISTS shard_fdw;
 {bed.server_sql()}
-CREATE FOREIGN TABLE hourly (event_type text, ts timestamptz, item_id text, payload jsonb)
-  SERVER ddb OPTIONS (table '{TABLES["hourly"]}',
-  partition_key 'PK', partition_key_format '{{event_type}}#{{ts:hour}}#_{{shard}}',
-  sort_key 'SK', sort_key_format '{{ts:isoformat}}#{{item_id}}',
-  shard_strategy 'random', shards '{SHARDS}');
-CREATE FOREIGN TABLE gsi (entity_id text, ts timestamptz, payload jsonb)
-  SERVER ddb OPTIONS (table '{TABLES["gsi"]}', index '{INDEX}',
-  partition_key 'GSI1PK', partition_key_format '{{entity_id}}#{{ts:hour}}',
-  sort_key 'GSI1SK', sort_key_format '{{ts:isoformat}}');
+{bed.foreign_table_sql(
+    "hourly", "event_type text, ts timestamptz, item_id text, payload jsonb", TABLES["hourly"],
+    partition_key="PK", partition_key_format="{event_type}#{ts:hour}#_{shard}",
+    sort_key="SK", sort_key_format="{ts:isoformat}#{item_id}",
+    shard_strategy="random", shards=SHARDS)}
+{bed.foreign_table_sql(
+    "gsi", "entity_id text, ts timestamptz, payload jsonb", TABLES["gsi"], index=INDEX,
+    partition_key="GSI1PK", partition_key_format="{entity_id}#{ts:hour}",
+    sort_key="GSI1SK", sort_key_format="{ts:isoformat}")}
 {topn.BENCH_MS_SQL}"""
 
 

@@ -3,6 +3,7 @@
 -- waited for them.  test/scripts/test_budget.py measures the pace against
 -- the capacity DynamoDB reports.
 \ir sql/include/server.sql
+\ir sql/include/explain_lines.sql
 SELECT ddb_create_table('budget_tab', 'k') AS status;
 ALTER SERVER ddb OPTIONS (ADD max_read_units_per_second '0');
 ALTER SERVER ddb OPTIONS (ADD max_write_units_per_second 'fast');
@@ -15,21 +16,10 @@ SELECT clock_timestamp() AS started \gset
 INSERT INTO budget_kv SELECT 'k' || i, i FROM generate_series(1, 5) i;
 SELECT clock_timestamp() - :'started' BETWEEN interval '1.5 s' AND interval '8 s' AS paced;
 -- EXPLAIN ANALYZE shows the wait, of reads and of writes, when there is a budget
-CREATE FUNCTION budget_lines(query text) RETURNS SETOF text LANGUAGE plpgsql AS $$
-DECLARE
-  line text;
-BEGIN
-  FOR line IN EXECUTE 'EXPLAIN (ANALYZE, COSTS OFF, TIMING OFF, SUMMARY OFF) ' || query LOOP
-    IF line ~ 'Budget' THEN
-      RETURN NEXT regexp_replace(line, '[0-9.]+ ms', 'N ms');
-    END IF;
-  END LOOP;
-END
-$$;
-SELECT budget_lines('SELECT * FROM budget_kv');
-SELECT budget_lines($$INSERT INTO budget_kv VALUES ('k9', 9)$$);
+SELECT explain_lines('SELECT * FROM budget_kv', 'Budget') AS budget_lines;
+SELECT explain_lines($$INSERT INTO budget_kv VALUES ('k9', 9)$$, 'Budget') AS budget_lines;
 ALTER SERVER ddb OPTIONS (DROP max_read_units_per_second);
-SELECT budget_lines('SELECT * FROM budget_kv');
+SELECT explain_lines('SELECT * FROM budget_kv', 'Budget') AS budget_lines;
 SELECT count(*) FROM budget_kv;
 SELECT ddb_delete_table('budget_tab');
 DROP SERVER ddb CASCADE;

@@ -6,19 +6,14 @@
 \set VERBOSITY terse
 
 -- the endpoint is an http or https URL of a host and an optional port
-CREATE SERVER bad FOREIGN DATA WRAPPER shard_fdw OPTIONS (endpoint 'ftp://127.0.0.1:8000');
-CREATE SERVER bad FOREIGN DATA WRAPPER shard_fdw OPTIONS (endpoint 'file:///etc/passwd');
-CREATE SERVER bad FOREIGN DATA WRAPPER shard_fdw OPTIONS (endpoint 'gopher://example.com');
-CREATE SERVER bad FOREIGN DATA WRAPPER shard_fdw OPTIONS (endpoint '127.0.0.1:8000');
-CREATE SERVER bad FOREIGN DATA WRAPPER shard_fdw OPTIONS (endpoint 'http://');
-CREATE SERVER bad FOREIGN DATA WRAPPER shard_fdw OPTIONS (endpoint 'http://user:pw@example.com');
-CREATE SERVER bad FOREIGN DATA WRAPPER shard_fdw OPTIONS (endpoint 'https://example.com/?x=1');
-CREATE SERVER bad FOREIGN DATA WRAPPER shard_fdw OPTIONS (endpoint 'https://example.com#top');
-CREATE SERVER bad FOREIGN DATA WRAPPER shard_fdw OPTIONS (endpoint 'https://example.com/dynamodb');
-CREATE SERVER bad FOREIGN DATA WRAPPER shard_fdw OPTIONS (endpoint 'http://example.com:0');
-CREATE SERVER bad FOREIGN DATA WRAPPER shard_fdw OPTIONS (endpoint 'http://example.com:65536');
-CREATE SERVER bad FOREIGN DATA WRAPPER shard_fdw OPTIONS (endpoint 'http://example.com:80x');
-CREATE SERVER bad FOREIGN DATA WRAPPER shard_fdw OPTIONS (endpoint 'http://exa mple.com');
+-- (each statement built from the list and run by \gexec)
+SELECT format('CREATE SERVER bad FOREIGN DATA WRAPPER shard_fdw OPTIONS (endpoint %L)', endpoint)
+  FROM unnest(ARRAY['ftp://127.0.0.1:8000', 'file:///etc/passwd', 'gopher://example.com',
+                    '127.0.0.1:8000', 'http://', 'http://user:pw@example.com',
+                    'https://example.com/?x=1', 'https://example.com#top',
+                    'https://example.com/dynamodb', 'http://example.com:0',
+                    'http://example.com:65536', 'http://example.com:80x',
+                    'http://exa mple.com']) AS endpoint \gexec
 ALTER SERVER ddb OPTIONS (SET endpoint 'ftp://127.0.0.1:8000');
 \set VERBOSITY default
 CREATE SERVER bad FOREIGN DATA WRAPPER shard_fdw OPTIONS (endpoint 'ftp://127.0.0.1:8000');

@@ -3,18 +3,9 @@
 -- declared, and keeps them as options; planning and EXPLAIN then read the
 -- catalogs only.
 \ir sql/include/server.sql
-SELECT shard_fdw_request('ddb', 'CreateTable', '{
-  "TableName": "declare_tab", "BillingMode": "PAY_PER_REQUEST",
-  "KeySchema": [{"AttributeName": "game", "KeyType": "HASH"},
-                {"AttributeName": "player", "KeyType": "RANGE"}],
-  "AttributeDefinitions": [{"AttributeName": "game", "AttributeType": "S"},
-                           {"AttributeName": "player", "AttributeType": "S"},
-                           {"AttributeName": "score", "AttributeType": "N"}],
-  "GlobalSecondaryIndexes": [{"IndexName": "byScore",
-    "KeySchema": [{"AttributeName": "game", "KeyType": "HASH"},
-                  {"AttributeName": "score", "KeyType": "RANGE"}],
-    "Projection": {"ProjectionType": "ALL"}}]
-}') #>> '{TableDescription,TableStatus}' AS status;
+\ir sql/include/ddb_indexes.sql
+SELECT ddb_create_indexed_table('declare_tab', 'game', 'player',
+  ARRAY[ddb_index('byScore', 'game', 'score:N')]) AS status;
 
 CREATE FUNCTION table_options(regclass) RETURNS text[]
 LANGUAGE sql AS $$ SELECT ftoptions FROM pg_foreign_table WHERE ftrelid = $1 $$;

@@ -4,6 +4,7 @@
 -- table's items it lacks got by key) and reads the cheapest.  Each
 -- result is checked against a local copy.
 \ir sql/include/server.sql
+\ir sql/include/ddb_indexes.sql
 \ir sql/include/explain_analyze.sql
 \ir sql/include/same_rows.sql
 
@@ -11,28 +12,12 @@
 -- user (RANGE), with a GSI on email, a KEYS_ONLY GSI on country and
 -- signup, a sparse GSI on vip that also holds name, a KEYS_ONLY GSI on
 -- user (the table's sort key), and an LSI on seen that holds name.
-SELECT shard_fdw_request('ddb', 'CreateTable', '{
-  "TableName": "idx_users", "BillingMode": "PAY_PER_REQUEST",
-  "KeySchema": [{"AttributeName": "org", "KeyType": "HASH"},
-                {"AttributeName": "user", "KeyType": "RANGE"}],
-  "AttributeDefinitions": [{"AttributeName": "org", "AttributeType": "S"},
-    {"AttributeName": "user", "AttributeType": "S"}, {"AttributeName": "email", "AttributeType": "S"},
-    {"AttributeName": "seen", "AttributeType": "N"}, {"AttributeName": "country", "AttributeType": "S"},
-    {"AttributeName": "signup", "AttributeType": "S"}, {"AttributeName": "vip", "AttributeType": "S"}],
-  "GlobalSecondaryIndexes": [
-    {"IndexName": "byEmail", "KeySchema": [{"AttributeName": "email", "KeyType": "HASH"}],
-     "Projection": {"ProjectionType": "ALL"}},
-    {"IndexName": "byCountry", "KeySchema": [{"AttributeName": "country", "KeyType": "HASH"},
-       {"AttributeName": "signup", "KeyType": "RANGE"}], "Projection": {"ProjectionType": "KEYS_ONLY"}},
-    {"IndexName": "byVip", "KeySchema": [{"AttributeName": "vip", "KeyType": "HASH"}],
-     "Projection": {"ProjectionType": "INCLUDE", "NonKeyAttributes": ["name"]}},
-    {"IndexName": "byUser", "KeySchema": [{"AttributeName": "user", "KeyType": "HASH"}],
-     "Projection": {"ProjectionType": "KEYS_ONLY"}}],
-  "LocalSecondaryIndexes": [
-    {"IndexName": "bySeen", "KeySchema": [{"AttributeName": "org", "KeyType": "HASH"},
-       {"AttributeName": "seen", "KeyType": "RANGE"}],
-     "Projection": {"ProjectionType": "INCLUDE", "NonKeyAttributes": ["name"]}}]
-}') #>> '{TableDescription,TableStatus}' AS status;
+SELECT ddb_create_indexed_table('idx_users', 'org', 'user',
+  ARRAY[ddb_index('byEmail', 'email'),
+        ddb_index('byCountry', 'country', 'signup', 'KEYS_ONLY'),
+        ddb_index('byVip', 'vip', NULL, 'name'),
+        ddb_index('byUser', 'user', NULL, 'KEYS_ONLY')],
+  ARRAY[ddb_index('bySeen', 'org', 'seen:N', 'name')]) AS status;
 -- every user has an email, a country, a signup and a last seen time,
 -- which the columns declare (NOT NULL): each index but byVip holds
 -- every item
@@ -148,16 +133,8 @@ SELECT same_rows($$SELECT u."user", u.name FROM wanted w JOIN %s u ON u.email = 
 
 -- a sharded table's LSI: a Query of the index per shard, merged in the
 -- order of its sort key
-SELECT shard_fdw_request('ddb', 'CreateTable', '{
-  "TableName": "idx_boards", "BillingMode": "PAY_PER_REQUEST",
-  "KeySchema": [{"AttributeName": "pk", "KeyType": "HASH"},
-                {"AttributeName": "player", "KeyType": "RANGE"}],
-  "AttributeDefinitions": [{"AttributeName": "pk", "AttributeType": "S"},
-    {"AttributeName": "player", "AttributeType": "S"}, {"AttributeName": "score", "AttributeType": "N"}],
-  "LocalSecondaryIndexes": [
-    {"IndexName": "byScore", "KeySchema": [{"AttributeName": "pk", "KeyType": "HASH"},
-       {"AttributeName": "score", "KeyType": "RANGE"}], "Projection": {"ProjectionType": "KEYS_ONLY"}}]
-}') #>> '{TableDescription,TableStatus}' AS status;
+SELECT ddb_create_indexed_table('idx_boards', 'pk', 'player',
+  '{}', ARRAY[ddb_index('byScore', 'pk', 'score:N', 'KEYS_ONLY')]) AS status;
 CREATE FOREIGN TABLE boards (game text, player text, score bigint NOT NULL, level int)
   SERVER ddb OPTIONS (table 'idx_boards', partition_key 'pk', partition_key_format '{game}#{shard}',
   sort_key 'player', shard_strategy 'calculated', shards '4', shard_by 'player',
@@ -179,15 +156,8 @@ EXPLAIN (COSTS OFF) SELECT score FROM boards WHERE game = 'g1' AND player = 'p7'
 
 -- an index whose keys the table writes from templates: the team's
 -- members by the time they joined
-SELECT shard_fdw_request('ddb', 'CreateTable', '{
-  "TableName": "idx_members", "BillingMode": "PAY_PER_REQUEST",
-  "KeySchema": [{"AttributeName": "id", "KeyType": "HASH"}],
-  "AttributeDefinitions": [{"AttributeName": "id", "AttributeType": "S"},
-    {"AttributeName": "gsi_pk", "AttributeType": "S"}, {"AttributeName": "gsi_sk", "AttributeType": "S"}],
-  "GlobalSecondaryIndexes": [
-    {"IndexName": "byTeam", "KeySchema": [{"AttributeName": "gsi_pk", "KeyType": "HASH"},
-       {"AttributeName": "gsi_sk", "KeyType": "RANGE"}], "Projection": {"ProjectionType": "ALL"}}]
-}') #>> '{TableDescription,TableStatus}' AS status;
+SELECT ddb_create_indexed_table('idx_members', 'id', NULL,
+  ARRAY[ddb_index('byTeam', 'gsi_pk', 'gsi_sk')]) AS status;
 CREATE FOREIGN TABLE members (id text, team text, joined timestamptz NOT NULL, name text)
   SERVER ddb OPTIONS (table 'idx_members',
   index_partition_key 'gsi_pk', index_partition_key_format 'team#{team}',

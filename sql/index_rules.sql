@@ -5,42 +5,18 @@
 -- table (and passed over when the index lags behind it), writes on the
 -- table's own keys, and earlier layouts.
 \ir sql/include/server.sql
+\ir sql/include/ddb_indexes.sql
 \ir sql/include/explain_analyze.sql
 \ir sql/include/same_rows.sql
--- capacity(query): the read units EXPLAIN ANALYZE says query consumed
-CREATE FUNCTION capacity(query text) RETURNS SETOF text LANGUAGE plpgsql AS $$
-DECLARE
-  line text;
-BEGIN
-  FOR line IN EXECUTE 'EXPLAIN (ANALYZE, COSTS OFF, TIMING OFF, SUMMARY OFF) ' || query LOOP
-    IF line ~ 'Consumed Capacity|DynamoDB Index' THEN
-      RETURN NEXT trim(line);
-    END IF;
-  END LOOP;
-END
-$$;
+\ir sql/include/explain_lines.sql
 
 -- People of several organisations, some without an email, a signup, a
 -- last seen time or a vip mark: the indexes on those are sparse.
-SELECT shard_fdw_request('ddb', 'CreateTable', '{
-  "TableName": "idx_rules", "BillingMode": "PAY_PER_REQUEST",
-  "KeySchema": [{"AttributeName": "org", "KeyType": "HASH"},
-                {"AttributeName": "user", "KeyType": "RANGE"}],
-  "AttributeDefinitions": [{"AttributeName": "org", "AttributeType": "S"},
-    {"AttributeName": "user", "AttributeType": "S"}, {"AttributeName": "email", "AttributeType": "S"},
-    {"AttributeName": "seen", "AttributeType": "N"}, {"AttributeName": "country", "AttributeType": "S"},
-    {"AttributeName": "signup", "AttributeType": "S"}, {"AttributeName": "vip", "AttributeType": "S"}],
-  "GlobalSecondaryIndexes": [
-    {"IndexName": "byEmail", "KeySchema": [{"AttributeName": "email", "KeyType": "HASH"}],
-     "Projection": {"ProjectionType": "INCLUDE", "NonKeyAttributes": ["name"]}},
-    {"IndexName": "byCountry", "KeySchema": [{"AttributeName": "country", "KeyType": "HASH"},
-       {"AttributeName": "signup", "KeyType": "RANGE"}], "Projection": {"ProjectionType": "KEYS_ONLY"}},
-    {"IndexName": "byVip", "KeySchema": [{"AttributeName": "vip", "KeyType": "HASH"}],
-     "Projection": {"ProjectionType": "KEYS_ONLY"}}],
-  "LocalSecondaryIndexes": [
-    {"IndexName": "bySeen", "KeySchema": [{"AttributeName": "org", "KeyType": "HASH"},
-       {"AttributeName": "seen", "KeyType": "RANGE"}], "Projection": {"ProjectionType": "KEYS_ONLY"}}]
-}') #>> '{TableDescription,TableStatus}' AS status;
+SELECT ddb_create_indexed_table('idx_rules', 'org', 'user',
+  ARRAY[ddb_index('byEmail', 'email', NULL, 'name'),
+        ddb_index('byCountry', 'country', 'signup', 'KEYS_ONLY'),
+        ddb_index('byVip', 'vip', NULL, 'KEYS_ONLY')],
+  ARRAY[ddb_index('bySeen', 'org', 'seen:N', 'KEYS_ONLY')]) AS status;
 CREATE FOREIGN TABLE people (org text, "user" text, email text, country text, signup text,
   seen bigint, vip text, name text, plan text)
   SERVER ddb OPTIONS (table 'idx_rules', insert_mode 'upsert');
@@ -96,13 +72,13 @@ SELECT same_rows($$SELECT "user", seen FROM %s WHERE org = 'o1' AND seen > 0
 -- Consistency.  A global index is only eventually consistent: a table
 -- that reads consistently reads none, and a local one consistently (a
 -- strongly consistent read takes twice the read units)
-SELECT capacity($$SELECT "user", seen FROM people WHERE org = 'o2' AND seen > 0
-   ORDER BY seen LIMIT 3$$);
+SELECT trim(explain_lines($$SELECT "user", seen FROM people WHERE org = 'o2' AND seen > 0
+   ORDER BY seen LIMIT 3$$, 'Consumed Capacity|DynamoDB Index')) AS capacity;
 ALTER FOREIGN TABLE people OPTIONS (ADD consistent_read 'true');
 SELECT index_name, unusable FROM shard_fdw_refresh_indexes('people');
 EXPLAIN (COSTS OFF) SELECT "user" FROM people WHERE vip = 'Y';
-SELECT capacity($$SELECT "user", seen FROM people WHERE org = 'o2' AND seen > 0
-   ORDER BY seen LIMIT 3$$);
+SELECT trim(explain_lines($$SELECT "user", seen FROM people WHERE org = 'o2' AND seen > 0
+   ORDER BY seen LIMIT 3$$, 'Consumed Capacity|DynamoDB Index')) AS capacity;
 SELECT same_rows($$SELECT "user", seen FROM %s WHERE org = 'o2' AND seen > 0
    ORDER BY seen LIMIT 3$$, 'people', 'local_people');
 -- the server's consistent_read, which a table without its own follows
@@ -176,20 +152,9 @@ EXPLAIN (COSTS OFF)
 -- Earlier layouts.  While a sharded table's items move to a new shard
 -- count, an LSI (whose partitions are the table's) is not read, and a
 -- GSI only where the table says it may read inconsistently
-SELECT shard_fdw_request('ddb', 'CreateTable', '{
-  "TableName": "idx_layouts", "BillingMode": "PAY_PER_REQUEST",
-  "KeySchema": [{"AttributeName": "pk", "KeyType": "HASH"},
-                {"AttributeName": "player", "KeyType": "RANGE"}],
-  "AttributeDefinitions": [{"AttributeName": "pk", "AttributeType": "S"},
-    {"AttributeName": "player", "AttributeType": "S"}, {"AttributeName": "score", "AttributeType": "N"},
-    {"AttributeName": "level", "AttributeType": "N"}],
-  "GlobalSecondaryIndexes": [
-    {"IndexName": "byLevel", "KeySchema": [{"AttributeName": "level", "KeyType": "HASH"}],
-     "Projection": {"ProjectionType": "ALL"}}],
-  "LocalSecondaryIndexes": [
-    {"IndexName": "byScore", "KeySchema": [{"AttributeName": "pk", "KeyType": "HASH"},
-       {"AttributeName": "score", "KeyType": "RANGE"}], "Projection": {"ProjectionType": "ALL"}}]
-}') #>> '{TableDescription,TableStatus}' AS status;
+SELECT ddb_create_indexed_table('idx_layouts', 'pk', 'player',
+  ARRAY[ddb_index('byLevel', 'level:N')],
+  ARRAY[ddb_index('byScore', 'pk', 'score:N')]) AS status;
 CREATE FOREIGN TABLE scores (game text, player text, score bigint NOT NULL, level bigint NOT NULL)
   SERVER ddb OPTIONS (table 'idx_layouts', partition_key 'pk', partition_key_format '{game}#{shard}',
   sort_key 'player', shard_strategy 'calculated', shards '2', shard_by 'player',
@@ -237,7 +202,6 @@ SELECT same_rows($$SELECT count(*) FROM %s WHERE vip = 'Y'$$, 'people', 'local_p
 
 DROP TABLE local_people, local_scores;
 DROP FOREIGN TABLE people, scores;
-DROP FUNCTION capacity(text);
 SELECT ddb_delete_table('idx_rules') AS deleted;
 SELECT ddb_delete_table('idx_layouts') AS deleted;
 DROP SERVER ddb CASCADE;

@@ -3,31 +3,18 @@
 -- recorded as its option secondary_indexes, so that planning asks
 -- DynamoDB nothing; shard_fdw_refresh_indexes() learns them again.
 \ir sql/include/server.sql
+\ir sql/include/ddb_indexes.sql
 CREATE FUNCTION recorded(ftable regclass) RETURNS SETOF jsonb LANGUAGE sql AS $$
   SELECT jsonb_array_elements(substr(o, length('secondary_indexes=') + 1)::jsonb)
     FROM pg_foreign_table, unnest(ftoptions) o
    WHERE ftrelid = ftable AND o LIKE 'secondary\_indexes=%'
 $$;
 
-SELECT shard_fdw_request('ddb', 'CreateTable', '{
-  "TableName": "idx_learn", "BillingMode": "PAY_PER_REQUEST",
-  "KeySchema": [{"AttributeName": "org", "KeyType": "HASH"},
-                {"AttributeName": "user", "KeyType": "RANGE"}],
-  "AttributeDefinitions": [{"AttributeName": "org", "AttributeType": "S"},
-    {"AttributeName": "user", "AttributeType": "S"}, {"AttributeName": "email", "AttributeType": "S"},
-    {"AttributeName": "seen", "AttributeType": "N"}, {"AttributeName": "country", "AttributeType": "S"},
-    {"AttributeName": "signup", "AttributeType": "S"}, {"AttributeName": "vip", "AttributeType": "B"}],
-  "GlobalSecondaryIndexes": [
-    {"IndexName": "byEmail", "KeySchema": [{"AttributeName": "email", "KeyType": "HASH"}],
-     "Projection": {"ProjectionType": "ALL"}},
-    {"IndexName": "byCountry", "KeySchema": [{"AttributeName": "country", "KeyType": "HASH"},
-       {"AttributeName": "signup", "KeyType": "RANGE"}], "Projection": {"ProjectionType": "KEYS_ONLY"}},
-    {"IndexName": "byVip", "KeySchema": [{"AttributeName": "vip", "KeyType": "HASH"}],
-     "Projection": {"ProjectionType": "INCLUDE", "NonKeyAttributes": ["name", "plan"]}}],
-  "LocalSecondaryIndexes": [
-    {"IndexName": "bySeen", "KeySchema": [{"AttributeName": "org", "KeyType": "HASH"},
-       {"AttributeName": "seen", "KeyType": "RANGE"}], "Projection": {"ProjectionType": "ALL"}}]
-}') #>> '{TableDescription,TableStatus}' AS status;
+SELECT ddb_create_indexed_table('idx_learn', 'org', 'user',
+  ARRAY[ddb_index('byEmail', 'email'),
+        ddb_index('byCountry', 'country', 'signup', 'KEYS_ONLY'),
+        ddb_index('byVip', 'vip:B', NULL, 'name,plan')],
+  ARRAY[ddb_index('bySeen', 'org', 'seen:N')]) AS status;
 
 -- declared: the keys and the indexes are learnt, the indexes with their
 -- keys' types and projections
@@ -101,14 +88,8 @@ SELECT * FROM shard_fdw_refresh_indexes('pg_class');
 CREATE FOREIGN TABLE early (id text, tag text) SERVER ddb
   OPTIONS (table 'idx_early', partition_key 'id');
 SELECT count(*) AS recorded FROM recorded('early');
-SELECT shard_fdw_request('ddb', 'CreateTable', '{
-  "TableName": "idx_early", "BillingMode": "PAY_PER_REQUEST",
-  "KeySchema": [{"AttributeName": "id", "KeyType": "HASH"}],
-  "AttributeDefinitions": [{"AttributeName": "id", "AttributeType": "S"},
-    {"AttributeName": "tag", "AttributeType": "S"}],
-  "GlobalSecondaryIndexes": [{"IndexName": "byTag",
-    "KeySchema": [{"AttributeName": "tag", "KeyType": "HASH"}],
-    "Projection": {"ProjectionType": "KEYS_ONLY"}}]}') #>> '{TableDescription,TableStatus}' AS status;
+SELECT ddb_create_indexed_table('idx_early', 'id', NULL,
+  ARRAY[ddb_index('byTag', 'tag', NULL, 'KEYS_ONLY')]) AS status;
 SELECT * FROM shard_fdw_refresh_indexes('early');
 SELECT recorded('early');
 

@@ -18,21 +18,14 @@ CREATE TABLE games AS
   SELECT 'g' || i AS game_id, 'Game ' || i AS title FROM generate_series(0, 3) i;
 ANALYZE local_lb, games;
 
--- explain_parallel(query): EXPLAIN ANALYZE without timings and without
--- the rows and loops of each node, which depend on how the participants
--- shared the segments, nor the consumed capacity
+\ir sql/include/explain_analyze.sql
+-- explain_parallel(query): explain_analyze(query) without the rows and
+-- loops of each node, which depend on how the participants shared the
+-- segments
 CREATE FUNCTION explain_parallel(query text) RETURNS SETOF text
-LANGUAGE plpgsql AS $$
-DECLARE
-  line text;
-BEGIN
-  FOR line IN EXECUTE 'EXPLAIN (ANALYZE, COSTS OFF, TIMING OFF, SUMMARY OFF, BUFFERS OFF) '
-                      || query LOOP
-    IF line !~ 'Consumed Capacity' THEN
-      RETURN NEXT regexp_replace(line, ' \(actual rows=[0-9.]+ loops=\d+\)', '');
-    END IF;
-  END LOOP;
-END
+LANGUAGE sql AS $$
+  SELECT regexp_replace(line, ' \(actual rows=[0-9.]+ loops=\d+\)', '')
+    FROM explain_analyze(query) AS line
 $$;
 
 -- the workers planned go by the table's size: before ANALYZE, 10000 rows

@@ -24,39 +24,34 @@ SELECT ddb_create_table('sqlsmith_audit', 'pk', 'ts:N');
 SELECT ddb_create_table('sqlsmith_audit_shards', 'file_path');
 SELECT ddb_create_table('sqlsmith_types', 'pk', 'sk:N');
 
--- the leaderboard hashed on player_id: 3,000 players of two games
-CREATE FOREIGN TABLE leaderboard (
-  game_id text NOT NULL, player_id text NOT NULL, score bigint NOT NULL,
-  achieved timestamptz
-) SERVER ddb OPTIONS (
-  table 'sqlsmith_leaderboards',
-  partition_key 'pk', partition_key_format '{game_id}#{shard}',
-  sort_key 'sk', sort_key_format '{score:020}#{player_id}',
-  shards '10', shard_strategy 'calculated', shard_by 'player_id',
-  shard_hash 'fnv1a_32');
+-- the leaderboard hashed on player_id, 3,000 players of two games; the
+-- same items read as random shards, and with the bare key too
+DO $$
+DECLARE
+  t record;
+BEGIN
+  FOR t IN SELECT * FROM (VALUES
+      ('leaderboard', $o$shard_strategy 'calculated', shard_by 'player_id', shard_hash 'fnv1a_32'$o$),
+      ('leaderboard_random', $o$shard_strategy 'random'$o$),
+      ('leaderboard_legacy', $o$shard_strategy 'calculated', shard_by 'player_id',
+                              shard_hash 'fnv1a_32', legacy_unsharded 'true'$o$)) AS v(name, options)
+  LOOP
+    EXECUTE format($f$CREATE FOREIGN TABLE %I (
+      game_id text NOT NULL, player_id text NOT NULL, score bigint NOT NULL,
+      achieved timestamptz
+    ) SERVER ddb OPTIONS (
+      table 'sqlsmith_leaderboards',
+      partition_key 'pk', partition_key_format '{game_id}#{shard}',
+      sort_key 'sk', sort_key_format '{score:020}#{player_id}',
+      shards '10', %s)$f$, t.name, t.options);
+  END LOOP;
+END
+$$;
 INSERT INTO leaderboard
 SELECT 'game_' || (i % 2), 'player' || i, (i * 7919) % 100000,
        timestamptz '2026-01-01 00:00:00+00' + i * interval '1 minute'
   FROM generate_series(1, 3000) i;
 
--- the same items read as random shards, and with the bare key too
-CREATE FOREIGN TABLE leaderboard_random (
-  game_id text NOT NULL, player_id text NOT NULL, score bigint NOT NULL,
-  achieved timestamptz
-) SERVER ddb OPTIONS (
-  table 'sqlsmith_leaderboards',
-  partition_key 'pk', partition_key_format '{game_id}#{shard}',
-  sort_key 'sk', sort_key_format '{score:020}#{player_id}',
-  shards '10', shard_strategy 'random');
-CREATE FOREIGN TABLE leaderboard_legacy (
-  game_id text NOT NULL, player_id text NOT NULL, score bigint NOT NULL,
-  achieved timestamptz
-) SERVER ddb OPTIONS (
-  table 'sqlsmith_leaderboards',
-  partition_key 'pk', partition_key_format '{game_id}#{shard}',
-  sort_key 'sk', sort_key_format '{score:020}#{player_id}',
-  shards '10', shard_strategy 'calculated', shard_by 'player_id',
-  shard_hash 'fnv1a_32', legacy_unsharded 'true');
 SELECT shard_fdw_request('ddb', 'PutItem', jsonb_build_object(
   'TableName', 'sqlsmith_leaderboards', 'Item', jsonb_build_object(
     'pk', jsonb_build_object('S', 'game_' || (i % 2)),

@@ -352,6 +352,19 @@ fail(Http1Response *r, const char *fmt,...)
 	return false;
 }
 
+/*
+ * Refuse the response with message fmt, whose one %s shows the len bytes
+ * at text (see show).
+ */
+static bool
+fail_showing(Http1Response *r, const char *fmt, const char *text, size_t len)
+{
+	char		shown[SHOWN_SIZE];
+
+	show(shown, text, len);
+	return fail(r, fmt, shown);
+}
+
 /* Refuse the response for a body larger than max_body. */
 static bool
 fail_larger(Http1Response *r)
@@ -409,18 +422,10 @@ take_line(Http1Response *r, const char *data, size_t n, size_t *pos,
 static bool
 line_clean(Http1Response *r, const char *line, size_t len)
 {
-	char		shown[SHOWN_SIZE];
-
 	if (memchr(line, '\r', len) != NULL)
-	{
-		show(shown, line, len);
-		return fail(r, "a line holds a bare CR: \"%s\"", shown);
-	}
+		return fail_showing(r, "a line holds a bare CR: \"%s\"", line, len);
 	if (memchr(line, '\0', len) != NULL)
-	{
-		show(shown, line, len);
-		return fail(r, "a line holds a NUL byte: \"%s\"", shown);
-	}
+		return fail_showing(r, "a line holds a NUL byte: \"%s\"", line, len);
 	return true;
 }
 
@@ -439,17 +444,13 @@ http1_start(const char *line, size_t len)
 static bool
 status_line(Http1Response *r, const char *line, size_t len)
 {
-	char		shown[SHOWN_SIZE];
 	int			status;
 
 	if (!line_clean(r, line, len))
 		return false;
 	if (len < 12 || line[9] < '1' || line[9] > '9' || !is_digit(line[10]) ||
 		!is_digit(line[11]) || (len > 12 && line[12] != ' '))
-	{
-		show(shown, line, len);
-		return fail(r, "the status line is not HTTP/1.x: \"%s\"", shown);
-	}
+		return fail_showing(r, "the status line is not HTTP/1.x: \"%s\"", line, len);
 	status = (line[9] - '0') * 100 + (line[10] - '0') * 10 + (line[11] - '0');
 	if (status == 101)
 		return fail(r, "the server switched protocols (status 101) unasked");
@@ -477,12 +478,7 @@ content_length(Http1Response *r, const char *value, size_t len)
 		while (digits < elemlen && is_digit(elem[digits]))
 			digits++;
 		if (elemlen == 0 || digits < elemlen)
-		{
-			char		shown[SHOWN_SIZE];
-
-			show(shown, value, len);
-			return fail(r, "Content-Length \"%s\" is not a number", shown);
-		}
+			return fail_showing(r, "Content-Length \"%s\" is not a number", value, len);
 		for (size_t i = 0; i < elemlen; i++)
 		{
 			size_t		d = elem[i] - '0';
@@ -504,15 +500,10 @@ content_length(Http1Response *r, const char *value, size_t len)
 static bool
 transfer_encoding(Http1Response *r, const char *value, size_t len)
 {
-	char		shown[SHOWN_SIZE];
-
 	if (r->chunked)
 		return fail(r, "Transfer-Encoding chunked comes twice");
 	if (!same_name(value, len, "chunked"))
-	{
-		show(shown, value, len);
-		return fail(r, "unsupported transfer coding \"%s\"", shown);
-	}
+		return fail_showing(r, "unsupported transfer coding \"%s\"", value, len);
 	r->chunked = true;
 	return true;
 }
@@ -605,7 +596,6 @@ header_field(Http1Response *r, const char *name, size_t namelen,
 static bool
 header_line(Http1Response *r, const char *line, size_t len)
 {
-	char		shown[SHOWN_SIZE];
 	const char *colon;
 	const char *value;
 	size_t		namelen;
@@ -614,34 +604,19 @@ header_line(Http1Response *r, const char *line, size_t len)
 	if (!line_clean(r, line, len))
 		return false;
 	if (is_blank(line[0]))
-	{
-		show(shown, line, len);
-		return fail(r, "a header line is folded (begins with a blank): \"%s\"",
-					shown);
-	}
+		return fail_showing(r, "a header line is folded (begins with a blank): \"%s\"",
+							line, len);
 	colon = memchr(line, ':', len);
 	if (colon == NULL)
-	{
-		show(shown, line, len);
-		return fail(r, "a header line has no colon: \"%s\"", shown);
-	}
+		return fail_showing(r, "a header line has no colon: \"%s\"", line, len);
 	namelen = colon - line;
 	if (namelen == 0)
-	{
-		show(shown, line, len);
-		return fail(r, "a header line has no name: \"%s\"", shown);
-	}
+		return fail_showing(r, "a header line has no name: \"%s\"", line, len);
 	if (is_blank(line[namelen - 1]))
-	{
-		show(shown, line, len);
-		return fail(r, "a header name is followed by a blank: \"%s\"", shown);
-	}
+		return fail_showing(r, "a header name is followed by a blank: \"%s\"", line, len);
 	for (size_t i = 0; i < namelen; i++)
 		if (!token_char[(unsigned char) line[i]])
-		{
-			show(shown, line, len);
-			return fail(r, "a header name is not a token: \"%s\"", shown);
-		}
+			return fail_showing(r, "a header name is not a token: \"%s\"", line, len);
 	if (r->interim || r->state == HTTP1_TRAILERS)
 		return true;
 	value = colon + 1;
@@ -724,10 +699,7 @@ chunk_size_line(Http1Response *r, const char *line, size_t len)
 	while (i < len && is_blank(line[i]))
 		i++;
 	if (digits == 0 || (i < len && line[i] != ';'))
-	{
-		show(shown, line, len);
-		return fail(r, "chunk size \"%s\" is not hexadecimal", shown);
-	}
+		return fail_showing(r, "chunk size \"%s\" is not hexadecimal", line, len);
 	if (size > r->max_body - r->body.len)
 		return fail_larger(r);
 	if (size == 0)
@@ -748,7 +720,6 @@ chunk_size_line(Http1Response *r, const char *line, size_t len)
 static bool
 read_line(Http1Response *r, const char *data, size_t n, size_t *pos)
 {
-	char		shown[SHOWN_SIZE];
 	const char *line;
 	size_t		len;
 	size_t		size;
@@ -763,10 +734,7 @@ read_line(Http1Response *r, const char *data, size_t n, size_t *pos)
 	}
 	if (r->state == HTTP1_STATUS_LINE && (whole || len > SHOW_LEN + 1) &&
 		!http1_start(line, len))
-	{
-		show(shown, line, len);
-		return fail(r, "the status line is not HTTP/1.x: \"%s\"", shown);
-	}
+		return fail_showing(r, "the status line is not HTTP/1.x: \"%s\"", line, len);
 	if (r->section + size > HTTP1_MAX_HEADER_SECTION)
 		return fail(r, "the header section is longer than %d bytes",
 					HTTP1_MAX_HEADER_SECTION);

@@ -93,20 +93,28 @@ shardhash_name(ShardHash h)
 }
 
 /*
+ * FNV-1a of len bytes from offset basis and prime.  Computed in 64 bits:
+ * the low 32 bits of each step depend only on the low 32 bits before it,
+ * so the 32-bit hash is the low half of the same loop on its basis and
+ * prime.
+ */
+static uint64_t
+fnv1a(const unsigned char *data, size_t len, uint64_t basis, uint64_t prime)
+{
+	uint64_t	h = basis;
+
+	for (size_t i = 0; i < len; i++)
+		h = (h ^ data[i]) * prime;
+	return h;
+}
+
+/*
  * 32-bit FNV-1a of len bytes.
  */
 uint32_t
 shardhash_fnv1a_32(const unsigned char *data, size_t len)
 {
-	uint32_t	h = FNV32_OFFSET_BASIS;
-	size_t		i;
-
-	for (i = 0; i < len; i++)
-	{
-		h ^= data[i];
-		h *= FNV32_PRIME;
-	}
-	return h;
+	return (uint32_t) fnv1a(data, len, FNV32_OFFSET_BASIS, FNV32_PRIME);
 }
 
 /*
@@ -115,15 +123,7 @@ shardhash_fnv1a_32(const unsigned char *data, size_t len)
 uint64_t
 shardhash_fnv1a_64(const unsigned char *data, size_t len)
 {
-	uint64_t	h = FNV64_OFFSET_BASIS;
-	size_t		i;
-
-	for (i = 0; i < len; i++)
-	{
-		h ^= data[i];
-		h *= FNV64_PRIME;
-	}
-	return h;
+	return fnv1a(data, len, FNV64_OFFSET_BASIS, FNV64_PRIME);
 }
 
 /*

@@ -157,6 +157,26 @@ request_sample(const char *table, int limit, int segment, int segments, size_t *
 }
 
 /*
+ * Begin a Query's KeyConditionExpression, the partition key attribute
+ * equal to :k, up to the value of :k, which the caller writes before it
+ * closes ExpressionAttributeValues.
+ */
+static void
+begin_partition_condition(JsonWriter *w, const char *attribute)
+{
+	jw_key(w, "KeyConditionExpression");
+	jw_cstring(w, "#k = :k");
+	jw_key(w, "ExpressionAttributeNames");
+	jw_begin_object(w);
+	jw_key(w, "#k");
+	jw_cstring(w, attribute);
+	jw_end_object(w);
+	jw_key(w, "ExpressionAttributeValues");
+	jw_begin_object(w);
+	jw_key(w, ":k");
+}
+
+/*
  * The Query body that samples the first limit items of the S partition
  * key value pk of table "table", whose partition key is attribute.
  */
@@ -168,16 +188,7 @@ request_partition_sample(const char *table, const char *attribute, const char *p
 	JsonWriter	w;
 
 	jw_begin_request(&w, &out, table);
-	jw_key(&w, "KeyConditionExpression");
-	jw_cstring(&w, "#k = :k");
-	jw_key(&w, "ExpressionAttributeNames");
-	jw_begin_object(&w);
-	jw_key(&w, "#k");
-	jw_cstring(&w, attribute);
-	jw_end_object(&w);
-	jw_key(&w, "ExpressionAttributeValues");
-	jw_begin_object(&w);
-	jw_key(&w, ":k");
+	begin_partition_condition(&w, attribute);
 	jw_begin_object(&w);
 	jw_key(&w, "S");
 	jw_cstring(&w, pk);
@@ -192,16 +203,7 @@ request_partition_sample(const char *table, const char *attribute, const char *p
 void
 request_write_partition_condition(JsonWriter *w, ShardTable *t, const char *pk)
 {
-	jw_key(w, "KeyConditionExpression");
-	jw_cstring(w, "#k = :k");
-	jw_key(w, "ExpressionAttributeNames");
-	jw_begin_object(w);
-	jw_key(w, "#k");
-	jw_cstring(w, t->pk.attribute);
-	jw_end_object(w);
-	jw_key(w, "ExpressionAttributeValues");
-	jw_begin_object(w);
-	jw_key(w, ":k");
+	begin_partition_condition(w, t->pk.attribute);
 	request_write_key_value(w, &t->pk, pk);
 	jw_end_object(w);
 }

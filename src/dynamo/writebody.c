@@ -37,6 +37,35 @@ write_key_of_item(JsonWriter *w, ShardTable *t, const DdbJson *item)
 }
 
 /*
+ * Begin the body of a request on table about one item, up to its Key
+ * member, whose value the caller writes next.
+ */
+static void
+begin_keyed(JsonWriter *w, Buf *out, const char *table)
+{
+	jw_begin_request(w, out, table);
+	jw_key(w, "Key");
+}
+
+/*
+ * The body of a request on the item with the key pk, sk (texts) and one
+ * member more, member, whose value is the JSON text value.
+ */
+static char *
+key_texts_body(ShardTable *t, const char *pk, const char *sk, const char *member,
+			   const char *value, size_t *len)
+{
+	Buf			out;
+	JsonWriter	w;
+
+	begin_keyed(&w, &out, t->table);
+	request_write_key_texts(&w, t, pk, sk);
+	jw_key(&w, member);
+	jw_raw(&w, value);
+	return jw_end_request(&w, len);
+}
+
+/*
  * Write a ConditionExpression, condition, on attribute as #k (such as
  * "attribute_exists(#k)"), and the ExpressionAttributeNames: #k, then
  * #a0, #a1, ... for the names in "names" (a List of C strings).
@@ -119,8 +148,7 @@ request_get_put_token(ShardTable *t, const DdbJson *item, size_t *len)
 	Buf			out;
 	JsonWriter	w;
 
-	jw_begin_request(&w, &out, t->table);
-	jw_key(&w, "Key");
+	begin_keyed(&w, &out, t->table);
 	write_key_of_item(&w, t, item);
 	jw_key(&w, "ProjectionExpression");
 	jw_cstring(&w, "#t");
@@ -139,15 +167,7 @@ request_get_put_token(ShardTable *t, const DdbJson *item, size_t *len)
 char *
 request_get_item(ShardTable *t, const char *pk, const char *sk, size_t *len)
 {
-	Buf			out;
-	JsonWriter	w;
-
-	jw_begin_request(&w, &out, t->table);
-	jw_key(&w, "Key");
-	request_write_key_texts(&w, t, pk, sk);
-	jw_key(&w, "ConsistentRead");
-	jw_bool(&w, true);
-	return jw_end_request(&w, len);
+	return key_texts_body(t, pk, sk, "ConsistentRead", "true", len);
 }
 
 /* The BatchWriteItem body that puts items[0..n-1] (at most 25). */
@@ -236,8 +256,7 @@ part_body(ShardTable *t, UpdatePart *p, const char *pk, const char *sk)
 	size_t		len;
 
 	jw_end_object(&p->vw);
-	jw_begin_request(&w, &out, t->table);
-	jw_key(&w, "Key");
+	begin_keyed(&w, &out, t->table);
 	request_write_key_texts(&w, t, pk, sk);
 	write_condition(&w, "attribute_exists(#k)", t->pk.attribute, p->names);
 	if (p->set.len > 0)
@@ -584,15 +603,7 @@ request_put_checked(ShardTable *t, const char *item, List *others, const char *s
 char *
 request_delete(ShardTable *t, const char *pk, const char *sk, size_t *len)
 {
-	Buf			out;
-	JsonWriter	w;
-
-	jw_begin_request(&w, &out, t->table);
-	jw_key(&w, "Key");
-	request_write_key_texts(&w, t, pk, sk);
-	jw_key(&w, "ReturnValues");
-	jw_cstring(&w, "ALL_OLD");
-	return jw_end_request(&w, len);
+	return key_texts_body(t, pk, sk, "ReturnValues", "\"ALL_OLD\"", len);
 }
 
 /*
@@ -606,8 +617,7 @@ request_delete_item(ShardTable *t, const DdbJson *item, bool unchanged, size_t *
 	Buf			out;
 	JsonWriter	w;
 
-	jw_begin_request(&w, &out, t->table);
-	jw_key(&w, "Key");
+	begin_keyed(&w, &out, t->table);
 	write_key_of_item(&w, t, item);
 	if (unchanged)
 		write_unchanged_condition(&w, t, item, true);
@@ -648,8 +658,7 @@ request_meta_get(ShardTable *t, const char *base, size_t *len)
 	Buf			out;
 	JsonWriter	w;
 
-	jw_begin_request(&w, &out, t->metadata_table);
-	jw_key(&w, "Key");
+	begin_keyed(&w, &out, t->metadata_table);
 	write_meta_key(&w, t, base);
 	return end_consistent_get(&w, len);
 }
@@ -691,8 +700,7 @@ request_meta_grow(ShardTable *t, const char *base, const DynamicMeta *seen, int 
 	Buf			out;
 	JsonWriter	w;
 
-	jw_begin_request(&w, &out, t->metadata_table);
-	jw_key(&w, "Key");
+	begin_keyed(&w, &out, t->metadata_table);
 	write_meta_key(&w, t, base);
 	jw_key(&w, "UpdateExpression");
 	jw_cstring(&w, "SET number_of_shards = :n, last_updated = :now ADD shard_history :h");

@@ -12,8 +12,8 @@
  *		space, is a retry under the same policy (transport.c's
  *		ddb_request_again).
  *
- * transport.c judges each answer (may another attempt succeed?) and asks
- * here whether, and when, to make it.
+ * answer.c judges each answer (may another attempt succeed?), and
+ * transport.c asks here whether, and when, to make it.
  *
  *-------------------------------------------------------------------------
  */

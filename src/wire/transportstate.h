@@ -2,9 +2,10 @@
  *
  * transportstate.h
  *		The transport's state, shared by the files that run it:
- *		transport.c (DynamoDB requests), links.c (the connections that
- *		carry them) and exchange.c (the credential sources' plain HTTP
- *		exchanges, on the same multi handle).
+ *		transport.c (DynamoDB requests), answer.c (what each attempt's
+ *		outcome says), links.c (the connections that carry them) and
+ *		exchange.c (the credential sources' plain HTTP exchanges, on the
+ *		same multi handle).
  *
  * Where the memory of the request path lives, and who frees it.  A wait
  * reads answers in whatever memory context its caller has current (a
@@ -93,6 +94,28 @@ struct DdbTransport
 
 
 /*
+ * A group of requests (one scan or one modify): how many of them may run
+ * at once, and their counters.
+ */
+struct DdbGroup
+{
+	DdbConn    *conn;
+	MemoryContext cxt;
+	int			nest_level;		/* transaction nesting level that made it */
+	DdbGroup  **holder;		/* where its owner keeps it, or NULL */
+	int			max_inflight;
+	int			running;		/* requests with an attempt in flight */
+	int			unfinished;		/* requests queued or running */
+	Budget	   *budget;			/* the capacity budget it keeps to, or NULL
+								 * (the requests of no table) */
+	dlist_head	done;			/* finished, not yet handed out */
+	DdbStats	stats;
+	DdbStats	flushed;		/* stats as last handed to stat.c */
+	TimestampTz flushed_at;		/* ... when */
+	dlist_node	node;
+};
+
+/*
  * A connection carrying DynamoDB requests: libcurl opens it (name
  * resolution, TCP, TLS: a CONNECT_ONLY transfer on the multi handle), and
  * links.c frames the requests and answers on it (HTTP/1.1, http1.c).
@@ -146,6 +169,54 @@ extern void links_close_all(DdbTransport *t);
 
 /* What a wait calls for a ready connection socket (see sockets.h). */
 extern void link_ready(void *owner, uint32 events);
+
+/* in answer.c */
+
+/* What an attempt's answer calls for. */
+typedef enum AnswerVerdict
+{
+	ANSWER_FINAL,				/* the request is done: answered or failed */
+	ANSWER_RETRY,				/* another attempt may succeed */
+	ANSWER_THROTTLED			/* throttled: another attempt may succeed */
+} AnswerVerdict;
+
+/*
+ * Judge a transfer that ended with an HTTP answer (status): req's
+ * response, or its error, recorded.
+ */
+extern AnswerVerdict judge_answer(DdbRequest *req, DdbAttempt *a, long status);
+
+/*
+ * Judge a transfer that ended without an HTTP answer.  Returns true when
+ * another attempt may succeed.
+ */
+extern bool judge_transport_error(DdbRequest *req, DdbAttempt *a, CURLcode code);
+
+/* The clock offset requests are signed with now (see aws_signing_time). */
+extern int64 aws_clock_offset(void);
+
+/* Whether the endpoint url has answered as DynamoDB in this backend. */
+extern bool endpoint_known(const char *url);
+
+/* Remember that the transport's endpoint answered as DynamoDB. */
+extern void endpoint_proven(DdbTransport *t);
+
+/*
+ * After a failed attempt of req on an endpoint that has not yet answered
+ * as DynamoDB in this backend (code: libcurl's result; retry: the
+ * verdict so far): label req's error when the attempt suggests that the
+ * endpoint is wrong, for the message should the retries not mend it, and
+ * return whether to retry.
+ *
+ * A failure to connect (no such host, refused, a TLS handshake cut short)
+ * is retried as anywhere: a backend's first request meets the same resets
+ * and restarts as any other.  An HTTP answer that is not DynamoDB's is
+ * retried only when it is what a front answers while what it fronts is
+ * away (500, 502, 503, 504); a web server's answer to a request it does
+ * not know is final.  A connection closed, or an attempt timed out, with
+ * no answer is a transport failure like any other, and not labeled.
+ */
+extern bool endpoint_suspect(DdbRequest *req, DdbAttempt *a, CURLcode code, bool retry);
 
 /* in transport.c */
 

@@ -78,7 +78,7 @@ extern void shard_connection_init(void);
 
 
 /* ---------------------------------------------------------------------
- * in transport.c
+ * in transport.c (and answer.c: the faults of answers, the signing time)
  * ---------------------------------------------------------------------
  */
 
@@ -165,7 +165,7 @@ typedef struct DdbRequest
 	bool		budget_spent;	/* a retry was refused: the connection's retry
 								 * budget was spent */
 
-	/* private to transport.c */
+	/* private to the transport (transportstate.h) */
 	int			throttled;		/* attempts throttled */
 	bool		clock_mended;	/* sent again once, outside the retry
 								 * policy, signed with a mended clock */

@@ -9,7 +9,8 @@ that environment and offers:
 
 * psql(), query(): run SQL through psql; in_database(): a psql() of one
   database that fails on any error; server_sql(): the SQL declaring server
-  ddb and its user mapping; sql_literal(): a Python value as SQL;
+  ddb and its user mapping; foreign_table_sql(): a foreign table's;
+  sql_literal(): a Python value as SQL;
   schema_dump(): pg_dump --schema-only of a database, as lines;
 * Session: one psql kept open, statement by statement, so that they share
   a backend;
@@ -18,14 +19,16 @@ that environment and offers:
 * ddb(), unique_name(), create_table(), stored_items(): boto3 against the
   proxy or DynamoDB Local, signed with the test credentials, SDK retries
   off;
-* new_table(), drop_scratch(): the tables and database a script makes, and
-  their removal;
+* scratch(), new_table(), drop_scratch(): the database and tables a script
+  makes, and their removal;
 * every_kind_of_table(): servers, user mappings and foreign tables of
   every kind, holding rows, and EVERY_KIND_READS, the queries reading them;
 * fnv1a_32(): the hash of shard_hash 'fnv1a_32', for the articles' own
   formulas; run_together(): a function run on several threads at once;
 * Cluster: a throwaway PostgreSQL cluster whose environment (the AWS
   variables the extension reads) the test chooses; free_port();
+  cluster_over_table(), cluster_tear_down(): such a cluster, started over
+  a table of a few items, and its removal;
 * Runner: registers test functions, runs them in order and ends with the
   line "N passed, N failed"; the exit status is non-zero on any failure.
 """
@@ -40,6 +43,7 @@ import shutil
 import socket
 import subprocess
 import sys
+import tempfile
 import threading
 import time
 import traceback
@@ -107,6 +111,15 @@ def sql_literal(value):
     if isinstance(value, int):
         return str(value)
     return "'" + str(value).replace("'", "''") + "'"
+
+
+def foreign_table_sql(name, columns, table, server="ddb", **options):
+    """CREATE FOREIGN TABLE name (columns) over DynamoDB table table on
+    server, with options in the order given, each value quoted as it is
+    (a key template's braces single, as the option holds them)."""
+    listed = ", ".join(f"{option} {sql_literal(str(value))}"
+                       for option, value in dict(table=table, **options).items())
+    return f"CREATE FOREIGN TABLE {name} ({columns})\n  SERVER {server} OPTIONS ({listed});\n"
 
 
 # ------------------------------------------------------------------- proxy
@@ -305,6 +318,15 @@ def new_table(client, tables, prefix, partition_key, sort_key=None, sort_type="S
     return name
 
 
+def scratch(prefix):
+    """What a script making a database and tables of its own starts from:
+    its Runner, the database's name (unique_name(prefix)), in_database() of
+    it, a DynamoDB Local client and the list of the tables it makes
+    (new_table, drop_scratch)."""
+    database = unique_name(prefix)
+    return Runner(), database, in_database(database), ddb(direct=True), []
+
+
 def stored_items(client, table):
     """Every item of a DynamoDB table, read with a consistent Scan."""
     pages = client.get_paginator("scan").paginate(TableName=table, ConsistentRead=True)
@@ -393,17 +415,16 @@ def every_kind_of_table(database, endpoint, tables, role):
           SERVER ddb OPTIONS (table '{plain}');
         CREATE FOREIGN TABLE by_score (game text, player text, score int, "rank" text)
           SERVER ddb OPTIONS (table '{plain}', index 'byScore');
-        CREATE FOREIGN TABLE board (game_id text, player_id text, score bigint)
-          SERVER ddb OPTIONS (table '{board}',
-            partition_key 'pk', partition_key_format '{{game_id}}#{{shard}}',
-            sort_key 'sk', sort_key_format '{{score:020}}#{{player_id}}',
-            shards '4', shard_strategy 'calculated', shard_by 'player_id',
-            shard_hash 'fnv1a_32');
-        CREATE FOREIGN TABLE files (file_path text, ts bigint, who text)
-          SERVER ddb OPTIONS (table '{files}',
-            partition_key 'pk', partition_key_format '{{file_path}}_{{shard}}', sort_key 'ts',
-            shard_strategy 'dynamic', metadata_table '{meta}', metadata_key 'file_path',
-            cooldown_s '0', max_shards '4', metadata_cache_ms '0');
+        {foreign_table_sql(
+            "board", "game_id text, player_id text, score bigint", board,
+            partition_key="pk", partition_key_format="{game_id}#{shard}",
+            sort_key="sk", sort_key_format="{score:020}#{player_id}", shards=4,
+            shard_strategy="calculated", shard_by="player_id", shard_hash="fnv1a_32")}
+        {foreign_table_sql(
+            "files", "file_path text, ts bigint, who text", files,
+            partition_key="pk", partition_key_format="{file_path}_{shard}", sort_key="ts",
+            shard_strategy="dynamic", metadata_table=meta, metadata_key="file_path",
+            cooldown_s=0, max_shards=4, metadata_cache_ms=0)}
         CREATE FOREIGN TABLE regional (game text, player text, score int, "rank" text)
           SERVER from_env OPTIONS (table '{plain}');
         ALTER EVENT TRIGGER shard_fdw_check_ddl DISABLE;
@@ -505,6 +526,40 @@ class Cluster:
         """The server log."""
         with open(self.log, encoding="utf-8", errors="replace") as f:
             return f.read()
+
+
+def cluster_over_table(state, prefix, items):
+    """A scratch directory (state["work"]), the DynamoDB Local client
+    (state["client"]), a table named after prefix (state["table"]) holding
+    items (each a boto3 Item), and a Cluster (state["cluster"]) started,
+    which psql() then reaches; returns the user mapping options that carry
+    the test credentials.  cluster_tear_down(state) removes them."""
+    work = tempfile.mkdtemp(prefix=f"shard_fdw_{prefix}.")
+    os.chmod(work, 0o755)
+    state["work"] = work
+    client = ddb(direct=True)
+    state["client"] = client
+    state["table"] = unique_name(prefix)
+    create_table(client, state["table"], "k")
+    for item in items:
+        client.put_item(TableName=state["table"], Item=item)
+    cluster = Cluster(work)
+    state["cluster"] = cluster
+    cluster.start()
+    os.environ.update(PGHOST="127.0.0.1", PGPORT=str(cluster.port), PGUSER="postgres",
+                      PGDATABASE="postgres")
+    return (f"access_key_id '{env('SHARD_FDW_ACCESS_KEY')}', "
+            f"secret_access_key '{env('SHARD_FDW_SECRET_KEY')}'")
+
+
+def cluster_tear_down(state):
+    """Stop and remove what cluster_over_table made (as far as it got)."""
+    if "cluster" in state:
+        state["cluster"].stop()
+    if "client" in state:
+        state["client"].delete_table(TableName=state["table"])
+    if "work" in state:
+        shutil.rmtree(state["work"], ignore_errors=True)
 
 
 class Runner:

@@ -39,11 +39,7 @@ import bed
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "proxy"))
 from wirefront import WireFront  # noqa: E402
 
-runner = bed.Runner()
-DATABASE = bed.unique_name("conns")
-sql = bed.in_database(DATABASE)
-client = bed.ddb(direct=True)
-tables = []
+runner, DATABASE, sql, client, tables = bed.scratch("conns")
 fronts = {}
 ROWS = 40
 

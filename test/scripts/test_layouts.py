@@ -39,14 +39,10 @@ import re
 import bed
 from bed import sql_literal
 
-runner = bed.Runner()
+runner, DATABASE, run, client, tables = bed.scratch("layouts")
 SEED = int(os.environ.get("SHARD_FDW_TEST_SEED", "5150"))
 STEPS = int(os.environ.get("SHARD_FDW_LAYOUT_STEPS", "700"))
 rng = random.Random(SEED)
-DATABASE = bed.unique_name("layouts")
-client = bed.ddb(direct=True)
-tables = []
-run = bed.in_database(DATABASE)
 KS = ["g1", "g2", "gx"]
 RS = ["eu", "us"]
 TEMPLATES = ["{k}#{shard}", "{k}_{shard}", "{k}.{shard}", "{shard}#{k}", "e#{k}#{shard}",

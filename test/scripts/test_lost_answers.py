@@ -104,6 +104,21 @@ def run(session, statement):
     return tag, error, progress
 
 
+def under_resets(ftable, action, statement):
+    """Run statement in a session of its own, its connection kept alive (a
+    read of ftable first), the connection reset after a share of action's
+    requests: run()'s (rows, error, progress)."""
+    session = bed.Session(DATABASE, patience_s=300)
+    try:
+        run(session, f"SELECT count(*) FROM {ftable}")
+        faults("reset", action, 0.3)
+        result = run(session, statement)
+        bed.clear_faults()
+    finally:
+        session.close()
+    return result
+
+
 def rows(count, game="g", start=0):
     """count rows of game: (player, score)."""
     return [(f"p{i:05d}", (i * 7919) % 1_000_003) for i in range(start, start + count)]
@@ -143,14 +158,8 @@ def copy_with_lost_answers():
     once, or the error says how many were."""
     table = leaderboard("lb_copy")
     players = rows(2000)
-    session = bed.Session(DATABASE, patience_s=300)
-    try:
-        run(session, "SELECT count(*) FROM lb_copy")   # a kept-alive connection
-        faults("reset", "PutItem", 0.3)
-        tag, error, progress = run(session, copy_text("lb_copy", "g", players))
-        bed.clear_faults()
-    finally:
-        session.close()
+    tag, error, progress = under_resets("lb_copy", "PutItem",
+                                        copy_text("lb_copy", "g", players))
     after = stored(table)
     wanted = {("g", p): (s, None) for p, s in players}
     if error is None:
@@ -197,15 +206,9 @@ def on_conflict_counts_what_was_new():
         "  SELECT * FROM conflict_src WHERE player_id < 'p00250'")
     before = stored(table)
     assert len(before) == 250
-    session = bed.Session(DATABASE, patience_s=300)
-    try:
-        run(session, "SELECT count(*) FROM lb_conflict")
-        faults("reset", "PutItem", 0.3)
-        tag, error, _ = run(session, "INSERT INTO lb_conflict (game_id, player_id, score) "
-                                     "SELECT * FROM conflict_src ON CONFLICT DO NOTHING")
-        bed.clear_faults()
-    finally:
-        session.close()
+    tag, error, _ = under_resets("lb_conflict", "PutItem",
+                                 "INSERT INTO lb_conflict (game_id, player_id, score) "
+                                 "SELECT * FROM conflict_src ON CONFLICT DO NOTHING")
     after = stored(table)
     assert error is None, error
     assert tag == len(after) - len(before), (tag, len(after) - len(before))
@@ -277,14 +280,7 @@ def failed_statement_says_what_may_be_written():
     sql(f"INSERT INTO lb_fail VALUES ('g', '{player}', {score}, 'first')")
     before = stored(table)
     values = ", ".join(f"('g', '{p}', {s}, NULL)" for p, s in players)
-    session = bed.Session(DATABASE, patience_s=300)
-    try:
-        run(session, "SELECT count(*) FROM lb_fail")
-        faults("reset", "PutItem", 0.3)
-        _, error, progress = run(session, f"INSERT INTO lb_fail VALUES {values}")
-        bed.clear_faults()
-    finally:
-        session.close()
+    _, error, progress = under_resets("lb_fail", "PutItem", f"INSERT INTO lb_fail VALUES {values}")
     assert error and "duplicate key value" in error, error
     wanted = {("g", p): (s, None) for p, s in players}
     check_partial(before, stored(table), wanted, progress, "INSERT")
@@ -367,15 +363,9 @@ def failed_update_says_what_may_be_written():
         ", ".join(f"('g', '{p}', {s}, NULL)" for p, s in players) +
         f", ('g', '{player}', {score + 1}, 'twin')")
     before = stored_rows(table)
-    session = bed.Session(DATABASE, patience_s=300)
-    try:
-        run(session, "SELECT count(*) FROM lb_move_fail")
-        faults("reset", "TransactWriteItems", 0.3)
-        _, error, progress = run(session, "UPDATE lb_move_fail SET score = score + 1 "
-                                          "WHERE game_id = 'g' AND note IS NULL")
-        bed.clear_faults()
-    finally:
-        session.close()
+    _, error, progress = under_resets("lb_move_fail", "TransactWriteItems",
+                                      "UPDATE lb_move_fail SET score = score + 1 "
+                                      "WHERE game_id = 'g' AND note IS NULL")
     after = stored_rows(table)
     assert error and "duplicate key value" in error, error
     assert progress is not None, "the error does not say how far it got"

@@ -28,14 +28,10 @@ import time
 
 import bed
 
-runner = bed.Runner()
+runner, DATABASE, run, client, tables = bed.scratch("move_race")
 SEED = int(os.environ.get("SHARD_FDW_TEST_SEED", "2025"))
 SECONDS = float(os.environ.get("SHARD_FDW_RACE_SECONDS", "35"))
 rng = random.Random(SEED)
-DATABASE = bed.unique_name("move_race")
-client = bed.ddb(direct=True)
-tables = []
-run = bed.in_database(DATABASE)
 ROWS = 1500
 GAMES = 3
 UPDATERS = 4

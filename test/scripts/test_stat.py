@@ -9,8 +9,6 @@ until a reset frees the rows.  Ends with "N passed, N failed".
 """
 
 import os
-import shutil
-import tempfile
 
 import bed
 
@@ -93,23 +91,7 @@ def a_full_view_counts_the_rest_in_one_row():
 def set_up():
     """A DynamoDB table of 3 items, and the cluster (not preloading
     shard_fdw) with TABLES foreign tables over it."""
-    work = tempfile.mkdtemp(prefix="shard_fdw_stat.")
-    os.chmod(work, 0o755)
-    state["work"] = work
-    client = bed.ddb(direct=True)
-    state["client"] = client
-    state["table"] = bed.unique_name("stat")
-    bed.create_table(client, state["table"], "k")
-    for i in range(3):
-        client.put_item(TableName=state["table"],
-                        Item={"k": {"S": f"k{i}"}, "v": {"N": str(i)}})
-    cluster = bed.Cluster(work)
-    state["cluster"] = cluster
-    cluster.start()
-    os.environ.update(PGHOST="127.0.0.1", PGPORT=str(cluster.port), PGUSER="postgres",
-                      PGDATABASE="postgres")
-    keys = (f"access_key_id '{bed.env('SHARD_FDW_ACCESS_KEY')}', "
-            f"secret_access_key '{bed.env('SHARD_FDW_SECRET_KEY')}'")
+    keys = bed.cluster_over_table(state, "stat", [{"k": {"S": f"k{i}"}, "v": {"N": str(i)}} for i in range(3)])
     sql(f"""CREATE EXTENSION shard_fdw;
             CREATE SERVER ddb FOREIGN DATA WRAPPER shard_fdw
               OPTIONS (endpoint '{bed.env("SHARD_FDW_ENDPOINT")}');
@@ -121,12 +103,7 @@ def set_up():
 
 def tear_down():
     """Stop what set_up started."""
-    if "cluster" in state:
-        state["cluster"].stop()
-    if "client" in state:
-        state["client"].delete_table(TableName=state["table"])
-    if "work" in state:
-        shutil.rmtree(state["work"], ignore_errors=True)
+    bed.cluster_tear_down(state)
 
 
 if __name__ == "__main__":

@@ -249,28 +249,31 @@ def set_up():
     sql(f"""
         CREATE EXTENSION shard_fdw;
         {bed.server_sql()}
-        CREATE FOREIGN TABLE readings (event_type text, ts timestamptz, item_id text, payload jsonb)
-          SERVER ddb OPTIONS (table '{names["random"]}',
-          partition_key 'PK', partition_key_format '{{event_type}}#{{ts:day}}#_{{shard}}',
-          sort_key 'SK', sort_key_format '{{ts:isoformat}}#{{item_id}}',
-          shard_strategy 'random', shards '{RANDOM_SHARDS}');
-        CREATE FOREIGN TABLE by_device (event_type text, ts timestamptz, device_id text, payload jsonb)
-          SERVER ddb OPTIONS (table '{names["device"]}',
-          partition_key 'PK', partition_key_format '{{event_type}}#{{ts:day}}#_{{shard}}',
-          sort_key 'SK', sort_key_format '{{ts:isoformat}}#{{device_id}}',
-          shard_strategy 'calculated', shards '{DEVICE_SHARDS}', shard_by 'device_id',
-          shard_hash 'sha256_32');
-        CREATE FOREIGN TABLE events (entity_id text, ts timestamptz, payload jsonb)
-          SERVER ddb OPTIONS (table '{names["gsi"]}',
-          partition_key 'PK', partition_key_format '{{entity_id}}#_{{shard}}',
-          sort_key 'SK', sort_key_format '{{ts:isoformat}}',
-          shard_strategy 'random', shards '{GSI_SHARDS}',
-          index_partition_key 'GSI1PK', index_partition_key_format '{{entity_id}}#{{ts:hour}}',
-          index_sort_key 'GSI1SK', index_sort_key_format '{{ts:isoformat}}');
-        CREATE FOREIGN TABLE events_by_hour (entity_id text, ts timestamptz, payload jsonb)
-          SERVER ddb OPTIONS (table '{names["gsi"]}', index '{INDEX}',
-          partition_key 'GSI1PK', partition_key_format '{{entity_id}}#{{ts:hour}}',
-          sort_key 'GSI1SK', sort_key_format '{{ts:isoformat}}');
+        {bed.foreign_table_sql(
+            "readings", "event_type text, ts timestamptz, item_id text, payload jsonb",
+            names["random"],
+            partition_key="PK", partition_key_format="{event_type}#{ts:day}#_{shard}",
+            sort_key="SK", sort_key_format="{ts:isoformat}#{item_id}",
+            shard_strategy="random", shards=RANDOM_SHARDS)}
+        {bed.foreign_table_sql(
+            "by_device", "event_type text, ts timestamptz, device_id text, payload jsonb",
+            names["device"],
+            partition_key="PK", partition_key_format="{event_type}#{ts:day}#_{shard}",
+            sort_key="SK", sort_key_format="{ts:isoformat}#{device_id}",
+            shard_strategy="calculated", shards=DEVICE_SHARDS, shard_by="device_id",
+            shard_hash="sha256_32")}
+        {bed.foreign_table_sql(
+            "events", "entity_id text, ts timestamptz, payload jsonb", names["gsi"],
+            partition_key="PK", partition_key_format="{entity_id}#_{shard}",
+            sort_key="SK", sort_key_format="{ts:isoformat}",
+            shard_strategy="random", shards=GSI_SHARDS,
+            index_partition_key="GSI1PK", index_partition_key_format="{entity_id}#{ts:hour}",
+            index_sort_key="GSI1SK", index_sort_key_format="{ts:isoformat}")}
+        {bed.foreign_table_sql(
+            "events_by_hour", "entity_id text, ts timestamptz, payload jsonb", names["gsi"],
+            index=INDEX,
+            partition_key="GSI1PK", partition_key_format="{entity_id}#{ts:hour}",
+            sort_key="GSI1SK", sort_key_format="{ts:isoformat}")}
         CREATE TABLE local_events (pattern text, key text, ts timestamptz, id text, payload jsonb);
         INSERT INTO local_events VALUES
         """ + ",\n".join(f"({sql_literal(p)}, {sql_literal(k)}, {pg_time(t)}, "

@@ -43,11 +43,7 @@ import bed
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "proxy"))
 from wirefront import accepted, make_certificate  # noqa: E402
 
-runner = bed.Runner()
-DATABASE = bed.unique_name("tls")
-sql = bed.in_database(DATABASE)
-client = bed.ddb(direct=True)
-tables = []
+runner, DATABASE, sql, client, tables = bed.scratch("tls")
 fronts = []
 PLAYERS = 600
 SHARDS = 20

@@ -15,23 +15,8 @@
 #include <stdlib.h>
 
 #include "core/ddbjson.h"
+#include "ddbsamples.h"
 #include "unit.h"
-
-/* A DynamoDB Query response, compact as the service sends it. */
-static const char query_body[] =
-"{\"ConsumedCapacity\":{\"CapacityUnits\":0.5,\"TableName\":\"orders\"},"
-"\"Count\":2,"
-"\"Items\":["
-"{\"pk\":{\"S\":\"cust#1\"},\"sk\":{\"S\":\"order#2024-01-05\"},"
-"\"total\":{\"N\":\"129.95\"},\"tags\":{\"SS\":[\"gift\",\"rush\"]},"
-"\"blob\":{\"B\":\"AAEC/w==\"},\"paid\":{\"BOOL\":true},"
-"\"note\":{\"NULL\":true},"
-"\"lines\":{\"L\":[{\"M\":{\"sku\":{\"S\":\"A-1\"},\"qty\":{\"N\":\"2\"}}}]}},"
-"{\"pk\":{\"S\":\"cust#1\"},\"sk\":{\"S\":\"order#2024-02-11\"},"
-"\"total\":{\"N\":\"7\"}}],"
-"\"LastEvaluatedKey\":{\"pk\":{\"S\":\"cust#1\"},"
-"\"sk\":{\"S\":\"order#2024-02-11\"}},"
-"\"ScannedCount\":2}";
 
 /* A DynamoDB throttling error body. */
 static const char error_body[] =
@@ -55,13 +40,6 @@ static DdbJson *
 attr(const DdbJson *item, const char *name, const char *type)
 {
 	return ddbjson_get(ddbjson_get(item, name), type);
-}
-
-/* Parse a NUL-terminated text; err receives the reason on failure. */
-static DdbJson *
-parse(const char *text, char *err, size_t errlen)
-{
-	return ddbjson_parse(text, strlen(text), err, errlen);
 }
 
 /*
@@ -93,6 +71,24 @@ static int
 rejects(const char *text, const char *want)
 {
 	return rejects_len(text, strlen(text), want);
+}
+
+/* A text the parser must refuse, and the message it must give. */
+typedef struct Rejected
+{
+	const char *text;
+	const char *want;
+} Rejected;
+
+/* Whether each of the n texts of cases is refused as its case wants. */
+static int
+rejects_all(const Rejected *cases, size_t n)
+{
+	int			all = 1;
+
+	for (size_t i = 0; i < n; i++)
+		all &= rejects(cases[i].text, cases[i].want);
+	return all;
 }
 
 /*
@@ -614,6 +610,24 @@ test_large_body(void)
 static void
 test_truncation(void)
 {
+	static const Rejected ends[] = {
+		{"", "unexpected end of data at byte 0"},
+		{"  \n", "unexpected end of data at byte 3"},
+		{"{\"Count\":2,\"Item", "unexpected end of data at byte 16"},
+		{"{\"Count\":2,\"Items\"", "unexpected end of data at byte 18"},
+		{"{\"Count\":", "unexpected end of data at byte 9"},
+		{"{\"Count\":12", "unexpected end of data at byte 11"},
+		{"[\"\\u00", "unexpected end of data at byte 6"},
+		{"[\"\\ud83d", "unexpected end of data at byte 8"},
+		{"tru", "unexpected end of data at byte 3"},
+		{"-", "unexpected end of data at byte 1"},
+		{"1e", "unexpected end of data at byte 2"},
+		{"[-", "unexpected end of data at byte 2"},
+		{"[12", "unexpected end of data at byte 3"},
+		{"[\"\\", "unexpected end of data at byte 3"},
+		{"{\"a\"", "unexpected end of data at byte 4"},
+		{"{ ", "unexpected end of data at byte 2"},
+	};
 	size_t		len = strlen(query_body);
 	size_t		cut;
 	int			all = 1;
@@ -629,34 +643,22 @@ test_truncation(void)
 	}
 	CHECK(all);
 
-	CHECK(rejects("", "unexpected end of data at byte 0"));
-	CHECK(rejects("  \n", "unexpected end of data at byte 3"));
-	CHECK(rejects("{\"Count\":2,\"Item", "unexpected end of data at byte 16"));
-	CHECK(rejects("{\"Count\":2,\"Items\"",
-				  "unexpected end of data at byte 18"));
-	CHECK(rejects("{\"Count\":", "unexpected end of data at byte 9"));
-	CHECK(rejects("{\"Count\":12", "unexpected end of data at byte 11"));
-	CHECK(rejects("[\"\\u00", "unexpected end of data at byte 6"));
-	CHECK(rejects("[\"\\ud83d", "unexpected end of data at byte 8"));
-	CHECK(rejects("tru", "unexpected end of data at byte 3"));
-	CHECK(rejects("-", "unexpected end of data at byte 1"));
-	CHECK(rejects("1e", "unexpected end of data at byte 2"));
-	CHECK(rejects("[-", "unexpected end of data at byte 2"));
-	CHECK(rejects("[12", "unexpected end of data at byte 3"));
-	CHECK(rejects("[\"\\", "unexpected end of data at byte 3"));
-	CHECK(rejects("{\"a\"", "unexpected end of data at byte 4"));
-	CHECK(rejects("{ ", "unexpected end of data at byte 2"));
+	CHECK(rejects_all(ends, lengthof(ends)));
 }
 
 static void
 test_garbage(void)
 {
-	CHECK(rejects("{} x", "unexpected character at byte 3"));
-	CHECK(rejects("{}}", "unexpected character at byte 2"));
-	CHECK(rejects("[1]]", "unexpected character at byte 3"));
-	CHECK(rejects("1 2", "unexpected character at byte 2"));
-	CHECK(rejects("nullx", "unexpected character at byte 4"));
-	CHECK(rejects("{\"a\":1}{}", "unexpected character at byte 7"));
+	static const Rejected garbage[] = {
+		{"{} x", "unexpected character at byte 3"},
+		{"{}}", "unexpected character at byte 2"},
+		{"[1]]", "unexpected character at byte 3"},
+		{"1 2", "unexpected character at byte 2"},
+		{"nullx", "unexpected character at byte 4"},
+		{"{\"a\":1}{}", "unexpected character at byte 7"},
+	};
+
+	CHECK(rejects_all(garbage, lengthof(garbage)));
 	CHECK(rejects_len("{}\0", 3, "unexpected NUL byte at byte 2"));
 	CHECK(rejects_len("[\"a\0b\"]", 7, "unexpected NUL byte at byte 3"));
 
@@ -667,67 +669,64 @@ test_garbage(void)
 static void
 test_invalid(void)
 {
-	/* Escapes. */
-	CHECK(rejects("[\"\\x\"]", "invalid string sequence at byte 3"));
-	CHECK(rejects("[\"\\u12g4\"]", "invalid string sequence at byte 6"));
-	CHECK(rejects("[\"\\U0041\"]", "invalid string sequence at byte 3"));
-	CHECK(rejects("[\"\\'\"]", "invalid string sequence at byte 3"));
-	CHECK(rejects("[\"\\u12\"]", "invalid string sequence at byte 6"));
+	static const Rejected invalid[] = {
+		/* Escapes. */
+		{"[\"\\x\"]", "invalid string sequence at byte 3"},
+		{"[\"\\u12g4\"]", "invalid string sequence at byte 6"},
+		{"[\"\\U0041\"]", "invalid string sequence at byte 3"},
+		{"[\"\\'\"]", "invalid string sequence at byte 3"},
+		{"[\"\\u12\"]", "invalid string sequence at byte 6"},
 
-	/* Structure. */
-	CHECK(rejects("[1,]", "unexpected character at byte 2"));
-	CHECK(rejects("{\"a\":1,}", "unexpected character at byte 6"));
-	CHECK(rejects("[1 2]", "array value separator ',' expected at byte 3"));
-	CHECK(rejects("{\"a\" 1}",
-				  "object property name separator ':' expected at byte 5"));
-	CHECK(rejects("{a:1}", "quoted object property name expected at byte 1"));
-	CHECK(rejects("{'a':1}", "quoted object property name expected at byte 1"));
-	CHECK(rejects("{\"a\":1,2}", "quoted object property name expected at byte 7"));
-	CHECK(rejects("{\"a\":1 \"b\":2}", "object value separator ',' expected at byte 7"));
-	CHECK(rejects("[1,,2]", "unexpected character at byte 3"));
-	CHECK(rejects("[ 1 , ]", "unexpected character at byte 4"));
-	CHECK(rejects("[truth]", "boolean expected at byte 4"));
-	CHECK(rejects("[fals]", "boolean expected at byte 5"));
-	CHECK(rejects("[nullx]", "array value separator ',' expected at byte 5"));
-	CHECK(rejects("['a']", "unexpected character at byte 1"));
-	CHECK(rejects("/* c */{}", "unexpected character at byte 0"));
-	CHECK(rejects("[True]", "unexpected character at byte 1"));
-	CHECK(rejects("[nul]", "null expected at byte 4"));
+		/* Structure. */
+		{"[1,]", "unexpected character at byte 2"},
+		{"{\"a\":1,}", "unexpected character at byte 6"},
+		{"[1 2]", "array value separator ',' expected at byte 3"},
+		{"{\"a\" 1}", "object property name separator ':' expected at byte 5"},
+		{"{a:1}", "quoted object property name expected at byte 1"},
+		{"{'a':1}", "quoted object property name expected at byte 1"},
+		{"{\"a\":1,2}", "quoted object property name expected at byte 7"},
+		{"{\"a\":1 \"b\":2}", "object value separator ',' expected at byte 7"},
+		{"[1,,2]", "unexpected character at byte 3"},
+		{"[ 1 , ]", "unexpected character at byte 4"},
+		{"[truth]", "boolean expected at byte 4"},
+		{"[fals]", "boolean expected at byte 5"},
+		{"[nullx]", "array value separator ',' expected at byte 5"},
+		{"['a']", "unexpected character at byte 1"},
+		{"/* c */{}", "unexpected character at byte 0"},
+		{"[True]", "unexpected character at byte 1"},
+		{"[nul]", "null expected at byte 4"},
 
-	/* Numbers outside RFC 8259's grammar. */
-	CHECK(rejects("[1.]", "invalid number at byte 1"));
-	CHECK(rejects("[01]", "invalid number at byte 1"));
-	CHECK(rejects("[00]", "invalid number at byte 1"));
-	CHECK(rejects("[-01]", "invalid number at byte 1"));
-	CHECK(rejects("[-.5]", "invalid number at byte 1"));
-	CHECK(rejects("[1.e5]", "invalid number at byte 1"));
-	CHECK(rejects("[.5]", "unexpected character at byte 1"));
-	CHECK(rejects("[+1]", "unexpected character at byte 1"));
-	CHECK(rejects("[1e+]", "invalid number at byte 1"));
-	CHECK(rejects("[NaN]", "unexpected character at byte 1"));
-	CHECK(rejects("[Infinity]", "unexpected character at byte 1"));
-	CHECK(rejects("[1-2]", "invalid number at byte 1"));
-	CHECK(rejects("[2e5e]", "invalid number at byte 1"));
-	CHECK(rejects("[0.5.1]", "invalid number at byte 1"));
-	CHECK(rejects("[-Infinity]", "invalid number at byte 1"));
-	CHECK(rejects("0x10", "unexpected character at byte 1"));
+		/* Numbers outside RFC 8259's grammar. */
+		{"[1.]", "invalid number at byte 1"},
+		{"[01]", "invalid number at byte 1"},
+		{"[00]", "invalid number at byte 1"},
+		{"[-01]", "invalid number at byte 1"},
+		{"[-.5]", "invalid number at byte 1"},
+		{"[1.e5]", "invalid number at byte 1"},
+		{"[.5]", "unexpected character at byte 1"},
+		{"[+1]", "unexpected character at byte 1"},
+		{"[1e+]", "invalid number at byte 1"},
+		{"[NaN]", "unexpected character at byte 1"},
+		{"[Infinity]", "unexpected character at byte 1"},
+		{"[1-2]", "invalid number at byte 1"},
+		{"[2e5e]", "invalid number at byte 1"},
+		{"[0.5.1]", "invalid number at byte 1"},
+		{"[-Infinity]", "invalid number at byte 1"},
+		{"0x10", "unexpected character at byte 1"},
 
-	/* What JSON or our tree does not allow. */
-	CHECK(rejects("[\"a\tb\"]", "control character in string at byte 3"));
-	CHECK(rejects("{\"a\nb\":1}", "control character in string at byte 3"));
-	CHECK(rejects("{\"a\\u0000b\":1}",
-				  "member name contains \\u0000 at byte 3"));
-	CHECK(rejects("{\"a\":1,\"a\":2}",
-				  "duplicate object member name near byte 6"));
-	/* Near the comma before the first member whose name came before. */
-	CHECK(rejects("{\"a\":[1],\"b\":2,\"a\":\"x\"}",
-				  "duplicate object member name near byte 14"));
-	CHECK(rejects("{\"a\":1,\"b\":2,\"b\":3,\"a\":4}",
-				  "duplicate object member name near byte 12"));
-	CHECK(rejects("{\"a\\u0062\":1,\"ab\":2}",
-				  "duplicate object member name near byte 12"));
-	CHECK(rejects("[{\"k\":{\"x\":1},\"k\":{\"x\":1}}]",
-				  "duplicate object member name near byte 13"));
+		/* What JSON or our tree does not allow. */
+		{"[\"a\tb\"]", "control character in string at byte 3"},
+		{"{\"a\nb\":1}", "control character in string at byte 3"},
+		{"{\"a\\u0000b\":1}", "member name contains \\u0000 at byte 3"},
+		{"{\"a\":1,\"a\":2}", "duplicate object member name near byte 6"},
+		/* Near the comma before the first member whose name came before. */
+		{"{\"a\":[1],\"b\":2,\"a\":\"x\"}", "duplicate object member name near byte 14"},
+		{"{\"a\":1,\"b\":2,\"b\":3,\"a\":4}", "duplicate object member name near byte 12"},
+		{"{\"a\\u0062\":1,\"ab\":2}", "duplicate object member name near byte 12"},
+		{"[{\"k\":{\"x\":1},\"k\":{\"x\":1}}]", "duplicate object member name near byte 13"},
+	};
+
+	CHECK(rejects_all(invalid, lengthof(invalid)));
 }
 
 static void

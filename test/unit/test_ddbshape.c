@@ -16,30 +16,8 @@
 #include <string.h>
 
 #include "core/ddbjson.h"
+#include "ddbsamples.h"
 #include "unit.h"
-
-/* A DynamoDB Query response, compact as the service sends it. */
-static const char query_body[] =
-"{\"ConsumedCapacity\":{\"CapacityUnits\":0.5,\"TableName\":\"orders\"},"
-"\"Count\":2,"
-"\"Items\":["
-"{\"pk\":{\"S\":\"cust#1\"},\"sk\":{\"S\":\"order#2024-01-05\"},"
-"\"total\":{\"N\":\"129.95\"},\"tags\":{\"SS\":[\"gift\",\"rush\"]},"
-"\"blob\":{\"B\":\"AAEC/w==\"},\"paid\":{\"BOOL\":true},"
-"\"note\":{\"NULL\":true},"
-"\"lines\":{\"L\":[{\"M\":{\"sku\":{\"S\":\"A-1\"},\"qty\":{\"N\":\"2\"}}}]}},"
-"{\"pk\":{\"S\":\"cust#1\"},\"sk\":{\"S\":\"order#2024-02-11\"},"
-"\"total\":{\"N\":\"7\"}}],"
-"\"LastEvaluatedKey\":{\"pk\":{\"S\":\"cust#1\"},"
-"\"sk\":{\"S\":\"order#2024-02-11\"}},"
-"\"ScannedCount\":2}";
-
-/* Parse a NUL-terminated text; err receives the reason on failure. */
-static DdbJson *
-parse(const char *text, char *err, size_t errlen)
-{
-	return ddbjson_parse(text, strlen(text), err, errlen);
-}
 
 static void
 test_failed_action(void)
@@ -155,17 +133,24 @@ response_rejects(const char *text, const char *where, const char *attribute,
 	return ok;
 }
 
+/* Append inner to out inside levels of open ... close. */
+static void
+nest(Buf *out, int levels, const char *open, const char *inner, const char *close)
+{
+	for (int i = 0; i < levels; i++)
+		buf_puts(out, open);
+	buf_puts(out, inner);
+	for (int i = 0; i < levels; i++)
+		buf_puts(out, close);
+}
+
 /* An item with attribute a holding levels nested M around inner. */
 static char *
 nested_item(Buf *out, int levels, const char *inner)
 {
 	buf_reset(out);
 	buf_puts(out, "{\"a\":");
-	for (int i = 0; i < levels; i++)
-		buf_puts(out, "{\"M\":{\"k\":");
-	buf_puts(out, inner);
-	for (int i = 0; i < levels; i++)
-		buf_puts(out, "}}");
+	nest(out, levels, "{\"M\":{\"k\":", inner, "}}");
 	buf_puts(out, "}");
 	return out->data;
 }
@@ -311,33 +296,79 @@ test_check_envelope(void)
 static void
 test_check_response(void)
 {
+	static const struct
+	{
+		const char *text;
+		const char *where;
+		const char *attribute;
+		const char *reason;
+	}			refused[] = {
+		{"{\"Items\":{}}",
+			"Items", "", "an object, not an array of items"},
+		{"{\"Items\":[{},1]}",
+			"Items[1]", "", "item is a JSON number, not an object"},
+		{"{\"Items\":[{\"k\":{\"S\":\"a\"}},{\"k\":{\"S\":5}}]}",
+			"Items[1]", "k", "S value is a JSON number, not a string"},
+		{"{\"Item\":[]}",
+			"Item", "", "item is an array, not an object"},
+		{"{\"Attributes\":{\"v\":{\"N\":\"x\"}}}",
+			"Attributes", "v", "N value is not a DynamoDB number"},
+		{"{\"Count\":\"1\"}",
+			"Count", "", "a string, not a count"},
+		{"{\"ScannedCount\":-1}",
+			"ScannedCount", "", "a JSON number, not a count"},
+		{"{\"ScannedCount\":1.5}",
+			"ScannedCount", "", "a JSON number, not a count"},
+		{"{\"LastEvaluatedKey\":\"k\"}",
+			"LastEvaluatedKey", "", "item is a string, not an object"},
+		{"{\"LastEvaluatedKey\":{}}",
+			"LastEvaluatedKey", "", "an empty object, not a key"},
+		{"{\"LastEvaluatedKey\":{\"k\":{\"Z\":\"1\"}}}",
+			"LastEvaluatedKey", "k", "unknown AttributeValue type \"Z\""},
+		/* a LastEvaluatedKey may name the last item, never an earlier one */
+		{"{\"Items\":[{\"p\":{\"S\":\"g\"},\"s\":{\"N\":\"1.50\"},\"v\":{\"S\":\"x\"}},"
+			"{\"p\":{\"S\":\"g\"},\"s\":{\"N\":\"2\"}}],"
+			"\"LastEvaluatedKey\":{\"s\":{\"N\":\"15E-1\"},\"p\":{\"S\":\"g\"}}}",
+			"LastEvaluatedKey", "", "the key of Items[0], not of the last of the page's 2 items: the next page would return items again"},
+		{"{\"Responses\":{\"t\":{}}}",
+			"Responses.t", "", "an object, not an array of items"},
+		{"{\"Responses\":{\"t\":[{\"a\":{\"S\":\"x\"}},{\"a\":{\"BOOL\":\"yes\"}}]}}",
+			"Responses.t[1]", "a", "BOOL value is a string, not a boolean"},
+		{"{\"Responses\":\"x\"}",
+			"Responses", "", "a string, not an object or an array"},
+		{"{\"Responses\":[{\"Item\":{\"a\":{\"L\":{}}}}]}",
+			"Responses[0]", "a", "L value is an object, not an array"},
+		{"{\"UnprocessedKeys\":[]}",
+			"UnprocessedKeys", "", "an array, not an object"},
+		{"{\"UnprocessedKeys\":{\"t\":{}}}",
+			"UnprocessedKeys.t", "", "an object, not an object with Keys"},
+		{"{\"UnprocessedKeys\":{\"t\":{\"Keys\":[{\"k\":{\"S\":1}}]}}}",
+			"UnprocessedKeys.t[0]", "k", "S value is a JSON number, not a string"},
+		{"{\"UnprocessedItems\":{\"t\":[{\"PutRequest\":{}}]}}",
+			"UnprocessedItems.t[0]", "", "an object, not a PutRequest with an Item or a DeleteRequest with a Key"},
+		{"{\"UnprocessedItems\":{\"t\":[{\"DeleteRequest\":{\"Key\":{\"k\":{\"N\":\"\"}}}}]}}",
+			"UnprocessedItems.t[0]", "k", "N value is not a DynamoDB number"},
+		{"{\"TableNames\":5}",
+			"TableNames", "", "a JSON number, not an array of table names"},
+		{"{\"TableNames\":[\"a\",7]}",
+			"TableNames[1]", "", "a JSON number, not a table name"},
+		{"{\"TableNames\":[],\"LastEvaluatedTableName\":[]}",
+			"LastEvaluatedTableName", "", "an array, not a table name"},
+		{"{\"ConsumedCapacity\":5}",
+			"ConsumedCapacity", "", "a JSON number, not an object or an array"},
+		{"{\"ConsumedCapacity\":{\"CapacityUnits\":\"1\"}}",
+			"ConsumedCapacity", "", "a string, not an object whose CapacityUnits is a number"},
+		{"{\"ConsumedCapacity\":[{\"CapacityUnits\":1},[]]}",
+			"ConsumedCapacity[1]", "", "an array, not an object"},
+	};
 	Buf			text;
 	char		err[256] = "";
 	DdbJson    *v;
 	DdbCheck	chk;
 
-	CHECK(response_rejects("{\"Items\":{}}", "Items", "", "an object, not an array of items"));
-	CHECK(response_rejects("{\"Items\":[{},1]}", "Items[1]", "", "item is a JSON number, not an object"));
-	CHECK(response_rejects("{\"Items\":[{\"k\":{\"S\":\"a\"}},{\"k\":{\"S\":5}}]}",
-						   "Items[1]", "k", "S value is a JSON number, not a string"));
-	CHECK(response_rejects("{\"Item\":[]}", "Item", "", "item is an array, not an object"));
-	CHECK(response_rejects("{\"Attributes\":{\"v\":{\"N\":\"x\"}}}", "Attributes", "v",
-						   "N value is not a DynamoDB number"));
-	CHECK(response_rejects("{\"Count\":\"1\"}", "Count", "", "a string, not a count"));
-	CHECK(response_rejects("{\"ScannedCount\":-1}", "ScannedCount", "", "a JSON number, not a count"));
-	CHECK(response_rejects("{\"ScannedCount\":1.5}", "ScannedCount", "", "a JSON number, not a count"));
-	CHECK(response_rejects("{\"LastEvaluatedKey\":\"k\"}", "LastEvaluatedKey", "",
-						   "item is a string, not an object"));
-	CHECK(response_rejects("{\"LastEvaluatedKey\":{}}", "LastEvaluatedKey", "",
-						   "an empty object, not a key"));
-	CHECK(response_rejects("{\"LastEvaluatedKey\":{\"k\":{\"Z\":\"1\"}}}", "LastEvaluatedKey", "k",
-						   "unknown AttributeValue type \"Z\""));
-	/* a LastEvaluatedKey may name the last item, never an earlier one */
-	CHECK(response_rejects("{\"Items\":[{\"p\":{\"S\":\"g\"},\"s\":{\"N\":\"1.50\"},\"v\":{\"S\":\"x\"}},"
-						   "{\"p\":{\"S\":\"g\"},\"s\":{\"N\":\"2\"}}],"
-						   "\"LastEvaluatedKey\":{\"s\":{\"N\":\"15E-1\"},\"p\":{\"S\":\"g\"}}}",
-						   "LastEvaluatedKey", "",
-						   "the key of Items[0], not of the last of the page's 2 items: the next page would return items again"));
+	for (size_t i = 0; i < lengthof(refused); i++)
+		CHECK(response_rejects(refused[i].text, refused[i].where, refused[i].attribute,
+							   refused[i].reason));
 	for (int i = 0; i < 4; i++)
 	{
 		static const char *const fine[] = {
@@ -357,35 +388,6 @@ test_check_response(void)
 		CHECK(v != NULL && ddbjson_check_response(v, &chk));
 		ddbjson_free(v);
 	}
-	CHECK(response_rejects("{\"Responses\":{\"t\":{}}}", "Responses.t", "",
-						   "an object, not an array of items"));
-	CHECK(response_rejects("{\"Responses\":{\"t\":[{\"a\":{\"S\":\"x\"}},{\"a\":{\"BOOL\":\"yes\"}}]}}",
-						   "Responses.t[1]", "a", "BOOL value is a string, not a boolean"));
-	CHECK(response_rejects("{\"Responses\":\"x\"}", "Responses", "", "a string, not an object or an array"));
-	CHECK(response_rejects("{\"Responses\":[{\"Item\":{\"a\":{\"L\":{}}}}]}", "Responses[0]", "a",
-						   "L value is an object, not an array"));
-	CHECK(response_rejects("{\"UnprocessedKeys\":[]}", "UnprocessedKeys", "", "an array, not an object"));
-	CHECK(response_rejects("{\"UnprocessedKeys\":{\"t\":{}}}", "UnprocessedKeys.t", "",
-						   "an object, not an object with Keys"));
-	CHECK(response_rejects("{\"UnprocessedKeys\":{\"t\":{\"Keys\":[{\"k\":{\"S\":1}}]}}}",
-						   "UnprocessedKeys.t[0]", "k", "S value is a JSON number, not a string"));
-	CHECK(response_rejects("{\"UnprocessedItems\":{\"t\":[{\"PutRequest\":{}}]}}",
-						   "UnprocessedItems.t[0]", "",
-						   "an object, not a PutRequest with an Item or a DeleteRequest with a Key"));
-	CHECK(response_rejects("{\"UnprocessedItems\":{\"t\":[{\"DeleteRequest\":{\"Key\":{\"k\":{\"N\":\"\"}}}}]}}",
-						   "UnprocessedItems.t[0]", "k", "N value is not a DynamoDB number"));
-	CHECK(response_rejects("{\"TableNames\":5}", "TableNames", "",
-						   "a JSON number, not an array of table names"));
-	CHECK(response_rejects("{\"TableNames\":[\"a\",7]}", "TableNames[1]", "",
-						   "a JSON number, not a table name"));
-	CHECK(response_rejects("{\"TableNames\":[],\"LastEvaluatedTableName\":[]}",
-						   "LastEvaluatedTableName", "", "an array, not a table name"));
-	CHECK(response_rejects("{\"ConsumedCapacity\":5}", "ConsumedCapacity", "",
-						   "a JSON number, not an object or an array"));
-	CHECK(response_rejects("{\"ConsumedCapacity\":{\"CapacityUnits\":\"1\"}}", "ConsumedCapacity", "",
-						   "a string, not an object whose CapacityUnits is a number"));
-	CHECK(response_rejects("{\"ConsumedCapacity\":[{\"CapacityUnits\":1},[]]}", "ConsumedCapacity[1]", "",
-						   "an array, not an object"));
 
 	/*
 	 * The deepest item DynamoDB holds, in the deepest envelope the
@@ -394,11 +396,7 @@ test_check_response(void)
 	 */
 	buf_init(&text);
 	buf_puts(&text, "{\"UnprocessedItems\":{\"t\":[{\"PutRequest\":{\"Item\":{\"a\":");
-	for (int i = 0; i < DDB_MAX_NESTING - 1; i++)
-		buf_puts(&text, "{\"L\":[");
-	buf_puts(&text, "{\"S\":\"x\"}");
-	for (int i = 0; i < DDB_MAX_NESTING - 1; i++)
-		buf_puts(&text, "]}");
+	nest(&text, DDB_MAX_NESTING - 1, "{\"L\":[", "{\"S\":\"x\"}", "]}");
 	buf_puts(&text, "}}}]}}");
 	v = parse(text.data, err, sizeof(err));
 	CHECK(v != NULL && ddbjson_check_response(v, &chk));

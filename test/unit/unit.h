@@ -38,6 +38,9 @@ extern void unit_check_str(const char *got, const char *want,
 #define CHECK(cond) unit_check((cond) ? 1 : 0, __FILE__, __LINE__, #cond)
 #define CHECK_STR(got, want) unit_check_str((got), (want), __FILE__, __LINE__, #got)
 
+/* The number of elements of an array (a table of cases). */
+#define lengthof(array) (sizeof(array) / sizeof((array)[0]))
+
 /* The suites, one per test_NAME.c (suites.h is made by the Makefile). */
 #define UNIT_SUITE(name) extern void suite_##name(void);
 #include "suites.h"
