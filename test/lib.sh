@@ -242,7 +242,7 @@ with socket.socket() as sock:
 }
 
 # start_dynamodb_local [PORT]: start DynamoDB Local in memory on PORT, or
-# on a free port.
+# on a free port, and parse each kind of expression once (test/ddbwarmup.py).
 start_dynamodb_local() {
     local port="${1:-}"
     [ -n "$port" ] || port="$(free_port)"
@@ -253,6 +253,8 @@ start_dynamodb_local() {
     DDB_PID=$!
     wait_until_up "DynamoDB Local" "$DDB_PID" "$RUN_DIR/dynamodb.log" \
         -X POST "http://127.0.0.1:$port/"
+    "$PYTHON" "$REPO_ROOT/test/ddbwarmup.py" "http://127.0.0.1:$port" ||
+        die "DynamoDB Local failed the warm-up requests of test/ddbwarmup.py (above)"
     export SHARD_FDW_DIRECT_ENDPOINT="http://127.0.0.1:$port"
     export SHARD_FDW_ACCESS_KEY="$TEST_ACCESS_KEY" SHARD_FDW_SECRET_KEY="$TEST_SECRET_KEY"
     export SHARD_FDW_REGION=us-east-1
