@@ -225,17 +225,20 @@ sanitized_installcheck() {
     make -s clean
     SANITIZED_INSTALL=1
     build_and_install SANITIZE=1
+    # the library is in shared_preload_libraries: the postmaster loads the
+    # sanitizer build too, so every start of it preloads the runtimes
+    local runtimes=(
+        LD_PRELOAD="$(gcc -print-file-name=libasan.so):$(gcc -print-file-name=libubsan.so):$helper"
+        ASAN_OPTIONS="detect_leaks=0:abort_on_error=1:log_path=$reports/asan"
+        UBSAN_OPTIONS="print_stacktrace=1:log_path=$reports/ubsan")
     pg_stop
     offset="$(stat -c %s "$log")"
-    pg_start \
-        LD_PRELOAD="$(gcc -print-file-name=libasan.so):$(gcc -print-file-name=libubsan.so):$helper" \
-        ASAN_OPTIONS="detect_leaks=0:abort_on_error=1:log_path=$reports/asan" \
-        UBSAN_OPTIONS="print_stacktrace=1:log_path=$reports/ubsan"
+    pg_start "${runtimes[@]}"
     installcheck || status=1
     [ "$status" -ne 0 ] || random_sql "${SQLSMITH_ASAN_QUERIES:-3000}" || status=1
     [ "$status" -ne 0 ] || faults_under_sanitizers || status=1
     pg_stop
-    pg_start
+    pg_start "${runtimes[@]}"
     no_backend_crashed
     sanitizer_reports "$reports" "$log" "$offset" ||
         die "the sanitizers reported errors (above; copies in log/)"
@@ -336,6 +339,9 @@ sanitized_installcheck
 
 stage "reinstall the normal build"
 reinstall_normal_build
+# the postmaster preloads the library: start it again without the runtimes
+pg_stop
+pg_start
 
 stage "Debian packages on PostgreSQL ${CHECK_VERSIONS-15 17 18}"
 packages
