@@ -30,7 +30,9 @@ REGRESS_OPTS = --inputdir=. --load-extension=shard_fdw
 
 # The FDW callbacks' signatures are PostgreSQL's, so unused parameters are
 # the rule there; PostgreSQL's own headers are read as system headers.
-WARNINGS = -Wall -Wextra -Werror
+# PostgreSQL 17 and later build with -Wshadow=compatible-local: so do we,
+# whatever the version built against.
+WARNINGS = -Wall -Wextra -Werror -Wshadow=compatible-local
 PG_CPPFLAGS = -Isrc -isystem $(shell $(PG_CONFIG) --includedir-server)
 PG_CFLAGS = $(WARNINGS) -Wno-unused-parameter -MMD -MP
 SHLIB_LINK = -lcurl -lssl -lcrypto -lz -lm

@@ -170,7 +170,6 @@ fetch_batch(ShardScanState *ss)
 		KeyEntries *ke;
 		bool		found;
 		bool		known = false;
-		ListCell   *lc;
 
 		MemoryContextSwitchTo(ss->runcxt);
 		item = scan_next_read(ss);
